@@ -1,0 +1,38 @@
+# Two commands: `make run` and `make test`. Both build .venv first (idempotent).
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test lint typecheck unit bench clean
+
+$(STAMP): pyproject.toml requirements.lock
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "nika-os needs Python 3.11+")'
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# torch first, pinned: an unpinned torch would pull a multi-GB CUDA build.
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -r requirements.lock
+	$(PY) -m pip install --quiet --no-deps -e .
+	@touch $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/nika
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check nika_tui tests benchmarks
+	$(VENV)/bin/ruff format --check nika_tui tests benchmarks
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+unit: $(STAMP)
+	HF_HUB_OFFLINE=1 $(VENV)/bin/pytest -q
+
+test: lint typecheck unit
+
+bench: $(STAMP)
+	@echo "see benchmarks/README.md"
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

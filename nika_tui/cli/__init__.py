@@ -1,0 +1,58 @@
+"""The ``nika`` command. One module per command group; each exposes ``register(subparsers)``.
+
+Modules import their heavy dependencies (textual, torch, qdrant) inside the handlers so that
+hooks and ``--help`` start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from nika_tui import __version__
+from nika_tui.cli.common import run_handler
+
+# Order is the order of ``nika --help``.
+GROUPS: tuple[str, ...] = (
+    "setup",
+    "doctor",
+    "tenant",
+    "service",
+    "memory",
+    "review",
+    "judge",
+    "kernel",
+    "hook",
+    "context",
+    "mcp",
+    "demo",
+    "debt",
+    "dashboard",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser."""
+    parser = argparse.ArgumentParser(
+        prog="nika",
+        description="nika-os: one shared, current memory for every AI coding agent of a tenant.",
+    )
+    parser.add_argument("--version", action="version", version=f"nika-os {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in GROUPS:
+        module = importlib.import_module(f"nika_tui.cli.{name}")
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script."""
+    parser = build_parser()
+    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    if getattr(args, "handler", None) is None:
+        from nika_tui.cli.dashboard import default_entry
+
+        return run_handler(default_entry, args)
+    return run_handler(args.handler, args)

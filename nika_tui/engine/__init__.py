@@ -1,0 +1,1 @@
+"""The memory service: ingest, recall + PALACE, supersede, review, REM, audit, purge."""

@@ -1,0 +1,63 @@
+"""One exception hierarchy: every failure a person can see carries a message and a hint.
+
+Adapters translate their library's exceptions into these; the CLI prints
+``error: {message}`` and ``hint: {hint}`` on stderr and exits non-zero; the
+dashboard shows them in a notification or an error modal.
+"""
+
+from __future__ import annotations
+
+
+class NikaError(Exception):
+    """Base class: a user-facing ``message`` and an actionable ``hint``."""
+
+    exit_code: int = 1
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message} — {self.hint}" if self.hint else self.message
+
+
+class ConfigError(NikaError):
+    """A configuration file or answer is missing, malformed or invalid."""
+
+    exit_code = 2
+
+
+class ValidationFailed(NikaError):
+    """User input failed validation (one or more fields)."""
+
+    exit_code = 2
+
+
+class TenantNotFound(NikaError):
+    """The tenant id names no configured tenant."""
+
+    exit_code = 2
+
+
+class SecretStoreError(NikaError):
+    """The secret store cannot read or write a secret."""
+
+
+class StoreUnavailable(NikaError):
+    """A storage backend (Redis, Qdrant, files) cannot be reached."""
+
+
+class ServiceNotRunning(StoreUnavailable):
+    """The memory service did not answer."""
+
+    def __init__(self, message: str = "memory service is not running", hint: str = "") -> None:
+        super().__init__(message, hint or "start it with `nika up`")
+
+
+class KernelError(NikaError):
+    """A tmux kernel cannot be spawned, reached or stopped."""
+
+
+class JudgeError(NikaError):
+    """A judge backend failed (its verdict then counts as UNCERTAIN)."""

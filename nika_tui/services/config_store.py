@@ -1,0 +1,78 @@
+"""Reading and writing tenant configs. A config that fails to parse is never overwritten."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
+
+from nika_tui.domain.envelope import explain_validation_error
+from nika_tui.domain.tenant import SCHEMA_VERSION, TenantConfig
+from nika_tui.domain.tenant_id import check_tenant_id
+from nika_tui.errors import ConfigError, TenantNotFound
+from nika_tui.paths import tenant_config_path, tenants_dir
+from nika_tui.services.files import atomic_write_text
+
+
+def parse_config(path: Path, text: str) -> TenantConfig:
+    """Parse one config file's text, or raise :class:`ConfigError` naming file, field and fix."""
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError(
+            f"{path}: not valid YAML{where}",
+            f"fix the file by hand or re-run `nika setup` after moving it away ({path})",
+        ) from exc
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level", "re-run `nika setup`")
+    version = raw.get("schema_version")
+    if isinstance(version, int) and version > SCHEMA_VERSION:
+        raise ConfigError(
+            f"{path}: schema_version {version} is newer than this nika-os understands "
+            f"({SCHEMA_VERSION})",
+            "upgrade nika-os (the file was left untouched)",
+        )
+    try:
+        return TenantConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(
+            f"{path}: {explain_validation_error(exc)}",
+            "correct that field (the file was left untouched) or re-run `nika setup SECTION`",
+        ) from exc
+
+
+def load_tenant(tenant_id: str, env: Mapping[str, str] | None = None) -> TenantConfig:
+    """Load one tenant's config."""
+    check_tenant_id(tenant_id)
+    path = tenant_config_path(tenant_id, env)
+    if not path.exists():
+        raise TenantNotFound(
+            f"unknown tenant {tenant_id!r}", f"create it with `nika setup --tenant {tenant_id}`"
+        )
+    return parse_config(path, path.read_text(encoding="utf-8"))
+
+
+def list_tenant_ids(env: Mapping[str, str] | None = None) -> list[str]:
+    """Ids of every tenant directory holding a config.yaml, sorted."""
+    root = tenants_dir(env)
+    if not root.is_dir():
+        return []
+    return sorted(p.parent.name for p in root.glob("*/config.yaml"))
+
+
+def render_config(config: TenantConfig) -> str:
+    """YAML text of a config (stable key order, schema_version first)."""
+    data = config.model_dump(mode="json", exclude_none=False)
+    ordered = {"schema_version": data.pop("schema_version"), **data}
+    return yaml.safe_dump(ordered, sort_keys=False, allow_unicode=True)
+
+
+def save_tenant(config: TenantConfig, env: Mapping[str, str] | None = None) -> Path:
+    """Write a config atomically (0600 file, 0700 dirs) and return its path."""
+    path = tenant_config_path(config.tenant_id, env)
+    atomic_write_text(path, render_config(config))
+    return path

@@ -1,0 +1,1 @@
+"""The onboarding wizard (questionary) and its pure answers → config step."""

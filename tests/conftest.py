@@ -1,0 +1,56 @@
+"""Root fixtures: every test runs against temp config/data dirs and a private tmux socket.
+
+Area fixtures live in ``tests/plugins/*.py`` (one file per area, listed below) so that
+modules can grow their fixtures without touching this file.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = [
+    "tests.plugins.keyring_memory",
+    "tests.plugins.redis_server",
+    "tests.plugins.vectors",
+    "tests.plugins.tmux_server",
+]
+
+_ISOLATED = (
+    "NIKA_OS_CONFIG_DIR",
+    "NIKA_OS_DATA_DIR",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "NIKA_TMUX_SOCKET",
+    "REDIS_URL",
+    "QDRANT_URL",
+    "TMUX",
+    "TMUX_PANE",
+)
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
+    """Point every nika path at a temp dir; never touch the user's setup or tmux server."""
+    for key in _ISOLATED:
+        monkeypatch.delenv(key, raising=False)
+    for key in [k for k in os.environ if k.startswith(("SCW_", "CNTB_", "AZURE_", "AWS_"))]:
+        monkeypatch.delenv(key, raising=False)
+    for key in ("GOOGLE_APPLICATION_CREDENTIALS", "RUNPOD_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
+    cfg = tmp_path / "config"
+    data = tmp_path / "data"
+    env = {
+        "NIKA_OS_CONFIG_DIR": str(cfg),
+        "NIKA_OS_DATA_DIR": str(data),
+        "NIKA_TMUX_SOCKET": f"nika-test-{uuid.uuid4().hex[:10]}",
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+    }
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    yield env

@@ -1,0 +1,3 @@
+"""Fixtures for this area (see tests/conftest.py)."""
+
+from __future__ import annotations
