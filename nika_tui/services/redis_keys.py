@@ -1,0 +1,99 @@
+"""Every Redis key nika-os uses, in one place (seed: IPC + transactional layers).
+
+Per-tenant keys embed the (validated) tenant id, so one tenant's keys never collide with
+another's. Values are JSON strings unless stated.
+"""
+
+from __future__ import annotations
+
+PREFIX = "nika"
+
+# --- memory service -------------------------------------------------------------------------
+INGEST_STREAM = f"{PREFIX}:ingest"
+"""Stream of RememberRequest JSON (field ``req``); consumer group :data:`INGEST_GROUP`."""
+INGEST_GROUP = "memory-service"
+RPC_STREAM = f"{PREFIX}:rpc"
+"""Stream of read requests (fields ``id``, ``op``, ``body``); replies go to :func:`rpc_reply`."""
+RPC_GROUP = "memory-service"
+SERVICE_HEARTBEAT = f"{PREFIX}:service:heartbeat"
+"""String with TTL, refreshed by the running memory service (value: pid)."""
+ACTIVE_REFS = f"{PREFIX}:rag:active_refs"
+"""Hash: field ``{tenant_id}:{memory_id}`` → JSON ``{session_id: expires_epoch}`` (seed name)."""
+ENTITY_FEED = f"{PREFIX}:entity_feed"
+"""Stream of entity events (ingested, retired, purged) for live views."""
+
+
+def rpc_reply(request_id: str) -> str:
+    """List the service LPUSHes one JSON reply onto (the caller BLPOPs with a timeout)."""
+    return f"{PREFIX}:rpc:reply:{request_id}"
+
+
+def semaphore(name: str) -> str:
+    """Sorted set of holders for a counting semaphore."""
+    return f"{PREFIX}:sem:{name}"
+
+
+# --- per tenant -----------------------------------------------------------------------------
+def tenant_key(tenant_id: str, suffix: str) -> str:
+    """``nika:tenant:{tenant_id}:{suffix}``."""
+    return f"{PREFIX}:tenant:{tenant_id}:{suffix}"
+
+
+def kernel_state(tenant_id: str) -> str:
+    """Hash: state, state_source, pid, cli, started_at, last_event, last_event_at, …"""
+    return tenant_key(tenant_id, "kernel")
+
+
+def kernel_heartbeat(tenant_id: str) -> str:
+    """String with TTL; absent = stale kernel."""
+    return tenant_key(tenant_id, "kernel:heartbeat")
+
+
+def working_memory(tenant_id: str) -> str:
+    """Hash: fill_percent, tokens, window, format, transcript, updated_at, forecast_s."""
+    return tenant_key(tenant_id, "wm")
+
+
+def fill_history(tenant_id: str) -> str:
+    """Stream of fill samples (fields ``at``, ``fill``, ``tokens``)."""
+    return tenant_key(tenant_id, "wm:history")
+
+
+def compactions(tenant_id: str) -> str:
+    """Stream of compaction events (fields ``at``, ``trigger``, ``fill``)."""
+    return tenant_key(tenant_id, "wm:compactions")
+
+
+def pod_ttfl(tenant_id: str) -> str:
+    """List of pod_ttfl samples in seconds (newest first, trimmed)."""
+    return tenant_key(tenant_id, "pod_ttfl")
+
+
+def query_log(tenant_id: str) -> str:
+    """Stream of recalls: query, filters, returned ids and scores (the debt audit reads it)."""
+    return tenant_key(tenant_id, "querylog")
+
+
+def review_queue(tenant_id: str) -> str:
+    """Hash: review id → JSON of an UNCERTAIN pair (durable with AOF)."""
+    return tenant_key(tenant_id, "review")
+
+
+def confirmations(tenant_id: str) -> str:
+    """Hash: confirmation id → JSON of an action waiting for a human (escalate mode)."""
+    return tenant_key(tenant_id, "confirmations")
+
+
+def debt_history(tenant_id: str) -> str:
+    """Stream of audit runs (field ``report`` JSON)."""
+    return tenant_key(tenant_id, "debt:history")
+
+
+def ingest_paused(tenant_id: str) -> str:
+    """String flag: bulk ingestion paused after a critical debt level (value: reason)."""
+    return tenant_key(tenant_id, "ingest:paused")
+
+
+def metrics(tenant_id: str) -> str:
+    """Hash of counters (ingested, retired, recalls, palace_misses, …)."""
+    return tenant_key(tenant_id, "metrics")
