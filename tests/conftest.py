@@ -18,6 +18,8 @@ pytest_plugins = [
     "tests.plugins.redis_server",
     "tests.plugins.vectors",
     "tests.plugins.tmux_server",
+    "tests.plugins.memory",
+    "tests.plugins.debt",
 ]
 
 _ISOLATED = (

@@ -1,22 +1,80 @@
-"""``nika`` with no command: the dashboard, or the wizard first when no tenant exists."""
+"""``nika`` (no command), ``nika dashboard`` and ``nika web``: the Textual console.
+
+Textual and textual-serve are imported inside the handlers: ``nika --help`` and the hooks stay
+fast, and nothing here pulls torch or qdrant into the dashboard process.
+"""
 
 from __future__ import annotations
 
 import argparse
+import shlex
+import sys
 from typing import Any
+
+from nika_tui.cli.common import add_json_flag
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
-    """``nika web`` is registered here once the dashboard exists."""
+    """``nika dashboard [--offline-ui]`` and ``nika web [--host H --port P]``."""
+    dash = sub.add_parser("dashboard", help="the Textual dashboard (also what `nika` opens)")
+    dash.add_argument(
+        "--offline-ui",
+        action="store_true",
+        help="preview with the bundled sample data (no Redis, no service)",
+    )
+    dash.add_argument(
+        "--fixture", default=None, help="YAML fixture file for --offline-ui (default: bundled)"
+    )
+    dash.add_argument("--welcome", action="store_true", help="open on the welcome screen")
+    add_json_flag(dash)
+    dash.set_defaults(handler=run_dashboard)
+
+    web = sub.add_parser("web", help="serve the dashboard in a browser (textual-serve)")
+    web.add_argument("--host", default="127.0.0.1", help="interface to listen on (default local)")
+    web.add_argument("--port", type=int, default=8000)
+    web.add_argument("--offline-ui", action="store_true", help="serve the sample-data preview")
+    add_json_flag(web)
+    web.set_defaults(handler=run_web)
 
 
 def default_entry(args: argparse.Namespace) -> int:
-    """Until the dashboard lands: run the wizard when no tenant exists, then ``nika doctor``."""
-    from nika_tui.cli import main
-    from nika_tui.services.config_store import list_tenant_ids
+    """``nika`` with no command: the dashboard (a welcome screen when no tenant exists)."""
+    return run_dashboard(argparse.Namespace(offline_ui=False, fixture=None, welcome=False))
 
-    if not list_tenant_ids():
-        code = main(["setup"])
-        if code != 0:
-            return code
-    return main(["doctor"])
+
+def run_dashboard(args: argparse.Namespace) -> int:
+    """Run the dashboard in this terminal until the person quits."""
+    from pathlib import Path
+
+    from nika_tui.app import make_app
+
+    if args.offline_ui:
+        from nika_tui.services.fixture_source import DEMO_SNAPSHOT, FixtureSource
+
+        fixture = FixtureSource.from_file(Path(args.fixture) if args.fixture else DEMO_SNAPSHOT)
+        app = make_app(source=fixture, clock=lambda: fixture.now, show_welcome=args.welcome)
+    else:
+        from nika_tui.errors import StoreUnavailable
+        from nika_tui.services.redis_server import redis_url
+
+        try:
+            # The embedded Redis is a detached daemon: start it once so the first poll has data.
+            redis_url(start=True)
+        except StoreUnavailable as exc:
+            # The dashboard still opens: its status bar says Redis is down and it keeps retrying.
+            print(f"warning: {exc}", file=sys.stderr)
+        app = make_app(show_welcome=True if args.welcome else None)
+    app.run()
+    return 0
+
+
+def run_web(args: argparse.Namespace) -> int:
+    """Serve the dashboard over HTTP with textual-serve (each browser tab runs one dashboard)."""
+    from textual_serve.server import Server
+
+    command = [sys.executable, "-m", "nika_tui", "dashboard"]
+    if args.offline_ui:
+        command.append("--offline-ui")
+    server = Server(shlex.join(command), host=args.host, port=args.port, title="nika-os")
+    server.serve()
+    return 0

@@ -1,10 +1,217 @@
-"""Placeholder: this command group is being built (see the open issues)."""
+"""``nika serve | up | down``: the memory service process.
+
+- ``serve`` runs the service in the foreground (loads the embedder, opens the vector store).
+- ``up`` makes sure the embedded Redis runs, then starts ``nika serve`` in the tmux session
+  ``nika-core`` on the project's socket (``tmux -L $NIKA_TMUX_SOCKET``) and waits until its
+  heartbeat appears; an already running service is reused.
+- ``down`` stops the service (SIGTERM: it finishes the current entry; nothing is lost) and, with
+  ``--redis``, the embedded Redis too.
+
+Environment handoff: the tmux server may be older than this shell, so ``up`` writes the nika
+variables to a 0600 file that ``serve --env-file`` reads and deletes at once; nothing (such as
+a password inside ``REDIS_URL``) appears on a tmux or process command line.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
+
+from nika_tui.cli.common import add_json_flag, print_json
+from nika_tui.errors import NikaError, ServiceNotRunning
+from nika_tui.paths import FILE_MODE, data_dir, ensure_private_dir, tmux_socket_name
+
+SESSION = "nika-core"
+UP_TIMEOUT_S = 120.0
+DOWN_TIMEOUT_S = 30.0
+_HANDOFF_PREFIXES = ("NIKA_", "QDRANT_", "HF_", "XDG_CONFIG_HOME", "XDG_DATA_HOME")
+_HANDOFF_KEYS = ("REDIS_URL", "TRANSFORMERS_OFFLINE")
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
-    """Nothing registered yet."""
+    """Add ``nika serve``, ``nika up`` and ``nika down``."""
+    serve = sub.add_parser("serve", help="run the memory service in the foreground")
+    serve.add_argument("--env-file", default=None, help=argparse.SUPPRESS)
+    add_json_flag(serve)
+    serve.set_defaults(handler=serve_cmd)
+
+    up = sub.add_parser("up", help="start Redis and the memory service (tmux session nika-core)")
+    up.add_argument("--timeout", type=float, default=UP_TIMEOUT_S, help="seconds to wait")
+    add_json_flag(up)
+    up.set_defaults(handler=up_cmd)
+
+    down = sub.add_parser("down", help="stop the memory service")
+    down.add_argument("--redis", action="store_true", help="also stop the embedded Redis")
+    add_json_flag(down)
+    down.set_defaults(handler=down_cmd)
+
+
+def log_path(env: Mapping[str, str] | None = None) -> Path:
+    """The service's log file."""
+    return data_dir(env) / "logs" / "service.log"
+
+
+# --- serve ------------------------------------------------------------------------------------
+def _load_env_file(path: str) -> None:
+    file = Path(path)
+    try:
+        values = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise NikaError(
+            f"cannot read the environment handoff {path}", "run `nika up` again"
+        ) from exc
+    finally:
+        file.unlink(missing_ok=True)
+    if isinstance(values, dict):
+        os.environ.update({str(k): str(v) for k, v in values.items()})
+
+
+def _setup_logging() -> None:
+    path = log_path()
+    ensure_private_dir(path.parent)
+    path.touch(mode=FILE_MODE, exist_ok=True)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger("nika")
+    root.setLevel(logging.INFO)
+    root.addHandler(handler)
+    root.addHandler(logging.StreamHandler(sys.stderr))
+
+
+def serve_cmd(args: argparse.Namespace) -> int:
+    """Run the service until SIGTERM / SIGINT."""
+    if args.env_file:
+        _load_env_file(args.env_file)
+    _setup_logging()
+    from nika_tui.engine.service import MemoryService, build_context, ensure_single
+    from nika_tui.services.redis_server import connect
+
+    ensure_single(connect(start=True))  # fail fast, before loading the model
+    ctx = build_context()
+    service = MemoryService(ctx)
+
+    def _stop(signum: int, frame: object) -> None:
+        service.stop()
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    try:
+        service.run()
+    finally:
+        ctx.vectors.close()
+    if args.json:
+        print_json({"stopped": True, "ingested": service.processed})
+    return 0
+
+
+# --- up / down --------------------------------------------------------------------------------
+def _tmux(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["tmux", "-L", tmux_socket_name(), *argv], capture_output=True, text=True, check=False
+    )
+
+
+def _session_exists() -> bool:
+    return _tmux("has-session", "-t", f"={SESSION}").returncode == 0
+
+
+def _write_handoff() -> Path:
+    values = {
+        k: v for k, v in os.environ.items() if k.startswith(_HANDOFF_PREFIXES) or k in _HANDOFF_KEYS
+    }
+    root = ensure_private_dir(data_dir() / "run")
+    path = root / f"serve-env-{uuid.uuid4().hex[:8]}.json"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(values, fh)
+    return path
+
+
+def _log_tail(lines: int = 5) -> str:
+    try:
+        text = log_path().read_text(encoding="utf-8", errors="replace").strip().splitlines()
+    except OSError:
+        return ""
+    return " | ".join(text[-lines:])
+
+
+def up_cmd(args: argparse.Namespace) -> int:
+    """Start (or reuse) Redis and the service; wait for the heartbeat."""
+    from nika_tui.services.memory_client import MemoryClient
+
+    client = MemoryClient.from_env(start_redis=True)
+    info = client.service_info()
+    started = False
+    if info is None:
+        if not _session_exists():
+            handoff = _write_handoff()
+            cmd = [sys.executable, "-m", "nika_tui", "serve", "--env-file", str(handoff)]
+            proc = _tmux("new-session", "-d", "-s", SESSION, "-x", "160", "-y", "40", *cmd)
+            if proc.returncode != 0:
+                handoff.unlink(missing_ok=True)
+                raise NikaError(
+                    f"tmux could not start the session {SESSION}: {proc.stderr.strip()}",
+                    "check that tmux is installed (`nika doctor`)",
+                )
+            started = True
+        deadline = time.monotonic() + args.timeout
+        while (info := client.service_info()) is None:
+            if time.monotonic() > deadline or not _session_exists():
+                raise ServiceNotRunning(
+                    "the memory service did not start",
+                    f"see {log_path()} ({_log_tail() or 'empty'})",
+                )
+            time.sleep(0.1)
+    out = {"running": True, "started": started, "session": SESSION, **info}
+    if args.json:
+        print_json(out)
+    else:
+        verb = "started" if started else "already running"
+        print(
+            f"memory service {verb} (pid {info.get('pid')}, tmux -L {tmux_socket_name()} "
+            f"attach -t {SESSION})"
+        )
+    return 0
+
+
+def down_cmd(args: argparse.Namespace) -> int:
+    """Stop the service (and the embedded Redis with ``--redis``)."""
+    from nika_tui.engine.service import pid_alive
+    from nika_tui.services.memory_client import MemoryClient
+    from nika_tui.services.redis_server import stop_embedded
+
+    stopped = False
+    try:
+        client: MemoryClient | None = MemoryClient.from_env()
+    except ServiceNotRunning:
+        client = None
+    info = client.service_info() if client is not None else None
+    if info is not None:
+        pid = int(info.get("pid", 0))
+        if pid and pid_alive(pid):
+            os.kill(pid, signal.SIGTERM)
+            deadline = time.monotonic() + DOWN_TIMEOUT_S
+            while pid_alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            stopped = not pid_alive(pid)
+    if _session_exists():
+        _tmux("kill-session", "-t", f"={SESSION}")
+        stopped = True
+    redis_stopped = stop_embedded() if args.redis else False
+    if args.json:
+        print_json({"stopped": stopped, "redis_stopped": redis_stopped})
+    else:
+        print("memory service stopped" if stopped else "memory service was not running")
+        if redis_stopped:
+            print("embedded Redis stopped")
+    return 0

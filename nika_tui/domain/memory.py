@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
+import uuid
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
@@ -40,6 +41,14 @@ def content_hash(tenant_id: str, layer: Layer, text: str, project_id: str = "") 
     """Stable idempotency key: the same fact ingested twice maps to one point."""
     raw = "\x1f".join((tenant_id, layer.value, project_id, normalise_text(text).casefold()))
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+MEMORY_ID_NAMESPACE = uuid.UUID("6f1c3a52-8d0e-5b7a-9c41-2e8f5d7a0b13")
+
+
+def memory_id(tenant_id: str, idempotency_key: str) -> str:
+    """Deterministic point id (UUIDv5 of tenant + key): a replayed ingest overwrites, never adds."""
+    return str(uuid.uuid5(MEMORY_ID_NAMESPACE, f"{tenant_id}\x1f{idempotency_key}"))
 
 
 class MemoryRecord(BaseModel):

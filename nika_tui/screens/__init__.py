@@ -1,1 +1,1 @@
-"""Textual screens of the dashboard."""
+"""Dashboard screens (one per file)."""

@@ -12,7 +12,7 @@ from nika_tui.domain.envelope import explain_validation_error
 from nika_tui.domain.tenant import SCHEMA_VERSION, TenantConfig
 from nika_tui.domain.tenant_id import check_tenant_id
 from nika_tui.errors import ConfigError, TenantNotFound
-from nika_tui.paths import tenant_config_path, tenants_dir
+from nika_tui.paths import config_dir, ensure_private_dir, tenant_config_path, tenants_dir
 from nika_tui.services.files import atomic_write_text
 
 
@@ -74,5 +74,8 @@ def render_config(config: TenantConfig) -> str:
 def save_tenant(config: TenantConfig, env: Mapping[str, str] | None = None) -> Path:
     """Write a config atomically (0600 file, 0700 dirs) and return its path."""
     path = tenant_config_path(config.tenant_id, env)
+    # mkdir(parents=True) leaves intermediate dirs at the umask's mode: make ours 0700 too.
+    ensure_private_dir(config_dir(env))
+    ensure_private_dir(tenants_dir(env))
     atomic_write_text(path, render_config(config))
     return path

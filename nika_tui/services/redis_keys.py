@@ -12,6 +12,15 @@ PREFIX = "nika"
 INGEST_STREAM = f"{PREFIX}:ingest"
 """Stream of RememberRequest JSON (field ``req``); consumer group :data:`INGEST_GROUP`."""
 INGEST_GROUP = "memory-service"
+INGEST_DEAD = f"{PREFIX}:ingest:dead"
+"""Stream of ingest entries refused by the service (fields ``req``, ``error``): kept, not lost."""
+
+
+def ingest_done(tenant_id: str, idempotency_key: str) -> str:
+    """List the service RPUSHes one JSON ingest outcome onto (a waiting writer BLPOPs it)."""
+    return f"{PREFIX}:ingest:done:{tenant_id}:{idempotency_key}"
+
+
 RPC_STREAM = f"{PREFIX}:rpc"
 """Stream of read requests (fields ``id``, ``op``, ``body``); replies go to :func:`rpc_reply`."""
 RPC_GROUP = "memory-service"
@@ -97,3 +106,13 @@ def ingest_paused(tenant_id: str) -> str:
 def metrics(tenant_id: str) -> str:
     """Hash of counters (ingested, retired, recalls, palace_misses, …)."""
     return tenant_key(tenant_id, "metrics")
+
+
+def hooks_fired(tenant_id: str) -> str:
+    """Stream of agent hook events (fields ``at``, ``cli``, ``event``, ``session_id``), trimmed."""
+    return tenant_key(tenant_id, "hooks")
+
+
+def rem_judged(tenant_id: str) -> str:
+    """Set of ``{old_id}>{new_id}`` pairs the REM pass already re-judged (never judged twice)."""
+    return tenant_key(tenant_id, "rem:judged")

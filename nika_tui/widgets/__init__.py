@@ -1,1 +1,1 @@
-"""Textual widgets of the dashboard."""
+"""Dashboard widgets (one per file)."""

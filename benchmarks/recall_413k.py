@@ -1,0 +1,439 @@
+"""Recall latency, ingest throughput and memory of the embedded vector store at the seed's size.
+
+Loads ``--points`` (default 413,000) synthetic 384-d points with realistic memory payloads
+(``MemoryRecord.to_payload``: 20 tenants, several projects each, ~15% retired, ~10% episodic)
+into an :class:`EdgeVectorStore` in a temp dir, the way the memory service writes (durable
+batches: WAL + flush before ``upsert`` returns), then reports:
+
+- recall latency p50/p95/p99 for dense and hybrid search, filtered by tenant + project +
+  ``status=current``, before and after ``optimize()`` (HNSW build), with recall@10 of the dense
+  search against exact brute force, and how often the query's source point is in the top 10;
+- ingest throughput of the store against the embedder's own throughput, measured in the same
+  run: embed N real sentences with all-MiniLM-L6-v2, then store them in a populated tenant;
+- RSS (current and peak) and the store's size on disk.
+
+Usage: ``.venv/bin/python benchmarks/recall_413k.py [--points N] [--skip-optimize]``.
+Results go to ``benchmarks/results/recall_413k.json`` (``--out`` to change).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import shutil
+import statistics
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nika_tui.domain.envelope import ActionType, Domain, Intent, NikaMeta, Trigger
+from nika_tui.domain.memory import Layer, MemoryRecord, Status, content_hash
+from nika_tui.domain.ports import PointFilter, VectorPoint
+from nika_tui.services.vectors.edge import EdgeVectorStore
+
+DIM = 384
+TOPICS_PER_TENANT = 48
+NOISE = 0.9  # spread of points around their topic centroid (per-dimension sigma * sqrt(DIM))
+
+ENVS = ("staging", "prod", "preprod", "dev", "qa")
+SERVICES = ("billing", "auth", "search", "gateway", "ingest", "web", "mobile-api", "reports")
+DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday")
+PEOPLE = ("alice", "bob", "chen", "dina", "emeka", "farah", "goran", "hana", "ivo", "julia")
+LANGS = ("python", "go", "typescript", "rust")
+STYLES = ("tabs", "4-space indents", "snake_case", "conventional commits", "black")
+TEMPLATES_EN = (
+    "The {env} server for {service} moved to {host}.",
+    "Deploys of {service} happen on {day} after the standup; ticket {ticket}.",
+    "{person} owns the {service} pipeline; ask them about {ticket}.",
+    "{service} is pinned to version {version} because of {ticket}.",
+    "Convention: {lang} code in the {service} repo uses {style}.",
+    "The {env} database for {service} runs on {host} port {port}.",
+    "Rotate the {service} API key every {n} days; {person} holds the runbook.",
+    "Bug {ticket}: {service} times out when {env} traffic exceeds {n} rps.",
+)
+TEMPLATES_FR = (
+    "Le serveur de {env} pour {service} a déménagé sur {host}.",
+    "Les déploiements de {service} ont lieu le {day}; ticket {ticket}.",
+    "{person} est responsable du pipeline {service}; voir {ticket}.",
+)
+
+
+@dataclass
+class Dataset:
+    """What the queries need to know about what was loaded."""
+
+    vectors: np.ndarray  # float32 (n, DIM), unit-norm
+    tenant: np.ndarray  # int16
+    project: np.ndarray  # int16 (index into the tenant's projects)
+    current_semantic: np.ndarray  # bool: status=current and layer=semantic
+    ids: list[str]
+    texts: list[str]
+    projects: list[list[str]]
+
+
+def rss_mb() -> tuple[float, float]:
+    """(current RSS, peak RSS) of this process in MiB."""
+    current = 0.0
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                current = int(line.split()[1]) / 1024
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return round(current, 1), round(peak, 1)
+
+
+def dir_mb(path: Path) -> float:
+    """Size of a directory tree in MiB (allocated blocks, so sparse mmaps count as stored)."""
+    total = sum(p.stat().st_blocks * 512 for p in path.rglob("*") if p.is_file())
+    return round(total / 2**20, 1)
+
+
+def percentiles(samples_s: Sequence[float]) -> dict[str, float]:
+    """p50/p95/p99/mean in milliseconds."""
+    ms = sorted(s * 1000 for s in samples_s)
+
+    def pick(q: float) -> float:
+        return round(ms[min(len(ms) - 1, int(q * len(ms)))], 3)
+
+    return {
+        "p50_ms": pick(0.50),
+        "p95_ms": pick(0.95),
+        "p99_ms": pick(0.99),
+        "mean_ms": round(statistics.fmean(ms), 3),
+    }
+
+
+def sentence(rng: np.random.Generator, ticket: str, french: bool) -> str:
+    """A realistic coding-team fact around one rare ticket id."""
+    templates = TEMPLATES_FR if french else TEMPLATES_EN
+    template = templates[int(rng.integers(len(templates)))]
+    return template.format(
+        env=ENVS[int(rng.integers(len(ENVS)))],
+        service=SERVICES[int(rng.integers(len(SERVICES)))],
+        host=f"host-{int(rng.integers(1, 400))}",
+        day=DAYS[int(rng.integers(len(DAYS)))],
+        ticket=ticket,
+        person=PEOPLE[int(rng.integers(len(PEOPLE)))],
+        version=f"{int(rng.integers(1, 9))}.{int(rng.integers(0, 30))}.{int(rng.integers(0, 9))}",
+        lang=LANGS[int(rng.integers(len(LANGS)))],
+        style=STYLES[int(rng.integers(len(STYLES)))],
+        port=int(rng.integers(1024, 65000)),
+        n=int(rng.integers(2, 900)),
+    )
+
+
+def record(
+    rng: np.random.Generator,
+    tenant_id: str,
+    project_id: str,
+    text: str,
+    retired: bool,
+    layer: Layer,
+    when: datetime,
+) -> MemoryRecord:
+    """A memory record as the engine would write it."""
+    meta = NikaMeta(
+        session_id=f"sess-{int(rng.integers(1, 5000))}",
+        tmux=f"nika-tenant-{tenant_id}",
+        agent_type=("claude-code", "codex")[int(rng.integers(2))],
+        trigger=Trigger.HOOK,
+        project_id=project_id,
+        job_id=f"job-{int(rng.integers(1, 40))}",
+        task_id=f"task-{int(rng.integers(1, 400))}",
+        timestamp=when,
+        action_type=list(ActionType)[int(rng.integers(len(ActionType)))],
+        domain=list(Domain)[int(rng.integers(len(Domain)))],
+        intent=list(Intent)[int(rng.integers(len(Intent)))],
+        entity_ids=(f"svc:{SERVICES[int(rng.integers(len(SERVICES)))]}",),
+    )
+    return MemoryRecord(
+        id=str(uuid.uuid4()),
+        tenant_id=tenant_id,
+        layer=layer,
+        text=text,
+        meta=meta,
+        status=Status.RETIRED if retired else Status.CURRENT,
+        valid_from=when,
+        asserted_at=when,
+        retired_at=when + timedelta(days=3) if retired else None,
+        superseded_by=str(uuid.uuid4()) if retired else None,
+        retire_reason="replaced by a newer fact" if retired else None,
+        content_hash=content_hash(tenant_id, layer, text, project_id),
+    )
+
+
+def load(
+    store: EdgeVectorStore, n_points: int, n_tenants: int, batch: int, seed: int
+) -> tuple[Dataset, float, float]:
+    """Write ``n_points`` into the store; return the dataset, store seconds, generation seconds."""
+    rng = np.random.default_rng(seed)
+    tenants = [f"tenant-{i:02d}" for i in range(n_tenants)]
+    projects = [[f"proj-{t}-{j}" for j in range(int(rng.integers(3, 9)))] for t in range(n_tenants)]
+    centroids = rng.standard_normal((n_tenants, TOPICS_PER_TENANT, DIM)).astype(np.float32)
+    centroids /= np.linalg.norm(centroids, axis=2, keepdims=True)
+
+    vectors = np.empty((n_points, DIM), dtype=np.float32)
+    tenant_of = np.empty(n_points, dtype=np.int16)
+    project_of = np.empty(n_points, dtype=np.int16)
+    current_sem = np.empty(n_points, dtype=bool)
+    ids: list[str] = [""] * n_points
+    texts: list[str] = [""] * n_points
+    base = datetime(2026, 1, 1, tzinfo=UTC)
+
+    store_s = 0.0
+    gen_s = 0.0
+    written = 0
+    report_every = max(n_points // 10, 1)
+    next_report = report_every
+    while written < n_points:
+        t0 = time.perf_counter()
+        t = (written // batch) % n_tenants  # batches rotate over tenants, as the service sees them
+        size = min(batch, n_points - written)
+        topic = rng.integers(TOPICS_PER_TENANT, size=size)
+        noise = rng.standard_normal((size, DIM)).astype(np.float32) * (NOISE / np.sqrt(DIM))
+        vecs = centroids[t, topic] + noise
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        by_layer: dict[Layer, list[VectorPoint]] = {Layer.SEMANTIC: [], Layer.EPISODIC: []}
+        for k in range(size):
+            i = written + k
+            p = int(rng.integers(len(projects[t])))
+            retired = bool(rng.random() < 0.15)
+            layer = Layer.EPISODIC if rng.random() < 0.10 else Layer.SEMANTIC
+            ticket = f"NK-{i + 10000}"
+            text = sentence(rng, ticket, french=bool(rng.random() < 0.2))
+            when = base + timedelta(minutes=int(rng.integers(0, 500_000)))
+            rec = record(rng, tenants[t], projects[t][p], text, retired, layer, when)
+            vectors[i] = vecs[k]
+            tenant_of[i], project_of[i] = t, p
+            current_sem[i] = (not retired) and layer is Layer.SEMANTIC
+            ids[i], texts[i] = rec.id, text
+            by_layer[layer].append(VectorPoint(rec.id, vecs[k].tolist(), text, rec.to_payload()))
+        t1 = time.perf_counter()
+        for layer, points in by_layer.items():
+            if points:
+                store.upsert(tenants[t], layer, points)
+        t2 = time.perf_counter()
+        gen_s += t1 - t0
+        store_s += t2 - t1
+        written += size
+        if written >= next_report:
+            print(
+                f"  loaded {written:>7,} points  store {written / store_s:,.0f} pts/s", flush=True
+            )
+            next_report += report_every
+    data = Dataset(vectors, tenant_of, project_of, current_sem, ids, texts, projects)
+    return data, store_s, gen_s
+
+
+def run_queries(store: EdgeVectorStore, data: Dataset, n_queries: int, seed: int) -> dict[str, Any]:
+    """Dense and hybrid recall with tenant + project + status filters; latency and quality."""
+    rng = np.random.default_rng(seed)
+    candidates = np.flatnonzero(data.current_semantic)
+    sources = rng.choice(candidates, size=n_queries, replace=False)
+    dense_s: list[float] = []
+    hybrid_s: list[float] = []
+    recall_at_10: list[float] = []
+    dense_hit = hybrid_hit = 0
+    for src in sources:
+        t = int(data.tenant[src])
+        p = int(data.project[src])
+        tenant_id = f"tenant-{t:02d}"
+        noise = rng.standard_normal(DIM).astype(np.float32) * (NOISE / np.sqrt(DIM))
+        query = data.vectors[src] + noise
+        query /= np.linalg.norm(query)
+        flt = PointFilter(equals={"project_id": data.projects[t][p], "status": "current"})
+        qlist = query.tolist()
+        # A person asks with a few of the fact's own words (a ticket, a host, a service...).
+        words = data.texts[src].rstrip(".").replace(";", "").split()
+        text = " ".join(rng.choice(words, size=min(4, len(words)), replace=False))
+
+        t0 = time.perf_counter()
+        dense = store.search_dense(tenant_id, Layer.SEMANTIC, qlist, flt, limit=10)
+        t1 = time.perf_counter()
+        hybrid = store.search_hybrid(tenant_id, Layer.SEMANTIC, qlist, text, flt, limit=10)
+        t2 = time.perf_counter()
+        dense_s.append(t1 - t0)
+        hybrid_s.append(t2 - t1)
+
+        mask = data.current_semantic & (data.tenant == t) & (data.project == p)
+        idx = np.flatnonzero(mask)
+        scores = data.vectors[idx] @ query
+        exact = {data.ids[i] for i in idx[np.argsort(-scores)[:10]]}
+        got = {h.id for h in dense}
+        recall_at_10.append(len(exact & got) / max(len(exact), 1))
+        dense_hit += data.ids[src] in got
+        hybrid_hit += data.ids[src] in {h.id for h in hybrid}
+    return {
+        "queries": n_queries,
+        "filter": "tenant_id + project_id + status=current (semantic layer)",
+        "dense": percentiles(dense_s),
+        "hybrid": percentiles(hybrid_s),
+        "dense_recall_at_10_vs_exact": round(statistics.fmean(recall_at_10), 4),
+        "source_in_top10_dense": round(dense_hit / n_queries, 4),
+        "source_in_top10_hybrid": round(hybrid_hit / n_queries, 4),
+    }
+
+
+def embed_vs_store(
+    store: EdgeVectorStore, n_sentences: int, batch: int, seed: int
+) -> dict[str, Any]:
+    """The embedder's own throughput, then the store's on the same real vectors."""
+    from nika_tui.services.embeddings import SentenceTransformerEmbedder
+
+    rng = np.random.default_rng(seed)
+    t0 = time.perf_counter()
+    embedder = SentenceTransformerEmbedder()
+    load_s = time.perf_counter() - t0
+    texts = [sentence(rng, f"EV-{i}", french=bool(rng.random() < 0.2)) for i in range(n_sentences)]
+    embedder.embed(texts[:32])  # warm-up: first batches pay one-off allocation costs
+
+    t1 = time.perf_counter()
+    vectors = embedder.embed(texts)
+    embed_s = time.perf_counter() - t1
+
+    tenant_id = "tenant-00"  # a populated tenant: the store is at full size, as in production
+    when = datetime(2026, 6, 1, tzinfo=UTC)
+    records = [
+        record(rng, tenant_id, "proj-0-0", text, False, Layer.SEMANTIC, when) for text in texts
+    ]
+    points = [
+        VectorPoint(r.id, v, r.text, r.to_payload()) for r, v in zip(records, vectors, strict=True)
+    ]
+    t2 = time.perf_counter()
+    for start in range(0, len(points), batch):
+        store.upsert(tenant_id, Layer.SEMANTIC, points[start : start + batch])
+    store_s = time.perf_counter() - t2
+
+    embed_rate = n_sentences / embed_s
+    store_rate = n_sentences / store_s
+    pipeline_rate = n_sentences / (embed_s + store_s)
+    return {
+        "sentences": n_sentences,
+        "batch": batch,
+        "embedder": embedder.name,
+        "embedder_load_s": round(load_s, 2),
+        "embedder_sentences_per_s": round(embed_rate, 1),
+        "store_points_per_s": round(store_rate, 1),
+        "embed_then_store_per_s": round(pipeline_rate, 1),
+        "ingest_ratio_vs_embedder": round(pipeline_rate / embed_rate, 4),
+        "store_share_of_ingest_time": round(store_s / (embed_s + store_s), 4),
+    }
+
+
+def optimize_all(store: EdgeVectorStore) -> float:
+    """Optimise every shard (HNSW build); return seconds."""
+    t0 = time.perf_counter()
+    for tenant_id in store.tenants():
+        for layer in Layer:
+            store.optimize(tenant_id, layer)
+    return time.perf_counter() - t0
+
+
+def timed(label: str, fn: Callable[[], Any]) -> Any:
+    """Run ``fn`` and print how long it took."""
+    t0 = time.perf_counter()
+    out = fn()
+    print(f"  {label}: {time.perf_counter() - t0:.1f} s", flush=True)
+    return out
+
+
+def load_average() -> list[float]:
+    """1, 5 and 15-minute load averages (the machine may be shared: read numbers with them)."""
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark and write the JSON results."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--points", type=int, default=413_000)
+    parser.add_argument("--tenants", type=int, default=20)
+    parser.add_argument("--batch", type=int, default=256, help="points per durable upsert")
+    parser.add_argument("--queries", type=int, default=1000)
+    parser.add_argument("--sentences", type=int, default=2000, help="real sentences to embed")
+    parser.add_argument("--skip-optimize", action="store_true")
+    parser.add_argument("--skip-embedder", action="store_true")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--root", type=Path, default=None, help="store dir (default: temp)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path(__file__).resolve().parent / "results" / "recall_413k.json",
+    )
+    args = parser.parse_args(argv)
+
+    root = args.root or Path(tempfile.mkdtemp(prefix="nika-bench-"))
+    store = EdgeVectorStore(root / "qdrant", DIM)
+    result: dict[str, Any] = {
+        "benchmark": "recall_413k",
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+        },
+        "store": "qdrant-edge (EdgeVectorStore), one shard per tenant and layer, durable writes",
+        "points": args.points,
+        "tenants": args.tenants,
+        "rss_start_mb": rss_mb()[0],
+        "load_average_start": load_average(),
+    }
+    try:
+        print(f"loading {args.points:,} points into {root}", flush=True)
+        data, store_s, gen_s = load(store, args.points, args.tenants, args.batch, args.seed)
+        result["ingest"] = {
+            "batch": args.batch,
+            "store_seconds": round(store_s, 2),
+            "store_points_per_s": round(args.points / store_s, 1),
+            "payload_generation_seconds": round(gen_s, 2),
+        }
+        result["projects_per_tenant"] = [len(p) for p in data.projects]
+        result["rss_after_load_mb"], _ = rss_mb()
+        result["disk_mb"] = dir_mb(root)
+        print(json.dumps(result["ingest"]), flush=True)
+
+        n_queries = min(args.queries, int(data.current_semantic.sum()))
+        result["recall_unoptimized"] = timed(
+            "queries (as written)", lambda: run_queries(store, data, n_queries, args.seed + 1)
+        )
+        print(json.dumps(result["recall_unoptimized"]), flush=True)
+        if not args.skip_optimize:
+            result["optimize_seconds"] = round(timed("optimize", lambda: optimize_all(store)), 1)
+            result["recall_optimized"] = timed(
+                "queries (optimized)", lambda: run_queries(store, data, n_queries, args.seed + 1)
+            )
+            print(json.dumps(result["recall_optimized"]), flush=True)
+            result["disk_mb_optimized"] = dir_mb(root)
+        result["rss_after_queries_mb"], result["rss_peak_before_embedder_mb"] = rss_mb()
+
+        if not args.skip_embedder:
+            result["embed_vs_store"] = timed(
+                "embedder vs store",
+                lambda: embed_vs_store(store, args.sentences, args.batch, args.seed + 2),
+            )
+            print(json.dumps(result["embed_vs_store"]), flush=True)
+        result["rss_end_mb"], result["rss_peak_mb"] = rss_mb()
+        result["load_average_end"] = load_average()
+    finally:
+        store.close()
+        if args.root is None:
+            shutil.rmtree(root, ignore_errors=True)
+
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(result, indent=2))
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

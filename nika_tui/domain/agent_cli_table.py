@@ -1,0 +1,81 @@
+"""What nika needs to know about each agent CLI to run it in a kernel, in one data table.
+
+Keys are :class:`nika_tui.domain.tenant.AgentCli` values. The executable and its install hint
+live in :mod:`nika_tui.services.agent_clis` (detection); ``home_env`` names the variable that
+moves the CLI's settings/state directory into the tenant's agent home so that tenants share
+nothing by accident; ``exit_command`` / ``compact_command`` are typed into the pane as text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nika_tui.domain.tenant import AgentCli
+
+
+@dataclass(frozen=True, slots=True)
+class AgentCliSpec:
+    """How one agent CLI is started, stopped and compacted."""
+
+    cli: AgentCli
+    home_env: str | None
+    exit_command: str | None
+    compact_command: str | None
+    native_compact_threshold: bool
+    """True when the CLI compacts by itself at a threshold nika sets (Claude Code reads
+    ``CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`` from its process environment). Otherwise nika's
+    compaction policy decides when to send ``compact_command``."""
+    session_start_hook: bool
+    """True when the CLI runs a SessionStart hook that re-injects recall on (re)start."""
+
+
+AGENT_CLIS: dict[AgentCli, AgentCliSpec] = {
+    AgentCli.CLAUDE_CODE: AgentCliSpec(
+        cli=AgentCli.CLAUDE_CODE,
+        home_env="CLAUDE_CONFIG_DIR",
+        exit_command="/exit",
+        compact_command="/compact",
+        native_compact_threshold=True,
+        session_start_hook=True,
+    ),
+    AgentCli.CODEX: AgentCliSpec(
+        cli=AgentCli.CODEX,
+        home_env="CODEX_HOME",
+        exit_command="/quit",
+        compact_command="/compact",
+        native_compact_threshold=False,
+        session_start_hook=False,
+    ),
+    AgentCli.GEMINI_CLI: AgentCliSpec(
+        cli=AgentCli.GEMINI_CLI,
+        home_env=None,
+        exit_command="/quit",
+        compact_command="/compress",
+        native_compact_threshold=False,
+        session_start_hook=False,
+    ),
+    AgentCli.OPENCODE: AgentCliSpec(
+        cli=AgentCli.OPENCODE,
+        home_env=None,
+        exit_command="/exit",
+        compact_command="/compact",
+        native_compact_threshold=False,
+        session_start_hook=False,
+    ),
+    # A ``shell`` tenant runs whatever ``kernel.command`` says ($SHELL by default). nika
+    # speaks the slash-command convention the agent CLIs share (/compact, /exit) to it; a bare
+    # shell answers "not found" harmlessly and ``stop`` falls back to C-d, then kill.
+    AgentCli.SHELL: AgentCliSpec(
+        cli=AgentCli.SHELL,
+        home_env=None,
+        exit_command="/exit",
+        compact_command="/compact",
+        native_compact_threshold=False,
+        session_start_hook=False,
+    ),
+}
+
+
+def spec_for(cli: AgentCli | str) -> AgentCliSpec:
+    """The table entry of ``cli`` (a :class:`AgentCli` or its value)."""
+    return AGENT_CLIS[AgentCli(cli)]

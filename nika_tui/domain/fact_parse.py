@@ -1,0 +1,558 @@
+"""Turn one short fact (English or French) into what the rules judge compares.
+
+A fact becomes: typed values (ids, locations, paths, versions, numbers, days, times, names,
+statuses), content stems (the words that say *what* the fact is about), and flags (hedged,
+negated, change cue, additive cue) plus the values the fact explicitly retires ("from X to",
+"instead of X", "no longer X", "plus de X"). Everything is general vocabulary and regular
+expressions: no lookup of particular facts. Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+# Value families: two facts conflict on a family when each holds a value the other lacks.
+TICKET = "ticket"  # JOB-12, #381: work items, the entity a fact is about
+ID = "id"  # prod-eu-1, flake8, S3: identifiers used as values
+LOCATION = "location"  # URLs, hosts, IPs: one family so a host → URL move still conflicts
+PATH = "path"  # /etc/app.yaml, release/*, acme/ui-kit
+CHANNEL = "channel"  # #deploys
+EMAIL = "email"
+VERSION = "version"  # 3.12, v2, "Node 18"
+NUMBER = "number"  # 8080, two, 30
+PERCENT = "percent"
+TIME = "time"  # 09:30
+DAY = "day"  # weekday, EN or FR, canonical English
+NAME = "name"  # capitalised words inside a sentence: people, products, teams
+STATUS = "status"  # done, blocked, in review, en cours…
+
+_URL = re.compile(r"\bhttps?://[^\s,;]+", re.IGNORECASE)
+_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
+_IP = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b")
+_TICKET = re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d+\b")
+_HASH_NUM = re.compile(r"(?<![\w#])#\d+\b")
+_CHANNEL = re.compile(r"(?<![\w#])#[a-zA-Z][\w-]*")
+_PATH = re.compile(r"(?<![\w@])(?:~?/[\w.*-]+(?:/[\w.*-]+)*/?|[\w.-]+(?:/[\w.*-]+)+/?)")
+_HOST = re.compile(r"\b[a-zA-Z0-9][\w-]*(?:\.[\w-]+)*\.[a-zA-Z][\w-]*\b")
+_TIME = re.compile(r"\b(\d{1,2})[:h](\d{2})\b")
+_PERCENT = re.compile(r"\b(\d+(?:[.,]\d+)?)\s?%")
+_VERSION = re.compile(r"\bv?(\d+(?:\.\d+)+)\b|\bv(\d+)\b")
+_MIXED_ID = re.compile(r"\b(?=[\w-]*\d)(?=[\w-]*[a-zA-Z])[a-zA-Z0-9][\w-]*\b")
+_NUMBER = re.compile(r"\b\d+\b")
+_WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ0-9][\wÀ-ÖØ-öø-ÿ-]*")
+_SENTENCE_BREAK = re.compile(r"[.!?;]\s")
+
+_Norm = Callable[[re.Match[str]], str]
+
+_FILE_SUFFIXES = ("yaml", "yml", "json", "toml", "py", "md", "txt", "cfg", "ini", "conf", "env")
+
+WEEKDAYS: dict[str, str] = {
+    "monday": "monday",
+    "tuesday": "tuesday",
+    "wednesday": "wednesday",
+    "thursday": "thursday",
+    "friday": "friday",
+    "saturday": "saturday",
+    "sunday": "sunday",
+    "lundi": "monday",
+    "mardi": "tuesday",
+    "mercredi": "wednesday",
+    "jeudi": "thursday",
+    "vendredi": "friday",
+    "samedi": "saturday",
+    "dimanche": "sunday",
+}
+
+NUMBER_WORDS: dict[str, str] = {
+    "one": "1",
+    "two": "2",
+    "three": "3",
+    "four": "4",
+    "five": "5",
+    "six": "6",
+    "seven": "7",
+    "eight": "8",
+    "nine": "9",
+    "ten": "10",
+    "deux": "2",
+    "trois": "3",
+    "quatre": "4",
+    "cinq": "5",
+    "sept": "7",
+    "huit": "8",
+    "neuf": "9",
+    "dix": "10",
+}
+
+# Work-item statuses (normalised, accents stripped) → canonical status.
+STATUSES: dict[str, str] = {
+    "in review": "review",
+    "under review": "review",
+    "en revue": "review",
+    "in progress": "progress",
+    "en cours": "progress",
+    "on hold": "hold",
+    "en attente": "hold",
+    "to do": "todo",
+    "todo": "todo",
+    "a faire": "todo",
+    "done": "done",
+    "finished": "done",
+    "termine": "done",
+    "terminee": "done",
+    "blocked": "blocked",
+    "bloque": "blocked",
+    "bloquee": "blocked",
+    "merged": "merged",
+    "fusionne": "merged",
+    "closed": "closed",
+    "ferme": "closed",
+    "fermee": "closed",
+    "cancelled": "cancelled",
+    "canceled": "cancelled",
+    "annule": "cancelled",
+    "annulee": "cancelled",
+    "resolved": "resolved",
+    "resolu": "resolved",
+    "reopened": "open",
+}
+
+# Deployment environments: two facts about different environments are about different things.
+ENVIRONMENTS: dict[str, str] = {
+    "staging": "staging",
+    "stg": "staging",
+    "preprod": "staging",
+    "preproduction": "staging",
+    "production": "production",
+    "prod": "production",
+    "dev": "development",
+    "development": "development",
+    "developpement": "development",
+    "qa": "qa",
+    "sandbox": "sandbox",
+    "demo": "demo",
+    "recette": "qa",
+}
+
+HEDGE_PHRASES: tuple[str, ...] = (
+    "might",
+    "maybe",
+    "perhaps",
+    "probably",
+    "possibly",
+    "may",
+    "could",
+    "not sure",
+    "unsure",
+    "i think",
+    "i believe",
+    "i guess",
+    "rumour",
+    "rumor",
+    "heard",
+    "someone said",
+    "apparently",
+    "seems",
+    "seem",
+    "unconfirmed",
+    "not confirmed",
+    "to be confirmed",
+    "tbc",
+    "tbd",
+    "can someone confirm",
+    "considering",
+    "evaluating",
+    "proposal",
+    "proposed",
+    "peut-etre",
+    "peut etre",
+    "a voir",
+    "il parait",
+    "je crois",
+    "je pense",
+    "probablement",
+    "sans doute",
+    "a verifier",
+    "a confirmer",
+    "on dirait",
+    "semble",
+    "semblerait",
+    "serait",
+    "pourrait",
+    "rumeur",
+    "envisage",
+    "non confirme",
+)
+
+CHANGE_PHRASES: tuple[str, ...] = (
+    "no longer",
+    "not anymore",
+    "any more",
+    "anymore",
+    "took over",
+    "taking over",
+    "takes over",
+    "from now on",
+    "as of",
+    "moved",
+    "now",
+    "instead",
+    "renamed",
+    "switched",
+    "changed",
+    "migrated",
+    "migration",
+    "upgraded",
+    "downgraded",
+    "replaced",
+    "reassigned",
+    "raised",
+    "lowered",
+    "reduced",
+    "increased",
+    "bumped",
+    "decommissioned",
+    "deprecated",
+    "retired",
+    "dropped",
+    "desormais",
+    "maintenant",
+    "dorenavant",
+    "a partir de",
+    "plus de",
+    "n'est plus",
+    "ne sont plus",
+    "demenage",
+    "renomme",
+    "renommee",
+    "remplace",
+    "remplacee",
+    "migre",
+    "migree",
+    "change",
+    "changee",
+    "reattribue",
+    "reattribuee",
+    "finalement",
+    "est passe",
+    "est passee",
+)
+
+ADDITIVE_PHRASES: tuple[str, ...] = (
+    "too",
+    "also",
+    "as well",
+    "additionally",
+    "in addition",
+    "another",
+    "aussi",
+    "egalement",
+    "en plus",
+    "de plus",
+)
+
+NEGATION_WORDS: frozenset[str] = frozenset(
+    {"not", "no", "never", "none", "pas", "jamais", "aucun", "aucune", "ni"}
+)
+
+_STOPWORD_TEXT = """
+    a an the this that these those it its it's is are was were be been being am has have had
+    do does did done will would shall should can of to in on at by for with from into onto as
+    and or but so if then than via per over under about after before between through up down
+    we our us you your they their them he she his her i me my there here what which who whom
+    where when how all any each every some such only just still again very more most less
+    use uses used using run runs running ran live lives lived happen happens happened go goes
+    going went get gets got set sets make makes made need needs needed require requires
+    required requiring want wants keep keeps kept take takes took put puts call called
+    now then yet today tonight yesterday tomorrow morning night last next week weeks since ago
+    lately day days month months year years time times
+    le la les l un une des du de d au aux ce cet cette ces il elle ils elles on nous vous
+    je j tu se s sa son ses leur leurs est sont etait etaient ete etre a ont avait avaient
+    fait font faire et ou mais donc or ni car que qu qui quoi dont sur sous dans par pour
+    avec sans chez entre vers en y ne n plus tres tout tous toute toutes lieu tourne tournent
+    utilise utilisent utiliser se fait cette semaine jour jours mois
+    """
+STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedFact:
+    """What the rules judge sees of one fact."""
+
+    text: str
+    values: dict[str, frozenset[str]]
+    content: frozenset[str]
+    """Stems of the words that name the subject (values, cues and stopwords removed)."""
+    environments: frozenset[str]
+    mentions: frozenset[str]
+    """Every normalised token and value, for "does the other fact mention X" checks."""
+    retired_mentions: frozenset[str]
+    """Single tokens this fact marks as outgoing ("from X to", "instead of X", "plus de X")."""
+    retired_clause: frozenset[str]
+    """Words of a "no longer …" / "ne … plus" clause: outgoing only where they name a value."""
+    hedged: bool
+    negated: bool
+    change_cue: bool
+    additive: bool
+    sentence_initial: frozenset[str] = field(default_factory=frozenset)
+    """Lower-cased capitalised words that open a sentence (maybe names, maybe not)."""
+
+
+def fold(text: str) -> str:
+    """Lower-case, strip accents, unify apostrophes: the form cue lists are written in."""
+    text = text.replace("’", "'").replace("`", "'")
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def stem(word: str) -> str:
+    """Crude, language-agnostic stem: plural stripped, first five letters kept.
+
+    Five letters join deploy/deploys/deployment/déploiement and keep server/service apart.
+    """
+    word = fold(word)
+    if "-" in word or "_" in word:
+        return word  # a compound name (acme-ci-cache, max_connections) is one token, whole
+    if len(word) > 3 and word[-1] in "sx" and not word.endswith("ss"):
+        word = word[:-1]
+    return word[:5]
+
+
+def _has_phrase(folded: str, phrases: Iterable[str]) -> bool:
+    return any(re.search(rf"(?<![\w-]){re.escape(p)}(?![\w-])", folded) for p in phrases)
+
+
+def _strip_phrases(folded: str, phrases: Iterable[str]) -> str:
+    for phrase in phrases:
+        folded = re.sub(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", " ", folded)
+    return folded
+
+
+class _Collector:
+    """Accumulates typed values while blanking their spans out of the text."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.values: dict[str, set[str]] = {}
+
+    def take(self, pattern: re.Pattern[str], family: str, norm: _Norm | None = None) -> None:
+        """Record every match of ``pattern`` as a ``family`` value and blank it out."""
+
+        def repl(match: re.Match[str]) -> str:
+            raw = match.group(0)
+            value = norm(match) if norm else raw.lower().rstrip(".")
+            if value:
+                self.values.setdefault(family, set()).add(value)
+            return " " * len(raw)
+
+        self.text = pattern.sub(repl, self.text)
+
+
+def _norm_time(match: re.Match[str]) -> str:
+    return f"{int(match.group(1)):02d}:{match.group(2)}"
+
+
+def _norm_percent(match: re.Match[str]) -> str:
+    return match.group(1).replace(",", ".")
+
+
+def _norm_version(match: re.Match[str]) -> str:
+    return (match.group(1) or match.group(2) or "").lower()
+
+
+def _norm_url(match: re.Match[str]) -> str:
+    return match.group(0).lower().rstrip("./")
+
+
+def _norm_host(match: re.Match[str]) -> str:
+    raw = match.group(0).lower().rstrip(".")
+    if raw.rsplit(".", 1)[-1] in _FILE_SUFFIXES:
+        return ""  # a file name (app.yaml), not a host: leave it to the word pass
+    return raw
+
+
+def _extract_values(text: str) -> tuple[str, dict[str, set[str]]]:
+    c = _Collector(text)
+    c.take(_URL, LOCATION, _norm_url)
+    c.take(_EMAIL, EMAIL)
+    c.take(_IP, LOCATION)
+    c.take(_TICKET, TICKET, lambda m: m.group(0).upper())
+    c.take(_HASH_NUM, TICKET)
+    c.take(_CHANNEL, CHANNEL)
+    c.take(_PATH, PATH)
+    c.take(_HOST, LOCATION, _norm_host)
+    c.take(_TIME, TIME, _norm_time)
+    c.take(_PERCENT, PERCENT, _norm_percent)
+    c.take(_VERSION, VERSION, _norm_version)
+    c.take(_MIXED_ID, ID)
+    return c.text, c.values
+
+
+def _sentence_starts(text: str) -> set[int]:
+    starts = {0}
+    for match in _SENTENCE_BREAK.finditer(text):
+        starts.add(match.end())
+    return starts
+
+
+def _first_word_offsets(text: str, starts: set[int]) -> set[int]:
+    """Offset of the first word after each sentence start."""
+    firsts: set[int] = set()
+    for start in starts:
+        match = _WORD.search(text, start)
+        if match:
+            firsts.add(match.start())
+    return firsts
+
+
+def _is_capitalised(word: str) -> bool:
+    return word[:1].isupper() and any(ch.islower() for ch in word)
+
+
+def _is_acronym(word: str) -> bool:
+    return len(word) >= 2 and word.isupper() and word.isalpha()
+
+
+def _retired_mentions(folded: str) -> tuple[set[str], set[str]]:
+    """Tokens a fact marks as outgoing: "from X to", "instead of X"; and "no longer …" words."""
+    out: set[str] = set()
+    clause: set[str] = set()
+    token = r"([#/\w.:-]+)"
+    for pattern in (
+        rf"\bfrom {token}(?: [\w.-]+)? (?:to|into)\b",
+        rf"\binstead of {token}",
+        rf"\breplaced {token}",
+        rf"\b(?:took|taking|takes|take) over (?:[\w-]+ ){{0,3}}from {token}",
+        rf"\bau lieu de {token}",
+        rf"\ba la place de {token}",
+        rf"\bde {token}(?: [\w.-]+)? (?:vers|a)\b",
+        rf"(?:^|[.;:!?] )plus de {token}",
+    ):
+        out.update(m.group(1).strip(".:") for m in re.finditer(pattern, folded))
+    for pattern in (
+        r"\bno longer ([^.;:!?]*)",
+        r"\bn'\w+ plus ([^.;:!?]*)",
+        r"\bne \w+ plus ([^.;:!?]*)",
+    ):
+        for m in re.finditer(pattern, folded):
+            clause.update(w.strip(".:,") for w in m.group(1).split())
+
+    def keep(words: set[str]) -> set[str]:
+        return {w.strip("-") for w in words if w.strip("-") and w not in STOPWORDS}
+
+    return keep(out), keep(clause)
+
+
+def parse_fact(text: str) -> ParsedFact:
+    """Parse one fact into values, content stems and flags.
+
+    Args:
+        text: The fact as a person or an agent wrote it (English or French).
+
+    Returns:
+        The parsed fact; never raises on odd input (an empty text gives empty sets).
+    """
+    folded_full = fold(text)
+    hedged = "?" in text or _has_phrase(folded_full, HEDGE_PHRASES)
+    change_cue = _has_phrase(folded_full, CHANGE_PHRASES)
+    additive = _has_phrase(folded_full, ADDITIVE_PHRASES)
+    retired, retired_clause = _retired_mentions(folded_full)
+
+    rest, raw_values = _extract_values(text)
+    values: dict[str, set[str]] = {k: set(v) for k, v in raw_values.items()}
+
+    # Statuses and weekdays are found on the folded remainder (multi-word, accent-free).
+    folded_rest = fold(rest)
+    aligned = len(folded_rest) == len(rest)  # folding kept offsets: blank spans in both
+    for phrase, canonical in sorted(STATUSES.items(), key=lambda kv: -len(kv[0])):
+        pattern = re.compile(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])")
+        for m in list(pattern.finditer(folded_rest)):
+            values.setdefault(STATUS, set()).add(canonical)
+            blank = " " * (m.end() - m.start())
+            folded_rest = folded_rest[: m.start()] + blank + folded_rest[m.end() :]
+            if aligned:
+                rest = rest[: m.start()] + blank + rest[m.end() :]
+
+    # Negation is read after hedges and change phrases are removed: "not sure" is a hedge,
+    # "no longer" is a change, neither is a plain negation.
+    neg_scan = _strip_phrases(folded_rest, (*HEDGE_PHRASES, *CHANGE_PHRASES))
+    neg_tokens = set(re.findall(r"[\w']+", neg_scan.replace("n't", " not")))
+    negated = bool(neg_tokens & NEGATION_WORDS) or (
+        ("ne" in neg_tokens or any(t.startswith("n'") for t in neg_tokens)) and "plus" in neg_tokens
+    )
+
+    firsts = _first_word_offsets(rest, _sentence_starts(rest))
+    content: set[str] = set()
+    environments: set[str] = set()
+    mentions: set[str] = set()
+    sentence_initial: set[str] = set()
+    name_run: list[str] = []
+    previous_was_name = False
+    cue_words = {w for p in (*CHANGE_PHRASES, *HEDGE_PHRASES, *ADDITIVE_PHRASES) for w in p.split()}
+
+    def flush_name() -> None:
+        if name_run:
+            values.setdefault(NAME, set()).add(" ".join(name_run).lower())
+            name_run.clear()
+
+    for match in _WORD.finditer(rest):
+        word = match.group(0).strip("-_")
+        if not word:
+            continue
+        # French elision: l'API, qu'on, s'appelle → the word after the apostrophe.
+        if "'" in word:
+            word = word.split("'")[-1]
+        low = fold(word)
+        mentions.add(low)
+        is_first = match.start() in firsts
+        if low in WEEKDAYS or (low.endswith("s") and low[:-1] in WEEKDAYS):
+            flush_name()
+            previous_was_name = False
+            values.setdefault(DAY, set()).add(WEEKDAYS.get(low, WEEKDAYS.get(low[:-1], low)))
+            continue
+        if (_is_capitalised(word) and not is_first) or (previous_was_name and _is_acronym(word)):
+            name_run.append(word)
+            previous_was_name = True
+            continue
+        if name_run and word.isdigit():
+            # "Node 18", "PostgreSQL 16": a bare number right after a name is its version.
+            flush_name()
+            values.setdefault(VERSION, set()).add(word)
+            previous_was_name = False
+            continue
+        flush_name()
+        previous_was_name = False
+        if is_first and _is_capitalised(word):
+            sentence_initial.add(low)
+        if low in NUMBER_WORDS:
+            values.setdefault(NUMBER, set()).add(NUMBER_WORDS[low])
+            continue
+        if _NUMBER.fullmatch(low):
+            values.setdefault(NUMBER, set()).add(str(int(low)))
+            continue
+        if low in ENVIRONMENTS:
+            environments.add(ENVIRONMENTS[low])
+        if low in STOPWORDS or low in cue_words or low in NEGATION_WORDS or len(low) < 2:
+            continue
+        content.add(stem(low))
+    flush_name()
+
+    for family_values in values.values():
+        mentions.update(family_values)
+    return ParsedFact(
+        text=text,
+        values={k: frozenset(v) for k, v in values.items()},
+        content=frozenset(content),
+        environments=frozenset(environments),
+        mentions=frozenset(mentions),
+        retired_mentions=frozenset(retired),
+        retired_clause=frozenset(retired_clause),
+        hedged=hedged,
+        negated=negated,
+        change_cue=change_cue,
+        additive=additive,
+        sentence_initial=frozenset(sentence_initial),
+    )

@@ -1,0 +1,266 @@
+"""The rules judge: offline, deterministic, pure; prefers UNCERTAIN to a wrong REPLACE.
+
+It compares two parsed facts (see :mod:`nika_tui.domain.fact_parse`) and answers with one of
+the three verdicts of seed 2 « Remplacer au lieu d'empiler » and DESIGN.md "Supersede":
+
+1. Different work items (JOB-12 vs JOB-13) or different environments (staging vs production)
+   → KEEP: another entity.
+2. The new fact is backdated (valid time earlier than the old one's) → KEEP: the old one is
+   still the valid one; a backdated fact never retires a newer one.
+3. Both facts hold at nearly the same time (within :data:`SAME_TIME`) → UNCERTAIN if they
+   conflict, else KEEP: no valid-time order to decide by.
+4. The new fact is hedged ("maybe", "I think", "peut-être", "à voir", a question…) → UNCERTAIN if
+   it conflicts, else KEEP.
+5. An additive cue ("too", "also", "aussi") → KEEP unless the new fact names the outgoing value.
+6. Conflicts that justify REPLACE (new is later and definite):
+   - *explicit*: the new fact names an old value as outgoing ("from X to", "instead of X",
+     "no longer X", "replaced X", "au lieu de X", "plus de X");
+   - *retraction*: same subject and values, opposite polarity ("… is not on X anymore");
+   - *swap*: identical subject words, exactly one value family differs (host, day, version,
+     port, owner…), no other difference;
+   - *cue change*: a change cue ("moved", "now", "renamed", "désormais", "a déménagé"…), the
+     subjects overlap, and the new fact brings a value or word the old one lacks.
+7. A one-sided refinement ("the database" vs "the analytics database") with a differing value
+   → UNCERTAIN: maybe another entity.
+8. Everything else → KEEP (duplicate, complementary, unrelated).
+
+Duplicates (same subject, same value) are KEEP: nothing is outdated, both can be current, and
+merging duplicates is the REM pass's job, not supersede's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from enum import StrEnum
+
+from nika_tui.domain.fact_parse import NAME, TICKET, ParsedFact, parse_fact
+from nika_tui.domain.verdicts import Fact, Judgement, Verdict
+
+SAME_TIME = timedelta(minutes=15)
+"""Two facts whose valid times are this close have no usable order: a conflict is UNCERTAIN."""
+
+SUBJECT_OVERLAP = 0.5
+"""Share of the smaller fact's subject stems the other must contain to be 'the same subject'."""
+
+RULES_JUDGE_NAME = "rules"
+
+
+class Conflict(StrEnum):
+    """How the new fact relates to the old one, before time and hedges are considered."""
+
+    EXPLICIT = "explicit"  # new names an old value as outgoing
+    RETRACTION = "retraction"  # same statement, opposite polarity
+    SWAP = "swap"  # same subject words, one value family differs
+    CUE_CHANGE = "cue-change"  # change cue, overlapping subject, something new
+    REFINEMENT = "refinement"  # differing value, one side names a narrower subject
+    NONE = "none"  # duplicate, complementary or unrelated
+
+
+REPLACING = frozenset({Conflict.EXPLICIT, Conflict.RETRACTION, Conflict.SWAP, Conflict.CUE_CHANGE})
+CONFLICTING = REPLACING | {Conflict.REFINEMENT}
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """The evidence the verdict is built from (also used to write the reason)."""
+
+    conflict: Conflict
+    shared_subject: tuple[str, ...]
+    changed: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]
+    """(family, old values, new values) for every value family that differs."""
+    detail: str
+    tension: bool
+    """True when the facts touch the same subject with something different (for hedges)."""
+
+
+def _reconcile(a: ParsedFact, b: ParsedFact) -> tuple[set[str], dict[str, set[str]]]:
+    """A sentence-initial capitalised word of ``a`` that ``b`` uses as a name is a name in ``a``.
+
+    "Felix is working on JOB-142" vs "JOB-142 is assigned to Felix": Felix is the same name.
+    """
+    content = set(a.content)
+    values = {k: set(v) for k, v in a.values.items()}
+    other_names = b.values.get(NAME, frozenset())
+    for word in a.sentence_initial:
+        if word in other_names:
+            content.discard(word[:5])
+            values.setdefault(NAME, set()).add(word)
+    return content, values
+
+
+def compare(old: ParsedFact, new: ParsedFact) -> Comparison:
+    """Classify how ``new`` relates to ``old`` (ignoring time and hedges).
+
+    Args:
+        old: The parsed older memory.
+        new: The parsed incoming fact.
+
+    Returns:
+        The :class:`Comparison` with the conflict kind and the evidence.
+    """
+    old_content, old_values = _reconcile(old, new)
+    new_content, new_values = _reconcile(new, old)
+    shared = old_content & new_content
+    old_only = old_content - new_content
+    new_only = new_content - old_content
+    smaller = min(len(old_content), len(new_content))
+    families = (set(old_values) & set(new_values)) - {TICKET}
+    shared_values = any(old_values[f] & new_values[f] for f in families)
+    # With no subject words on one side, a shared value is the only sign of a shared subject.
+    fallback = SUBJECT_OVERLAP if shared_values else 0.0
+    containment = len(shared) / smaller if smaller else fallback
+    # The same work item (JOB-12 on both sides) is the same subject whatever the wording.
+    same_ticket = bool(old_values.get(TICKET, set()) & new_values.get(TICKET, set()))
+    same_subject = containment >= SUBJECT_OVERLAP or same_ticket
+
+    changed = tuple(
+        (f, tuple(sorted(old_values[f])), tuple(sorted(new_values[f])))
+        for f in sorted(families)
+        if old_values[f] != new_values[f]
+    )
+    # A family conflicts when each side holds a value the other lacks; "adds" when the new
+    # side brings a value the old side lacks (covers "from X to Y", which keeps X).
+    conflicts = [f for f, o, n in changed if set(o) - set(n) and set(n) - set(o)]
+    adds = [f for f, o, n in changed if set(n) - set(o)]
+    subject = tuple(sorted(shared))
+    # What each side says that the other does not, outside the conflicting families: subject
+    # words and values of families the other side lacks.
+    old_extra = set(old_only) | {
+        f"{f}:{v}" for f, vs in old_values.items() if f not in new_values for v in vs
+    }
+    new_extra = set(new_only) | {
+        f"{f}:{v}" for f, vs in new_values.items() if f not in old_values for v in vs
+    }
+
+    old_value_tokens = {v for vs in old_values.values() for v in vs}
+    explicit = (new.retired_mentions & (old.mentions | old_value_tokens)) | (
+        new.retired_clause & old_value_tokens
+    )
+    if explicit and (shared or shared_values or containment > 0):
+        detail = "the new fact retires " + ", ".join(sorted(explicit))
+        return Comparison(Conflict.EXPLICIT, subject, changed, detail, True)
+
+    tension = same_subject and bool(
+        conflicts or adds or (new_extra and (new.change_cue or old_extra))
+    )
+    if old.negated != new.negated:
+        if same_subject and not conflicts and (shared_values or not families):
+            polarity = "denies" if new.negated else "asserts"
+            detail = f"the new fact {polarity} what the old one stated"
+            return Comparison(Conflict.RETRACTION, subject, changed, detail, True)
+        detail = "a negation about another value: both can hold"
+        return Comparison(Conflict.NONE, subject, changed, detail, tension)
+    if not same_subject:
+        detail = "different subjects" if not shared else "subjects overlap too little"
+        return Comparison(Conflict.NONE, subject, changed, detail, False)
+
+    if new.change_cue:
+        if not adds and not new_extra:
+            return Comparison(Conflict.NONE, subject, changed, "same content restated", False)
+        if adds and new_extra and not old_extra:
+            detail = "the new fact names a narrower subject: maybe another entity"
+            return Comparison(Conflict.REFINEMENT, subject, changed, detail, True)
+        if adds or old_extra:
+            return Comparison(Conflict.CUE_CHANGE, subject, changed, "a stated change", True)
+        return Comparison(Conflict.NONE, subject, changed, "adds detail", False)
+
+    if len(conflicts) == 1 and not old_extra and not new_extra:
+        return Comparison(Conflict.SWAP, subject, changed, "one value changed", True)
+    if len(conflicts) == 1 and bool(old_extra) != bool(new_extra):
+        detail = "one fact names a narrower subject: maybe another entity"
+        return Comparison(Conflict.REFINEMENT, subject, changed, detail, True)
+    if len(conflicts) >= 2:
+        detail = "several values differ: another thing, not a change"
+        return Comparison(Conflict.NONE, subject, changed, detail, tension)
+    if conflicts:
+        return Comparison(Conflict.NONE, subject, changed, "different subjects", tension)
+    if not changed and not old_only and not new_only:
+        return Comparison(Conflict.NONE, subject, changed, "duplicate", False)
+    return Comparison(Conflict.NONE, subject, changed, "compatible details", tension)
+
+
+def _describe_changes(cmp: Comparison) -> str:
+    parts = [f"{f} {', '.join(o)} → {', '.join(n)}" for f, o, n in cmp.changed]
+    return "; ".join(parts)
+
+
+def _age(delta: timedelta) -> str:
+    seconds = abs(delta.total_seconds())
+    if seconds >= 86400:
+        return f"{seconds / 86400:.0f} d"
+    if seconds >= 3600:
+        return f"{seconds / 3600:.0f} h"
+    return f"{seconds / 60:.0f} min"
+
+
+class RulesJudge:
+    """Deterministic judge built from general rules (no lookup of particular facts)."""
+
+    @property
+    def name(self) -> str:
+        """``rules``."""
+        return RULES_JUDGE_NAME
+
+    def judge(self, old: Fact, new: Fact) -> Judgement:
+        """Compare ``old`` (a current memory) with ``new`` (the incoming fact).
+
+        Args:
+            old: The current memory's text and valid time.
+            new: The incoming fact's text and valid time.
+
+        Returns:
+            REPLACE, KEEP or UNCERTAIN with a one-line reason.
+        """
+        verdict, reason = decide(
+            parse_fact(old.text), parse_fact(new.text), new.timestamp - old.timestamp
+        )
+        return Judgement(verdict=verdict, reason=reason, judge=self.name)
+
+
+def decide(old: ParsedFact, new: ParsedFact, delta: timedelta) -> tuple[Verdict, str]:
+    """The verdict for two parsed facts whose valid times differ by ``delta`` (new − old).
+
+    Args:
+        old: The parsed older memory.
+        new: The parsed incoming fact.
+        delta: ``new.timestamp - old.timestamp``.
+
+    Returns:
+        (verdict, reason).
+    """
+    old_tickets = old.values.get(TICKET, frozenset())
+    new_tickets = new.values.get(TICKET, frozenset())
+    if old_tickets and new_tickets and not old_tickets & new_tickets:
+        items = f"{', '.join(sorted(old_tickets))} vs {', '.join(sorted(new_tickets))}"
+        return Verdict.KEEP, f"different work items ({items}): both can be current"
+    if old.environments and new.environments and not old.environments & new.environments:
+        envs = f"{', '.join(sorted(old.environments))} vs {', '.join(sorted(new.environments))}"
+        return Verdict.KEEP, f"different environments ({envs}): both can be current"
+
+    cmp = compare(old, new)
+    changes = _describe_changes(cmp)
+    evidence = f"{cmp.detail}" + (f" ({changes})" if changes else "")
+
+    if delta < -SAME_TIME:
+        return Verdict.KEEP, (
+            f"the new fact is backdated by {_age(delta)}: the old one is still the valid one"
+            + (f"; {evidence}" if cmp.conflict in CONFLICTING else "")
+        )
+    if abs(delta) <= SAME_TIME:
+        if cmp.conflict in CONFLICTING or (cmp.tension and cmp.changed):
+            return Verdict.UNCERTAIN, (
+                f"contradictory facts {_age(delta)} apart, no order to decide by: {evidence}"
+            )
+        return Verdict.KEEP, f"both can be current: {evidence}"
+    if new.hedged:
+        if cmp.conflict in CONFLICTING or cmp.tension:
+            return Verdict.UNCERTAIN, f"the new fact is hedged or tentative: {evidence}"
+        return Verdict.KEEP, f"a tentative remark that conflicts with nothing: {evidence}"
+    if new.additive and cmp.conflict is not Conflict.EXPLICIT:
+        return Verdict.KEEP, f"the new fact adds to the old one: {evidence}"
+    if cmp.conflict in REPLACING:
+        return Verdict.REPLACE, f"{evidence}; the new fact is {_age(delta)} later"
+    if cmp.conflict is Conflict.REFINEMENT:
+        return Verdict.UNCERTAIN, evidence
+    return Verdict.KEEP, f"both can be current: {evidence}"

@@ -1,0 +1,102 @@
+"""What every engine operation needs: the stores, the embedder, the clock, per-tenant services.
+
+The memory service builds one :class:`EngineContext` at start and passes it to ingest, recall,
+supersede, review and every RPC op. Tests build one around a temp Qdrant Edge dir, the embedded
+Redis and the real embedder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+import redis
+
+from nika_tui.domain.ports import Embedder, Judge, VectorStore
+from nika_tui.domain.tenant import TenantConfig
+from nika_tui.domain.tenant_id import check_tenant_id
+from nika_tui.paths import tenant_config_path
+from nika_tui.services.bus import Bus, open_bus
+from nika_tui.services.config_store import load_tenant
+from nika_tui.services.hierarchy import Hierarchy, open_hierarchy
+
+if TYPE_CHECKING:
+    from nika_tui.domain.hierarchy import HierarchyNode
+
+
+def utc_now() -> datetime:
+    """The wall clock, timezone-aware (UTC)."""
+    return datetime.now(UTC)
+
+
+@dataclass
+class EngineContext:
+    """Services shared by the engine's operations (one per memory-service process)."""
+
+    env: Mapping[str, str]
+    redis: redis.Redis
+    vectors: VectorStore
+    embedder: Embedder
+    clock: Callable[[], datetime] = utc_now
+    # Caches keyed by tenant: config by file mtime (a `nika setup` edit is picked up without a
+    # restart), buses, hierarchies and judges for the life of the process.
+    _configs: dict[str, tuple[float, TenantConfig]] = field(default_factory=dict, repr=False)
+    _buses: dict[str, Bus] = field(default_factory=dict, repr=False)
+    _hierarchies: dict[str, Hierarchy] = field(default_factory=dict, repr=False)
+    _nodes: dict[str, tuple[float, list[HierarchyNode]]] = field(default_factory=dict, repr=False)
+    _judges: dict[str, tuple[TenantConfig, Judge]] = field(default_factory=dict, repr=False)
+
+    def tenant(self, tenant_id: str) -> TenantConfig:
+        """The tenant's config; raises ``TenantNotFound`` / ``ValidationFailed``."""
+        check_tenant_id(tenant_id)
+        path = tenant_config_path(tenant_id, self.env)
+        try:
+            mtime = path.stat().st_mtime
+        except OSError:
+            mtime = -1.0
+        cached = self._configs.get(tenant_id)
+        if cached is not None and cached[0] == mtime and mtime >= 0:
+            return cached[1]
+        config = load_tenant(tenant_id, self.env)
+        self._configs[tenant_id] = (mtime, config)
+        return config
+
+    def bus(self, tenant_id: str) -> Bus:
+        """The tenant's JSONL bus."""
+        if tenant_id not in self._buses:
+            self._buses[tenant_id] = open_bus(tenant_id, self.env)
+        return self._buses[tenant_id]
+
+    def hierarchy(self, tenant_id: str) -> Hierarchy:
+        """The tenant's YAML hierarchy (source of truth for execution status)."""
+        if tenant_id not in self._hierarchies:
+            self._hierarchies[tenant_id] = open_hierarchy(tenant_id, self.env)
+        return self._hierarchies[tenant_id]
+
+    def hierarchy_nodes(self, tenant_id: str) -> list[HierarchyNode]:
+        """Every hierarchy node, re-read only when the file changed (recall runs per query)."""
+        h = self.hierarchy(tenant_id)
+        try:
+            mtime = h.path.stat().st_mtime
+        except OSError:
+            return []
+        cached = self._nodes.get(tenant_id)
+        if cached is not None and cached[0] == mtime:
+            return cached[1]
+        nodes = h.all()
+        self._nodes[tenant_id] = (mtime, nodes)
+        return nodes
+
+    def judge_for(self, tenant_id: str) -> Judge:
+        """The judge the tenant configured (rules by default)."""
+        from nika_tui.services.judges.factory import judge_for
+
+        config = self.tenant(tenant_id)
+        cached = self._judges.get(tenant_id)
+        if cached is not None and cached[0] == config:
+            return cached[1]
+        judge = judge_for(config, self.env)
+        self._judges[tenant_id] = (config, judge)
+        return judge

@@ -1,0 +1,21 @@
+"""Modules that register RPC ops (``@op``): the service imports each at start.
+
+Add a module here when it defines ops (e.g. the debt audit, the purge executor, the REM pass).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from nika_tui.engine.ops import OPS, OpHandler
+
+OP_MODULES: list[str] = [
+    "nika_tui.engine.ops",
+]
+
+
+def load_ops() -> dict[str, OpHandler]:
+    """Import every op module and return the registry."""
+    for name in OP_MODULES:
+        importlib.import_module(name)
+    return OPS

@@ -1,0 +1,200 @@
+"""Recall with the PALACE protocol and the golden rule.
+
+Ranking is hybrid (dense + BM25 prefetches fused by reciprocal rank fusion inside Qdrant).
+Relevance, though, is judged on the dense cosine alone: a hit whose cosine with the query is
+below :data:`PALACE_MIN_COSINE` is dropped, however well a keyword matched. Zero hits left →
+the answer is exactly ``no memory for {X}`` (``aucun souvenir en RAG pour {X}`` for French
+tenants), never a guess.
+
+Golden rule: job / task ids named in the query (``JOB-…``, ``TASK-…``, any id of a job or task
+in the tenant's hierarchy) or given as filters come back with their status *from the YAML
+hierarchy*, beside the memories.
+
+Every recall is logged on the tenant's ``query_log`` stream (the debt audit reads it), and the
+ids it returned are registered in ``nika:rag:active_refs`` for the caller's session, so the
+purge never removes a memory a live session holds.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import redis
+
+from nika_tui.domain.hierarchy import Level
+from nika_tui.domain.memory import Layer, MemoryRecord, Status
+from nika_tui.domain.ports import PointFilter
+from nika_tui.domain.requests import RecallHit, RecallQuery, RecallResult
+from nika_tui.domain.tenant import Language
+from nika_tui.engine.context import EngineContext
+from nika_tui.services import redis_keys
+
+PALACE_MIN_COSINE = 0.40
+"""Dense cosine (all-MiniLM-L6-v2) below which a hit is not relevant.
+
+Measured on the real embedder (docs/memory.md): questions about a stored fact scored
+0.57–0.84 against it, questions about facts never stored 0.08–0.34 against their best match.
+"""
+
+ACTIVE_REF_TTL_S = 3600
+"""How long a recalled id stays referenced by the session that recalled it."""
+
+QUERY_LOG_MAXLEN = 100_000
+"""Approximate length kept of each tenant's query log (the audit samples recent queries)."""
+
+ID_PATTERN = re.compile(r"\b(?:JOB|TASK)-[A-Za-z0-9][A-Za-z0-9_.-]*", re.IGNORECASE)
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]*")
+
+
+def palace_line(tenant_language: Language, query: str) -> str:
+    """The exact PALACE answer for ``query``."""
+    if tenant_language is Language.FR:
+        return f"aucun souvenir en RAG pour {query}"
+    return f"no memory for {query}"
+
+
+def _filter(q: RecallQuery) -> PointFilter:
+    equals: dict[str, str] = {}
+    for key in ("project_id", "job_id", "task_id", "domain", "action_type"):
+        value = getattr(q, key)
+        if value:
+            equals[key] = str(value)
+    if not q.include_retired:
+        equals["status"] = Status.CURRENT.value
+    return PointFilter(equals=equals)
+
+
+def _cosine(a: Sequence[float], b: Sequence[float] | None) -> float:
+    if b is None:
+        return 0.0
+    return float(sum(x * y for x, y in zip(a, b, strict=False)))
+
+
+def named_ids(ctx: EngineContext, q: RecallQuery) -> list[str]:
+    """Job / task ids the query names or filters by, in order of appearance."""
+    found: list[str] = [i for i in (q.job_id, q.task_id) if i]
+    found += [m.group(0).rstrip(".-") for m in ID_PATTERN.finditer(q.query)]
+    known = {
+        n.id
+        for n in ctx.hierarchy_nodes(q.tenant_id)
+        if n.level in (Level.JOB, Level.TASK, Level.ATOMIC)
+    }
+    if known:
+        found += [t for t in _TOKEN.findall(q.query) if t in known]
+    by_upper = {k.upper(): k for k in known}
+    out: list[str] = []
+    for item in found:
+        canonical = by_upper.get(item.upper(), item)
+        if canonical not in out:
+            out.append(canonical)
+    return out
+
+
+def hierarchy_status(ctx: EngineContext, tenant_id: str, ids: Sequence[str]) -> dict[str, Any]:
+    """``{id: {level, status, title, …}}`` from the YAML hierarchy (``status: None`` if absent)."""
+    nodes = {n.id: n for n in ctx.hierarchy_nodes(tenant_id)}
+    out: dict[str, Any] = {}
+    for node_id in ids:
+        node = nodes.get(node_id)
+        if node is None:
+            out[node_id] = {"status": None, "note": "not in the hierarchy"}
+        else:
+            out[node_id] = {
+                "level": node.level.value,
+                "status": node.status.value,
+                "title": node.title,
+                "parent_id": node.parent_id,
+                "assignee": node.assignee,
+                "deadline": node.deadline.isoformat() if node.deadline else None,
+                "updated_at": node.updated_at.isoformat(),
+            }
+    return out
+
+
+def register_refs(
+    r: redis.Redis, tenant_id: str, session_id: str, ids: Sequence[str], now_s: float
+) -> None:
+    """Record that ``session_id`` holds ``ids`` until now + TTL (expired holders are pruned)."""
+    if not ids:
+        return
+    fields = [f"{tenant_id}:{i}" for i in ids]
+    current = r.hmget(redis_keys.ACTIVE_REFS, fields)
+    updates: dict[Any, Any] = {}
+    for fld, raw in zip(fields, current, strict=True):
+        holders: dict[str, float] = json.loads(raw) if raw else {}
+        holders = {s: exp for s, exp in holders.items() if exp > now_s}
+        holders[session_id] = now_s + ACTIVE_REF_TTL_S
+        updates[fld] = json.dumps(holders)
+    r.hset(redis_keys.ACTIVE_REFS, mapping=updates)
+
+
+def active_sessions(r: redis.Redis, tenant_id: str, memory_id: str, now_s: float) -> list[str]:
+    """Sessions that still hold ``memory_id`` (the purge must not remove it then)."""
+    raw = r.hget(redis_keys.ACTIVE_REFS, f"{tenant_id}:{memory_id}")
+    holders: dict[str, float] = json.loads(str(raw)) if raw else {}
+    return sorted(s for s, exp in holders.items() if exp > now_s)
+
+
+def recall(ctx: EngineContext, q: RecallQuery) -> RecallResult:
+    """Answer one recall (see the module docstring for the rules)."""
+    config = ctx.tenant(q.tenant_id)
+    vector = ctx.embedder.embed([q.query])[0]
+    flt = _filter(q)
+    layers = [q.layer] if q.layer is not None else list(Layer)
+    hits: list[RecallHit] = []
+    for layer in layers:
+        for p in ctx.vectors.search_hybrid(
+            q.tenant_id, layer, vector, q.query, flt=flt, limit=q.limit, with_vectors=True
+        ):
+            cosine = _cosine(vector, p.vector)
+            if cosine < PALACE_MIN_COSINE:
+                continue
+            record = MemoryRecord.from_payload(dict(p.payload))
+            hits.append(RecallHit(record=record, score=p.score, cosine=round(cosine, 4)))
+    hits.sort(key=lambda h: (-h.score, -h.cosine))
+    hits = hits[: q.limit]
+    ids = named_ids(ctx, q)
+    result = RecallResult(
+        query=q.query,
+        tenant_id=q.tenant_id,
+        hits=hits,
+        palace=None if hits else palace_line(config.language, q.query),
+        hierarchy=hierarchy_status(ctx, q.tenant_id, ids) if ids else {},
+    )
+    _log(ctx, q, result)
+    return result
+
+
+def _log(ctx: EngineContext, q: RecallQuery, result: RecallResult) -> None:
+    now = ctx.clock()
+    ids = [h.record.id for h in result.hits]
+    filters = {
+        k: v
+        for k, v in q.model_dump(mode="json").items()
+        if k in ("job_id", "task_id", "domain", "action_type", "layer", "include_retired")
+        and v not in (None, False)
+    }
+    ctx.redis.xadd(
+        redis_keys.query_log(q.tenant_id),
+        {
+            "at": now.isoformat(),
+            "query": q.query,
+            "session_id": q.session_id,
+            "project_id": q.project_id or "",
+            "filters": json.dumps(filters),
+            "ids": json.dumps(ids),
+            "cosines": json.dumps([h.cosine for h in result.hits]),
+            "scores": json.dumps([round(h.score, 6) for h in result.hits]),
+            "palace": "1" if result.palace else "0",
+        },
+        maxlen=QUERY_LOG_MAXLEN,
+        approximate=True,
+    )
+    metrics = redis_keys.metrics(q.tenant_id)
+    ctx.redis.hincrby(metrics, "recalls", 1)
+    if result.palace:
+        ctx.redis.hincrby(metrics, "palace_misses", 1)
+    register_refs(ctx.redis, q.tenant_id, q.session_id or "anonymous", ids, now.timestamp())

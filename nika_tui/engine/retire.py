@@ -1,0 +1,79 @@
+"""Retire a memory: cross the line out of the ledger, never tear the page (seed 2).
+
+Retiring sets ``status=retired``, ``retired_at``, ``superseded_by`` and ``retire_reason`` on the
+point's payload and logs ``memory.retired`` on the tenant's bus. Nothing is deleted: history and
+``--include-retired`` recalls still find it.
+"""
+
+from __future__ import annotations
+
+from nika_tui.domain.memory import Layer, MemoryRecord, Status
+from nika_tui.engine.context import EngineContext
+from nika_tui.errors import ValidationFailed
+from nika_tui.services import redis_keys
+
+
+def load_record(ctx: EngineContext, tenant_id: str, memory_id: str) -> MemoryRecord | None:
+    """The record with ``memory_id`` in either layer of ``tenant_id`` (None when absent)."""
+    for layer in Layer:
+        found = ctx.vectors.retrieve(tenant_id, layer, [memory_id])
+        if found:
+            return MemoryRecord.from_payload(dict(found[0].payload))
+    return None
+
+
+def retire(
+    ctx: EngineContext,
+    tenant_id: str,
+    layer: Layer,
+    memory_id: str,
+    superseded_by: str | None,
+    reason: str,
+) -> None:
+    """Mark one memory retired (idempotent: an already retired memory is left as it is).
+
+    Args:
+        ctx: engine context.
+        tenant_id: owner of the memory.
+        layer: its layer.
+        memory_id: the point to retire.
+        superseded_by: id of the memory that replaces it, if any.
+        reason: why, in words a person can read (the judge's reason, a review decision…).
+
+    Raises:
+        ValidationFailed: no such memory in this tenant and layer.
+    """
+    found = ctx.vectors.retrieve(tenant_id, layer, [memory_id])
+    if not found:
+        raise ValidationFailed(
+            f"no memory {memory_id} in tenant {tenant_id!r} ({layer.value})",
+            "check the id with `nika memory recall --include-retired`",
+        )
+    if found[0].payload.get("status") == Status.RETIRED.value:
+        return
+    now = ctx.clock()
+    ctx.vectors.set_payload(
+        tenant_id,
+        layer,
+        memory_id,
+        {
+            "status": Status.RETIRED.value,
+            "retired_at": now.isoformat(),
+            "superseded_by": superseded_by,
+            "retire_reason": reason,
+        },
+    )
+    body = {
+        "memory_id": memory_id,
+        "layer": layer.value,
+        "superseded_by": superseded_by,
+        "reason": reason,
+    }
+    ctx.bus(tenant_id).append("memory.retired", body, now=now)
+    ctx.redis.hincrby(redis_keys.metrics(tenant_id), "retired", 1)
+    ctx.redis.xadd(
+        redis_keys.ENTITY_FEED,
+        {"event": "retired", "tenant_id": tenant_id, "id": memory_id},
+        maxlen=10_000,
+        approximate=True,
+    )

@@ -1,0 +1,175 @@
+"""The review queue: every UNCERTAIN (old, new) pair waits here for a person.
+
+Durable: one Redis hash per tenant (``review_queue``), persisted by AOF, so the queue survives
+service and Redis restarts. An item's id is derived from the pair, so a replayed ingest never
+queues the same pair twice, and a pair a person already rejected is not asked again.
+Approve = apply REPLACE (retire the old memory, superseded by the new); reject = keep both.
+Every request and resolution is logged on the tenant's bus.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from enum import StrEnum
+
+import redis
+from pydantic import BaseModel, ConfigDict
+
+from nika_tui.domain.memory import Layer, MemoryRecord
+from nika_tui.domain.verdicts import Judgement
+from nika_tui.engine.context import EngineContext
+from nika_tui.engine.retire import retire
+from nika_tui.errors import ValidationFailed
+from nika_tui.services import redis_keys
+
+_REVIEW_NS = uuid.UUID("0b9b8f3e-2c55-5d0a-a6a1-5c1f7e3d9a24")
+
+
+class ReviewStatus(StrEnum):
+    PENDING = "pending"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+
+
+class Decision(StrEnum):
+    APPROVE = "approve"
+    REJECT = "reject"
+
+
+class ReviewItem(BaseModel):
+    """One UNCERTAIN pair and, once resolved, what a person decided."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    tenant_id: str
+    layer: Layer
+    old_id: str
+    new_id: str
+    old_text: str
+    new_text: str
+    old_valid_from: datetime
+    new_valid_from: datetime
+    reason: str
+    judge: str
+    created_at: datetime
+    status: ReviewStatus = ReviewStatus.PENDING
+    resolved_at: datetime | None = None
+    note: str = ""
+
+
+def review_id(old_id: str, new_id: str) -> str:
+    """Stable id of a pair (12 hex chars: short enough to type)."""
+    return uuid.uuid5(_REVIEW_NS, f"{old_id}>{new_id}").hex[:12]
+
+
+def get_item(r: redis.Redis, tenant_id: str, item_id: str) -> ReviewItem | None:
+    """One item (any status), or None."""
+    raw = r.hget(redis_keys.review_queue(tenant_id), item_id)
+    return ReviewItem.model_validate_json(str(raw)) if raw else None
+
+
+def list_items(r: redis.Redis, tenant_id: str, include_resolved: bool = False) -> list[ReviewItem]:
+    """Items of a tenant, oldest first; pending only unless ``include_resolved``."""
+    raw = r.hgetall(redis_keys.review_queue(tenant_id))
+    items = [ReviewItem.model_validate_json(v) for v in raw.values()]
+    if not include_resolved:
+        items = [i for i in items if i.status is ReviewStatus.PENDING]
+    return sorted(items, key=lambda i: (i.created_at, i.id))
+
+
+def enqueue(
+    ctx: EngineContext, old: MemoryRecord, new: MemoryRecord, judgement: Judgement
+) -> ReviewItem:
+    """Queue an UNCERTAIN pair (idempotent) and log ``review.requested`` on the bus.
+
+    Returns:
+        The queued item, or the existing one when the pair was already queued or resolved.
+    """
+    item_id = review_id(old.id, new.id)
+    existing = get_item(ctx.redis, new.tenant_id, item_id)
+    if existing is not None:
+        return existing
+    now = ctx.clock()
+    item = ReviewItem(
+        id=item_id,
+        tenant_id=new.tenant_id,
+        layer=new.layer,
+        old_id=old.id,
+        new_id=new.id,
+        old_text=old.text,
+        new_text=new.text,
+        old_valid_from=old.valid_from,
+        new_valid_from=new.valid_from,
+        reason=judgement.reason,
+        judge=judgement.judge,
+        created_at=now,
+    )
+    # HSETNX: a concurrent enqueue of the same pair keeps the first one.
+    ctx.redis.hsetnx(redis_keys.review_queue(new.tenant_id), item_id, item.model_dump_json())
+    ctx.bus(new.tenant_id).append(
+        "review.requested",
+        {
+            "review_id": item_id,
+            "old_id": old.id,
+            "new_id": new.id,
+            "reason": judgement.reason,
+            "judge": judgement.judge,
+        },
+        now=now,
+    )
+    return item
+
+
+def resolve(
+    ctx: EngineContext, tenant_id: str, item_id: str, decision: Decision, note: str = ""
+) -> ReviewItem:
+    """Apply a person's decision to a pending pair and log ``review.resolved``.
+
+    Args:
+        ctx: engine context (the service: approving retires a memory, a write).
+        tenant_id: the tenant.
+        item_id: the review id shown by ``nika review list``.
+        decision: approve (REPLACE: retire the old memory) or reject (KEEP both).
+        note: optional words of the person, kept with the item.
+
+    Raises:
+        ValidationFailed: unknown id, or an item already resolved.
+    """
+    ctx.tenant(tenant_id)
+    item = get_item(ctx.redis, tenant_id, item_id)
+    if item is None:
+        raise ValidationFailed(
+            f"no review {item_id!r} for tenant {tenant_id!r}",
+            f"list pending reviews with `nika review list --tenant {tenant_id}`",
+        )
+    if item.status is not ReviewStatus.PENDING:
+        raise ValidationFailed(f"review {item_id} was already {item.status.value}", "nothing to do")
+    now = ctx.clock()
+    if decision is Decision.APPROVE:
+        retire(
+            ctx,
+            tenant_id,
+            item.layer,
+            item.old_id,
+            superseded_by=item.new_id,
+            reason=f"review {item_id} approved: {item.reason}"[:500],
+        )
+        status = ReviewStatus.APPROVED
+    else:
+        status = ReviewStatus.REJECTED
+    resolved = item.model_copy(update={"status": status, "resolved_at": now, "note": note})
+    ctx.redis.hset(redis_keys.review_queue(tenant_id), item_id, resolved.model_dump_json())
+    ctx.bus(tenant_id).append(
+        "review.resolved",
+        {
+            "review_id": item_id,
+            "decision": decision.value,
+            "old_id": item.old_id,
+            "new_id": item.new_id,
+            "note": note,
+        },
+        now=now,
+    )
+    return resolved

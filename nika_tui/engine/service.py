@@ -1,0 +1,388 @@
+"""The memory service: the single writer of the vector store (``nika serve``).
+
+One loop, one thread, one process: it reads the ingest stream and the RPC stream with one
+``XREADGROUP`` (both groups are named ``memory-service``), answers RPCs first, and ingests in
+batches (one embedder call per batch). Being single-threaded is what makes it the single writer:
+Qdrant Edge shards are opened by this process only, and no two operations interleave.
+
+Durability: an ingest entry is acknowledged (``XACK`` + ``XDEL``) only after :func:`ingest`
+returned, i.e. after the point was written durably. On start the service first re-processes
+its pending entries (those read but never acknowledged, ``XAUTOCLAIM``-ed from any previous
+consumer), so ``kill -9`` at any moment loses nothing; a replay rewrites the same point id, so
+it never duplicates. An entry that fails for a reason a retry cannot fix (unknown tenant,
+invalid fields) goes to the dead-letter stream ``INGEST_DEAD`` with its error, and its writer is
+told; a failing store (``StoreUnavailable``) leaves the entry pending and the service retries
+after a back-off. An entry delivered :data:`MAX_DELIVERIES` times without success is
+dead-lettered too, so one poisonous entry cannot crash-loop the service.
+
+Liveness: ``SERVICE_HEARTBEAT`` holds ``{pid, host, started_at}`` with a TTL of
+:data:`HEARTBEAT_TTL_S`, refreshed every :data:`HEARTBEAT_EVERY_S`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import redis
+
+from nika_tui.domain.requests import RememberRequest
+from nika_tui.engine.context import EngineContext
+from nika_tui.engine.ingest import ingest, parse_request
+from nika_tui.engine.ops import OpHandler
+from nika_tui.engine.ops_registry import load_ops
+from nika_tui.errors import NikaError, StoreUnavailable, ValidationFailed
+from nika_tui.services import redis_keys
+
+log = logging.getLogger("nika.service")
+
+CONSUMER = "memory-service"
+"""Fixed consumer name: a restarted service finds its own pending entries under it."""
+HEARTBEAT_TTL_S = 10
+HEARTBEAT_EVERY_S = 2.0
+BATCH = 32
+"""Entries read per XREADGROUP (one embedder call embeds an ingest batch)."""
+BLOCK_MS = 1000
+INGEST_DONE_TTL_S = 600
+"""Seconds an ingest outcome waits for its writer in ``ingest_done`` before expiring."""
+MAX_DELIVERIES = 10
+RETRY_BACKOFF_S = 2.0
+
+if redis_keys.INGEST_GROUP != redis_keys.RPC_GROUP:  # pragma: no cover - a contract check
+    raise RuntimeError("the service reads both streams with one XREADGROUP: same group name")
+GROUP = redis_keys.INGEST_GROUP
+
+
+def _error_body(exc: NikaError) -> dict[str, str]:
+    return {"error": exc.message, "hint": exc.hint, "kind": type(exc).__name__}
+
+
+def pid_alive(pid: int) -> bool:
+    """True when a process with ``pid`` exists on this host."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def ensure_single(r: redis.Redis) -> None:
+    """Refuse to start beside a live service on this host.
+
+    A heartbeat left by a killed service (its pid is gone) does not block a restart.
+
+    Raises:
+        NikaError: a service with a live pid refreshes the heartbeat.
+    """
+    raw = r.get(redis_keys.SERVICE_HEARTBEAT)
+    if not raw:
+        return
+    try:
+        info = json.loads(str(raw))
+    except json.JSONDecodeError:
+        return
+    if not isinstance(info, dict):
+        return
+    pid = int(info.get("pid", 0))
+    same_host = info.get("host") == socket.gethostname()
+    if pid and pid != os.getpid() and (not same_host or pid_alive(pid)):
+        raise NikaError(
+            f"a memory service is already running (pid {pid} on {info.get('host')})",
+            "use it, or stop it first with `nika down`",
+        )
+
+
+class MemoryService:
+    """The ingest + RPC loop around one :class:`EngineContext`."""
+
+    def __init__(self, ctx: EngineContext, consumer: str = CONSUMER) -> None:
+        self.ctx = ctx
+        self.r = ctx.redis
+        self.consumer = consumer
+        self.ops: dict[str, OpHandler] = load_ops()
+        self._stop = threading.Event()
+        self._last_beat = 0.0
+        self._retry_pending = True
+        self._first_drain = True
+        self._started_at = ctx.clock().isoformat()
+        self.processed = 0
+
+    # --- lifecycle ----------------------------------------------------------------------
+    def stop(self) -> None:
+        """Ask the loop to finish the current entry and return."""
+        self._stop.set()
+
+    @property
+    def stopping(self) -> bool:
+        """True once :meth:`stop` was called."""
+        return self._stop.is_set()
+
+    def check_single(self) -> None:
+        """Refuse to start beside a live service (see :func:`ensure_single`)."""
+        ensure_single(self.r)
+
+    def setup(self) -> None:
+        """Create the consumer groups and claim entries left pending by any other consumer."""
+        for stream in (redis_keys.INGEST_STREAM, redis_keys.RPC_STREAM):
+            try:
+                self.r.xgroup_create(stream, GROUP, id="0", mkstream=True)
+            except redis.ResponseError as exc:
+                if "BUSYGROUP" not in str(exc):
+                    raise
+        start = "0-0"
+        while True:
+            # Not JUSTID: redis-py drops the cursor from a JUSTID reply.
+            reply: Any = self.r.xautoclaim(
+                redis_keys.INGEST_STREAM, GROUP, self.consumer, 0, start_id=start, count=500
+            )
+            start = str(reply[0])
+            if start == "0-0":
+                break
+
+    def beat(self, force: bool = False) -> None:
+        """Refresh the heartbeat (at most every HEARTBEAT_EVERY_S unless ``force``)."""
+        now = time.monotonic()
+        if not force and now - self._last_beat < HEARTBEAT_EVERY_S:
+            return
+        info = {"pid": os.getpid(), "host": socket.gethostname(), "started_at": self._started_at}
+        self.r.set(redis_keys.SERVICE_HEARTBEAT, json.dumps(info), ex=HEARTBEAT_TTL_S)
+        self._last_beat = now
+
+    def _clear_heartbeat(self) -> None:
+        raw = self.r.get(redis_keys.SERVICE_HEARTBEAT)
+        try:
+            info = json.loads(str(raw)) if raw else None
+        except json.JSONDecodeError:
+            info = None
+        if isinstance(info, dict) and info.get("pid") == os.getpid():
+            self.r.delete(redis_keys.SERVICE_HEARTBEAT)
+
+    def run(self) -> None:
+        """Serve until :meth:`stop` (pending entries first, then new ones)."""
+        self.check_single()
+        self.setup()
+        self.beat(force=True)
+        log.info("memory service started (pid %s, ops: %s)", os.getpid(), ", ".join(self.ops))
+        try:
+            while not self._stop.is_set():
+                self.beat()
+                try:
+                    self.step()
+                except StoreUnavailable as exc:
+                    log.warning("store unavailable, retrying in %.0fs: %s", RETRY_BACKOFF_S, exc)
+                    self._retry_pending = True
+                    self._stop.wait(RETRY_BACKOFF_S)
+                except (redis.ConnectionError, redis.TimeoutError) as exc:
+                    log.warning("redis unavailable, retrying in %.0fs: %s", RETRY_BACKOFF_S, exc)
+                    self._retry_pending = True
+                    self._stop.wait(RETRY_BACKOFF_S)
+        finally:
+            try:
+                self._clear_heartbeat()
+            except redis.RedisError:
+                log.warning("could not clear the heartbeat (it expires by itself)")
+            log.info("memory service stopped after %d ingests", self.processed)
+
+    # --- one iteration --------------------------------------------------------------------
+    def step(self, block_ms: int = BLOCK_MS) -> None:
+        """Process pending entries (if a retry is due) or one batch of new ones."""
+        if self._retry_pending:
+            self._retry_pending = False
+            self._drain_pending(check_deliveries=self._first_drain)
+            self._first_drain = False
+            self._drain_pending_rpc()
+        reply: Any = self.r.xreadgroup(
+            GROUP,
+            self.consumer,
+            {redis_keys.RPC_STREAM: ">", redis_keys.INGEST_STREAM: ">"},
+            count=BATCH,
+            block=block_ms,
+        )
+        rpc: list[tuple[str, dict[str, str]]] = []
+        ingest_entries: list[tuple[str, dict[str, str]]] = []
+        for stream, entries in reply or []:
+            (rpc if stream == redis_keys.RPC_STREAM else ingest_entries).extend(entries)
+        for entry_id, fields in rpc:
+            self._handle_rpc(entry_id, fields)
+        if ingest_entries:
+            self._handle_ingest(ingest_entries)
+
+    def _drain_pending(self, check_deliveries: bool = False) -> None:
+        """Re-process every ingest entry read earlier but never acknowledged (crash recovery).
+
+        Only at start (``check_deliveries``) is an entry delivered too often dead-lettered: a
+        crash loop, not a store outage (during which entries are retried without limit).
+        """
+        while not self._stop.is_set():
+            reply: Any = self.r.xreadgroup(
+                GROUP, self.consumer, {redis_keys.INGEST_STREAM: "0"}, count=BATCH
+            )
+            entries = reply[0][1] if reply else []
+            if not entries:
+                return
+            log.info("replaying %d unacknowledged ingest entries", len(entries))
+            deliveries = self._deliveries(entries) if check_deliveries else {}
+            todo: list[tuple[str, dict[str, str]]] = []
+            for entry_id, fields in entries:
+                if not fields:  # deleted while pending: nothing left to do
+                    self.r.xack(redis_keys.INGEST_STREAM, GROUP, entry_id)
+                elif deliveries.get(entry_id, 0) > MAX_DELIVERIES:
+                    self._dead_letter(
+                        entry_id,
+                        fields,
+                        NikaError(
+                            f"delivered {deliveries[entry_id]} times without success",
+                            "inspect the entry in the dead-letter stream and re-remember it",
+                        ),
+                    )
+                else:
+                    todo.append((entry_id, fields))
+            if todo:
+                self._handle_ingest(todo)
+
+    def _drain_pending_rpc(self) -> None:
+        reply: Any = self.r.xreadgroup(
+            GROUP, self.consumer, {redis_keys.RPC_STREAM: "0"}, count=1000
+        )
+        for entry_id, fields in reply[0][1] if reply else []:
+            self._handle_rpc(entry_id, fields or {})
+
+    def _deliveries(self, entries: list[tuple[str, dict[str, str]]]) -> dict[str, int]:
+        first, last = entries[0][0], entries[-1][0]
+        rows: Any = self.r.xpending_range(
+            redis_keys.INGEST_STREAM,
+            GROUP,
+            min=first,
+            max=last,
+            count=len(entries) + 10,
+            consumername=self.consumer,
+        )
+        return {str(row["message_id"]): int(row["times_delivered"]) for row in rows}
+
+    # --- ingest ---------------------------------------------------------------------------
+    def _handle_ingest(self, entries: list[tuple[str, dict[str, str]]]) -> None:
+        parsed: list[tuple[str, dict[str, str], RememberRequest]] = []
+        for entry_id, fields in entries:
+            try:
+                parsed.append((entry_id, fields, parse_request(fields.get("req", ""))))
+            except ValidationFailed as exc:
+                self._dead_letter(entry_id, fields, exc)
+        if not parsed:
+            return
+        vectors = self.ctx.embedder.embed([req.text for _, _, req in parsed])
+        for (entry_id, fields, req), vector in zip(parsed, vectors, strict=True):
+            self.beat()
+            self._serve_waiting_rpc()
+            try:
+                outcome = ingest(self.ctx, req, vector)
+            except StoreUnavailable:
+                raise  # leave it pending: the loop backs off and replays it
+            except NikaError as exc:
+                self._dead_letter(entry_id, fields, exc, req)
+                continue
+            self._ack(entry_id, req, outcome.to_dict())
+            self.processed += 1
+            if self._stop.is_set():
+                return
+
+    def _ack(self, entry_id: str, req: RememberRequest, outcome: Mapping[str, Any]) -> None:
+        done = redis_keys.ingest_done(req.tenant_id, req.idempotency_key)
+        pipe = self.r.pipeline(transaction=True)
+        pipe.xack(redis_keys.INGEST_STREAM, GROUP, entry_id)
+        pipe.xdel(redis_keys.INGEST_STREAM, entry_id)
+        if req.idempotency_key:
+            pipe.rpush(done, json.dumps(dict(outcome), default=str))
+            pipe.expire(done, INGEST_DONE_TTL_S)
+        pipe.execute()
+
+    def _dead_letter(
+        self,
+        entry_id: str,
+        fields: Mapping[str, str],
+        exc: NikaError,
+        req: RememberRequest | None = None,
+    ) -> None:
+        log.warning("ingest entry %s refused: %s", entry_id, exc)
+        dead: dict[Any, Any] = {"entry_id": entry_id, "req": fields.get("req", "")}
+        dead.update(_error_body(exc))
+        pipe = self.r.pipeline(transaction=True)
+        pipe.xadd(redis_keys.INGEST_DEAD, dead)
+        pipe.xack(redis_keys.INGEST_STREAM, GROUP, entry_id)
+        pipe.xdel(redis_keys.INGEST_STREAM, entry_id)
+        if req is not None and req.idempotency_key:
+            done = redis_keys.ingest_done(req.tenant_id, req.idempotency_key)
+            pipe.rpush(done, json.dumps(_error_body(exc)))
+            pipe.expire(done, INGEST_DONE_TTL_S)
+        pipe.execute()
+
+    # --- RPC ------------------------------------------------------------------------------
+    def _serve_waiting_rpc(self) -> None:
+        """Answer RPCs that arrived during a long ingest batch (reads stay responsive)."""
+        reply: Any = self.r.xreadgroup(
+            GROUP, self.consumer, {redis_keys.RPC_STREAM: ">"}, count=BATCH
+        )
+        for entry_id, fields in reply[0][1] if reply else []:
+            self._handle_rpc(entry_id, fields)
+
+    def _handle_rpc(self, entry_id: str, fields: Mapping[str, str]) -> None:
+        request_id = fields.get("id", "")
+        try:
+            deadline = float(fields.get("deadline", "0"))
+        except ValueError:
+            deadline = 0.0
+        reply: dict[str, Any] | None = None
+        if request_id and deadline >= time.time():
+            reply = self._dispatch(fields.get("op", ""), fields.get("body", "{}"))
+        pipe = self.r.pipeline(transaction=True)
+        pipe.xack(redis_keys.RPC_STREAM, GROUP, entry_id)
+        pipe.xdel(redis_keys.RPC_STREAM, entry_id)
+        if reply is not None:
+            key = redis_keys.rpc_reply(request_id)
+            pipe.lpush(key, json.dumps(reply, default=str))
+            pipe.expire(key, 60)
+        pipe.execute()
+
+    def _dispatch(self, op: str, raw_body: str) -> dict[str, Any]:
+        handler = self.ops.get(op)
+        if handler is None:
+            return {"ok": False, **_error_body(ValidationFailed(
+                f"unknown memory-service operation {op!r}",
+                "upgrade the caller or the service (`nika down && nika up`)",
+            ))}  # fmt: skip
+        try:
+            body = json.loads(raw_body)
+            if not isinstance(body, dict):
+                raise ValueError("the body must be a JSON object")
+            return {"ok": True, "result": handler(self.ctx, body)}
+        except NikaError as exc:
+            return {"ok": False, **_error_body(exc)}
+        except ValueError as exc:
+            return {"ok": False, **_error_body(ValidationFailed(f"bad {op} request: {exc}"))}
+        except redis.RedisError as exc:
+            return {"ok": False, **_error_body(StoreUnavailable(f"redis failed: {exc}"))}
+        except Exception as exc:
+            # RPC edge: one failing op must not stop the single writer; the caller gets the
+            # error and the traceback goes to the log.
+            log.exception("op %s failed", op)
+            return {"ok": False, **_error_body(NikaError(f"{op} failed: {exc!r}", "see the log"))}
+
+
+def build_context(env: Mapping[str, str] | None = None) -> EngineContext:
+    """The service's context from the environment (starts the embedded Redis if needed)."""
+    from nika_tui.services.embeddings import open_embedder
+    from nika_tui.services.redis_server import connect
+    from nika_tui.services.vectors import open_vector_store
+
+    e: Mapping[str, str] = dict(os.environ if env is None else env)
+    r = connect(e, start=True)
+    embedder = open_embedder(e)
+    vectors = open_vector_store(e, embedder.dimension)
+    return EngineContext(env=e, redis=r, vectors=vectors, embedder=embedder)

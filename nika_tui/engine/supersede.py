@@ -1,0 +1,125 @@
+"""Supersede on ingest: replace instead of stack (seed 2, DESIGN "Supersede").
+
+Candidates are the *current* memories of the same tenant, layer and project whose dense cosine
+with the new memory is at least :data:`SUPERSEDE_MIN_COSINE`. Each (old, new) pair goes to the
+tenant's judge, oldest candidate first (by valid time). The judge only answers; this module
+applies the answer:
+
+- ``REPLACE`` → the old memory is retired (superseded by the new one);
+- ``KEEP`` → nothing happens;
+- ``UNCERTAIN`` → both stay current and the pair enters the review queue.
+
+A judge failure counts as UNCERTAIN, and so does a REPLACE whose "new" fact is older by valid
+time than the old one (a backdated fact never retires a newer one, whatever the judge says).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from nika_tui.domain.memory import MemoryRecord, Status
+from nika_tui.domain.ports import PointFilter
+from nika_tui.domain.verdicts import Fact, Judgement, Verdict
+from nika_tui.engine.context import EngineContext
+from nika_tui.engine.retire import retire
+from nika_tui.engine.review import enqueue
+from nika_tui.errors import JudgeError
+
+SUPERSEDE_MIN_COSINE = 0.50
+"""Cosine (all-MiniLM-L6-v2) from which an existing memory is a supersede candidate.
+
+Chosen on the real embedder (see docs/memory.md): restatements of the same fact with another
+value ("staging server is X" → "staging server moved to Y", EN and FR) scored 0.56–0.92,
+unrelated facts of one project −0.01–0.41. Below the threshold a pair is never judged, so a too
+high value leaves stale facts current; a too low one only costs judge calls (the judge, not the
+cosine, decides, e.g. "production server" vs "staging server" at 0.75 is KEEP).
+"""
+
+MAX_CANDIDATES = 8
+"""At most this many nearest current memories are judged per new memory."""
+
+
+@dataclass
+class SupersedeOutcome:
+    """What supersede did for one new memory."""
+
+    retired: list[str] = field(default_factory=list)
+    reviews: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    judgements: list[dict[str, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A current memory close to the new one."""
+
+    record: MemoryRecord
+    cosine: float
+
+
+def find_candidates(
+    ctx: EngineContext, new: MemoryRecord, vector: Sequence[float]
+) -> list[Candidate]:
+    """Current memories of the same tenant/layer/project at or above the threshold, oldest first."""
+    flt = PointFilter(
+        equals={"status": Status.CURRENT.value, "project_id": new.meta.project_id},
+    )
+    hits = ctx.vectors.search_dense(
+        new.tenant_id, new.layer, vector, flt=flt, limit=MAX_CANDIDATES + 1
+    )
+    found = [
+        Candidate(MemoryRecord.from_payload(dict(h.payload)), h.score)
+        for h in hits
+        if h.id != new.id and h.score >= SUPERSEDE_MIN_COSINE
+    ][:MAX_CANDIDATES]
+    return sorted(found, key=lambda c: (c.record.valid_from, c.record.asserted_at, c.record.id))
+
+
+def _judge(ctx: EngineContext, old: MemoryRecord, new: MemoryRecord) -> Judgement:
+    judge = ctx.judge_for(new.tenant_id)
+    try:
+        judgement = judge.judge(Fact(old.text, old.valid_from), Fact(new.text, new.valid_from))
+    except JudgeError as exc:
+        return Judgement(Verdict.UNCERTAIN, f"judge failed: {exc.message}", judge.name)
+    if judgement.verdict is Verdict.REPLACE and new.valid_from < old.valid_from:
+        return Judgement(
+            Verdict.UNCERTAIN,
+            f"judge said REPLACE but the new fact is older by valid time ({judgement.reason})",
+            judgement.judge or judge.name,
+        )
+    if not judgement.judge:
+        judgement = Judgement(judgement.verdict, judgement.reason, judge.name)
+    return judgement
+
+
+def supersede(ctx: EngineContext, new: MemoryRecord, vector: Sequence[float]) -> SupersedeOutcome:
+    """Judge every candidate against ``new`` (already stored) and apply the verdicts."""
+    outcome = SupersedeOutcome()
+    for cand in find_candidates(ctx, new, vector):
+        old = cand.record
+        judgement = _judge(ctx, old, new)
+        outcome.judgements.append(
+            {
+                "old_id": old.id,
+                "verdict": judgement.verdict.value,
+                "reason": judgement.reason,
+                "judge": judgement.judge,
+                "cosine": f"{cand.cosine:.3f}",
+            }
+        )
+        if judgement.verdict is Verdict.REPLACE:
+            retire(
+                ctx,
+                new.tenant_id,
+                new.layer,
+                old.id,
+                superseded_by=new.id,
+                reason=f"{judgement.judge}: {judgement.reason}"[:500],
+            )
+            outcome.retired.append(old.id)
+        elif judgement.verdict is Verdict.UNCERTAIN:
+            outcome.reviews.append(enqueue(ctx, old, new, judgement).id)
+        else:
+            outcome.kept.append(old.id)
+    return outcome

@@ -1,0 +1,49 @@
+"""Claude Code hook events (settings.json ``hooks``; payload on stdin).
+
+Installed events: SessionStart, UserPromptSubmit, PreCompact, Stop, SessionEnd, Notification.
+Only SessionStart prints something (``hookSpecificOutput.additionalContext``); the others
+answer with nothing, which Claude Code reads as "carry on".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from nika_tui.hooks import HookContext
+from nika_tui.hooks.common import bookkeeping, capture_prompt, capture_turn, session_start
+from nika_tui.hooks.handoff import pre_compact
+
+EVENTS: tuple[str, ...] = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreCompact",
+    "Stop",
+    "SessionEnd",
+    "Notification",
+)
+
+
+def _stop(ctx: HookContext) -> str:
+    # Recent Claude Code versions send the closing message; older ones only the transcript.
+    message = ctx.payload.get("last_assistant_message")
+    return capture_turn(ctx, message if isinstance(message, str) else None)
+
+
+def _bookkeeping_only(ctx: HookContext) -> str:
+    bookkeeping(ctx)
+    return ""
+
+
+HANDLERS: dict[str, Callable[[HookContext], str]] = {
+    "SessionStart": session_start,
+    "UserPromptSubmit": capture_prompt,
+    "PreCompact": pre_compact,
+    "Stop": _stop,
+    "SessionEnd": _bookkeeping_only,
+    "Notification": _bookkeeping_only,
+}
+
+
+def handle(ctx: HookContext) -> str:
+    """Dispatch one Claude Code event; unknown events only get the bookkeeping."""
+    return HANDLERS.get(ctx.event, _bookkeeping_only)(ctx)

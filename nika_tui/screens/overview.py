@@ -1,0 +1,232 @@
+"""Overview: one DataTable row per tenant, sorted and filtered, with the kernel keys."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.reactive import reactive
+from textual.widgets import DataTable, Static
+from textual.widgets.data_table import CellDoesNotExist, RowKey
+
+from nika_tui.screens.base import DashboardScreen
+from nika_tui.ui_model import (
+    STATE_ORDER,
+    STATUS_RANK,
+    UNREADABLE,
+    Snapshot,
+    TenantRow,
+    format_duration,
+)
+from nika_tui.widgets.fill_bar import fill_bar_text, forecast_text
+
+STATE_FILTERS: tuple[str, ...] = ("", "working", "waiting-input", "idle", "exited", "error")
+STATE_STYLE = {
+    "working": "green",
+    "waiting-input": "bold yellow",
+    "starting": "cyan",
+    "idle": "blue",
+    "exited": "dim",
+    "error": "bold red",
+    UNREADABLE: "italic red",
+    "unknown": "dim",
+}
+DEBT_STYLE = {"ok": "green", "warn": "yellow", "alert": "bold red", "unknown": "dim"}
+
+SORTS: dict[str, Callable[[TenantRow], Any]] = {
+    "needs me": lambda r: (
+        not r.needs_me,
+        STATE_ORDER.index(r.kernel.state) if r.kernel.state in STATE_ORDER else 99,
+        r.tenant_id,
+    ),
+    "tenant": lambda r: r.tenant_id,
+    "state": lambda r: (
+        STATE_ORDER.index(r.kernel.state) if r.kernel.state in STATE_ORDER else 99,
+        r.tenant_id,
+    ),
+    "fill": lambda r: (-(r.fill.percent or -1.0), r.tenant_id),
+    "debt": lambda r: (-STATUS_RANK.get(r.debt_status, 0), r.tenant_id),
+}
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("tenant", "Tenant"),
+    ("state", "Kernel"),
+    ("source", "By"),
+    ("cli", "CLI"),
+    ("fill", "Context (│ = 61%)"),
+    ("forecast", "Forecast"),
+    ("debt", "Debt"),
+    ("review", "Review"),
+    ("confirm", "Confirm"),
+    ("beat", "Beat"),
+)
+_SORT_BY_COLUMN = {"tenant": "tenant", "state": "state", "fill": "fill", "debt": "debt"}
+
+
+def _count(n: int) -> Text:
+    return Text(str(n), style="bold yellow") if n else Text("0", style="dim")
+
+
+def row_cells(row: TenantRow) -> tuple[Text | str, ...]:
+    """The cells of one tenant's row, in :data:`COLUMNS` order."""
+    k = row.kernel
+    state = Text(k.state, style=STATE_STYLE.get(k.state, ""))
+    if row.needs_me:
+        state = Text("● ", style="bold yellow") + state
+    debt = Text(row.debt_status if not row.debt_worst else f"{row.debt_status} {row.debt_worst}")
+    debt.stylize(DEBT_STYLE.get(row.debt_status, ""))
+    beat = Text(format_duration(k.heartbeat_age_s), style="red" if k.stale else "")
+    if k.stale and k.heartbeat_age_s is None:
+        beat = Text("stale" if k.state not in ("unknown", "exited") else "—", style="dim")
+    return (
+        Text(row.tenant_id, style="bold") + (Text(" ⚠", style="red") if row.problems else Text()),
+        state,
+        k.source or "—",
+        row.cli or "—",
+        fill_bar_text(row.fill),
+        forecast_text(row.fill),
+        debt,
+        _count(row.review_count),
+        _count(row.confirmation_count),
+        beat,
+    )
+
+
+class OverviewScreen(DashboardScreen):
+    """Every tenant at a glance."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("s", "app.spawn", "Spawn"),
+        Binding("a", "app.attach", "Attach"),
+        Binding("x", "app.stop", "Stop"),
+        Binding("R", "app.restart", "Restart"),
+        Binding("d", "app.debt", "Debt"),
+        Binding("v", "app.review", "Review"),
+        Binding("p", "app.purge", "Purge"),
+        Binding("b", "app.bus", "Bus"),
+        Binding("slash", "app.recall", "Recall"),
+        Binding("f", "filter_state", "Filter"),
+        Binding("n", "toggle_needs_me", "Needs me"),
+        Binding("o", "cycle_sort", "Sort"),
+    ]
+
+    state_filter: reactive[str] = reactive("")
+    """Show only kernels in this state ('' = all)."""
+    needs_me: reactive[bool] = reactive(False)
+    """Show only tenants waiting for a person."""
+    sort_key: reactive[str] = reactive("needs me")
+    """One of :data:`SORTS`."""
+
+    def __init__(self) -> None:
+        super().__init__(id="overview")
+        self._shown: list[str] = []
+
+    def compose_body(self) -> ComposeResult:
+        yield Static(id="overview-filters")
+        table: DataTable[Text | str] = DataTable(
+            id="tenants", cursor_type="row", zebra_stripes=True
+        )
+        for key, label in COLUMNS:
+            table.add_column(label, key=key)
+        yield table
+        yield Static("no tenant matches the filter", id="overview-empty")
+
+    def on_mount(self) -> None:
+        self._describe_filters()
+        super().on_mount()
+
+    def on_snapshot(self, snapshot: Snapshot) -> None:
+        self._render_rows(snapshot)
+
+    def visible_rows(self, snapshot: Snapshot) -> list[TenantRow]:
+        """Rows after the filters, in the current sort order."""
+        rows = [
+            r
+            for r in snapshot.tenants
+            if (not self.state_filter or r.kernel.state == self.state_filter)
+            and (not self.needs_me or r.needs_me)
+        ]
+        return sorted(rows, key=SORTS[self.sort_key])
+
+    def _render_rows(self, snapshot: Snapshot) -> None:
+        table = self.query_one("#tenants", DataTable)
+        rows = self.visible_rows(snapshot)
+        ids = [r.tenant_id for r in rows]
+        if ids == self._shown:
+            # Same rows in the same order: update cells in place (cursor and scroll untouched).
+            for row in rows:
+                for (key, _), value in zip(COLUMNS, row_cells(row), strict=True):
+                    with contextlib.suppress(CellDoesNotExist):
+                        table.update_cell(row.tenant_id, key, value)
+        else:
+            keep = self.dashboard.selected_tenant
+            table.clear()
+            for row in rows:
+                table.add_row(*row_cells(row), key=row.tenant_id)
+            self._shown = ids
+            if keep in ids:
+                table.move_cursor(row=ids.index(keep), animate=False)
+        self.query_one("#overview-empty").display = not rows and bool(snapshot.tenants)
+        self._sync_selection()
+
+    def _sync_selection(self) -> None:
+        table = self.query_one("#tenants", DataTable)
+        if table.row_count:
+            key: RowKey = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
+            self.dashboard.selected_tenant = key.value
+        elif self.dashboard.snapshot is not None and not self.dashboard.snapshot.tenants:
+            self.dashboard.selected_tenant = None
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key.value is not None:
+            self.dashboard.selected_tenant = event.row_key.value
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.row_key.value is not None:
+            self.dashboard.selected_tenant = event.row_key.value
+            self.dashboard.action_detail()
+
+    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+        sort = _SORT_BY_COLUMN.get(str(event.column_key.value))
+        if sort:
+            self.sort_key = sort
+
+    def _describe_filters(self) -> None:
+        state = self.state_filter or "all states"
+        needs = " · needs me only" if self.needs_me else ""
+        self.query_one("#overview-filters", Static).update(
+            f"filter: {state}{needs} · sort: {self.sort_key}   (f filter · n needs me · o sort)"
+        )
+
+    def _refilter(self) -> None:
+        if not self.is_mounted:
+            return
+        self._describe_filters()
+        if self.dashboard.snapshot is not None:
+            self._render_rows(self.dashboard.snapshot)
+
+    def watch_state_filter(self) -> None:
+        self._refilter()
+
+    def watch_needs_me(self) -> None:
+        self._refilter()
+
+    def watch_sort_key(self) -> None:
+        self._refilter()
+
+    def action_filter_state(self) -> None:
+        """Cycle through the state filters."""
+        i = STATE_FILTERS.index(self.state_filter) if self.state_filter in STATE_FILTERS else 0
+        self.state_filter = STATE_FILTERS[(i + 1) % len(STATE_FILTERS)]
+
+    def action_toggle_needs_me(self) -> None:
+        """Only the tenants that need a person."""
+        self.needs_me = not self.needs_me
+
+    def action_cycle_sort(self) -> None:
+        """Next sort order."""
+        keys = list(SORTS)
+        self.sort_key = keys[(keys.index(self.sort_key) + 1) % len(keys)]

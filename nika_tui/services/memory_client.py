@@ -1,0 +1,245 @@
+"""The thin client every writer and reader uses to reach the memory service through Redis.
+
+- Writes (``remember``) are XADDed to ``INGEST_STREAM``: durable once the call returns, even
+  while the service is down (it consumes the backlog when it starts). A writer that wants to
+  know the outcome BLPOPs ``ingest_done(tenant, key)``, where the service pushes it.
+- Reads and person-made decisions are RPCs: XADD ``{id, op, body, deadline}`` to ``RPC_STREAM``,
+  then BLPOP ``rpc_reply(id)`` with a timeout. Replies are ``{"ok": true, "result": …}`` or
+  ``{"ok": false, "error", "hint", "kind"}`` (``kind`` names the :class:`NikaError` subclass).
+- ``SERVICE_HEARTBEAT`` (a key with a TTL) tells whether a service is running; without one the
+  client fails fast with "memory service is not running — start it with `nika up`".
+
+No engine import here: hooks and the dashboard load this module, never torch or qdrant.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+import redis
+
+from nika_tui import errors
+from nika_tui.domain.memory import MemoryRecord, content_hash
+from nika_tui.domain.requests import RecallQuery, RecallResult, RememberRequest
+from nika_tui.errors import NikaError, ServiceNotRunning, StoreUnavailable
+from nika_tui.services import redis_keys
+
+RPC_REPLY_TTL_S = 60
+"""Seconds an unread RPC reply is kept before Redis expires it."""
+
+_POLL_S = 1.0
+"""Longest single BLPOP: below the connection's socket timeout, and lets us notice a dead
+service between polls instead of waiting out the whole timeout."""
+
+
+def idempotency_key(req: RememberRequest) -> str:
+    """The request's key: the writer's own, else the content hash (tenant, layer, project, text)."""
+    return req.idempotency_key or content_hash(
+        req.tenant_id, req.layer, req.text, req.meta.project_id
+    )
+
+
+def error_from_reply(reply: Mapping[str, Any]) -> NikaError:
+    """Rebuild the service's error as the same :class:`NikaError` subclass."""
+    kind = str(reply.get("kind", "NikaError"))
+    cls = getattr(errors, kind, NikaError)
+    if not (isinstance(cls, type) and issubclass(cls, NikaError)):
+        cls = NikaError
+    message = str(reply.get("error", "the memory service failed"))
+    hint = str(reply.get("hint", ""))
+    if cls is ServiceNotRunning:
+        return ServiceNotRunning(message, hint)
+    return cls(message, hint)
+
+
+class MemoryClient:
+    """Requests to the memory service over one Redis connection."""
+
+    def __init__(self, redis_client: redis.Redis, timeout: float = 5.0) -> None:
+        """Args:
+        redis_client: a client with ``decode_responses=True``.
+        timeout: default seconds to wait for an RPC reply.
+        """
+        self.redis = redis_client
+        self.timeout = timeout
+
+    @classmethod
+    def from_env(
+        cls, env: Mapping[str, str] | None = None, *, start_redis: bool = False
+    ) -> MemoryClient:
+        """A client on ``REDIS_URL`` or the embedded Redis.
+
+        Args:
+            env: environment (default: the process's).
+            start_redis: start the embedded Redis if it is down (writers do, so that a write
+                is queued durably even before the service runs); readers do not.
+
+        Raises:
+            ServiceNotRunning: Redis is not reachable and was not to be started.
+            StoreUnavailable: Redis could not be started or reached.
+        """
+        from nika_tui.services.redis_server import connect
+
+        try:
+            return cls(connect(env, start=start_redis))
+        except StoreUnavailable as exc:
+            if start_redis:
+                raise
+            raise ServiceNotRunning() from exc
+
+    # --- liveness -----------------------------------------------------------------------
+    def service_info(self) -> dict[str, Any] | None:
+        """The running service's heartbeat (``pid``, ``host``, ``started_at``) or None."""
+        try:
+            raw = self.redis.get(redis_keys.SERVICE_HEARTBEAT)
+        except (redis.RedisError, OSError) as exc:
+            raise ServiceNotRunning() from exc
+        if not raw:
+            return None
+        try:
+            info = json.loads(str(raw))
+        except json.JSONDecodeError:
+            return {"pid": str(raw)}
+        return info if isinstance(info, dict) else {"pid": info}
+
+    def service_alive(self) -> bool:
+        """True while a service refreshes its heartbeat."""
+        return self.service_info() is not None
+
+    # --- writes -------------------------------------------------------------------------
+    def remember(self, req: RememberRequest) -> str:
+        """Queue one memory durably and return its idempotency key.
+
+        Raises:
+            StoreUnavailable: Redis refused the write (nothing was queued).
+        """
+        key = idempotency_key(req)
+        req = req.model_copy(update={"idempotency_key": key})
+        try:
+            # Never trimmed: an entry leaves the stream only once the service acknowledged it.
+            self.redis.xadd(redis_keys.INGEST_STREAM, {"req": req.model_dump_json()})
+        except (redis.RedisError, OSError) as exc:
+            raise StoreUnavailable(
+                f"could not queue the memory in Redis ({exc})", "start Redis with `nika up`"
+            ) from exc
+        return key
+
+    def wait_ingested(self, tenant_id: str, key: str, timeout: float = 30.0) -> dict[str, Any]:
+        """Block until the service reports the outcome of the request with ``key``.
+
+        Returns:
+            The outcome (``id``, ``status``, ``retired``, ``reviews``, …).
+
+        Raises:
+            ServiceNotRunning: no service is running (the memory stays queued).
+            StoreUnavailable: no outcome within ``timeout`` (it stays queued).
+            NikaError: the service refused the request (e.g. unknown tenant).
+        """
+        list_key = redis_keys.ingest_done(tenant_id, key)
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise StoreUnavailable(
+                    f"the memory was queued but not ingested within {timeout:.0f}s",
+                    "it stays queued and will be ingested; check the service with `nika up`",
+                )
+            try:
+                popped = self.redis.blpop([list_key], timeout=min(_POLL_S, max(left, 0.01)))
+            except (redis.RedisError, OSError) as exc:
+                raise StoreUnavailable(
+                    f"Redis failed while waiting ({exc})", "run `nika up`"
+                ) from exc
+            if popped is not None:
+                outcome: dict[str, Any] = json.loads(popped[1])
+                if "error" in outcome:
+                    raise error_from_reply(outcome)
+                return outcome
+            if not self.service_alive():
+                raise ServiceNotRunning(
+                    hint="start it with `nika up` (the memory is queued and will be ingested then)"
+                )
+
+    # --- RPC ----------------------------------------------------------------------------
+    def call(
+        self, op: str, body: Mapping[str, Any], timeout: float | None = None
+    ) -> dict[str, Any]:
+        """Run operation ``op`` in the service and return its result.
+
+        Raises:
+            ServiceNotRunning: no service, or it did not answer within ``timeout``.
+            NikaError: the operation failed (same subclass as in the service).
+        """
+        wait = self.timeout if timeout is None else timeout
+        if not self.service_alive():
+            raise ServiceNotRunning()
+        request_id = uuid.uuid4().hex
+        try:
+            self.redis.xadd(
+                redis_keys.RPC_STREAM,
+                {
+                    "id": request_id,
+                    "op": op,
+                    "body": json.dumps(dict(body), default=str),
+                    "deadline": f"{time.time() + wait:.3f}",
+                },
+                maxlen=10_000,
+                approximate=True,
+            )
+        except (redis.RedisError, OSError) as exc:
+            raise ServiceNotRunning() from exc
+        reply_key = redis_keys.rpc_reply(request_id)
+        deadline = time.monotonic() + wait
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ServiceNotRunning(
+                    f"memory service did not answer {op!r} within {wait:.0f}s",
+                    "it may be busy or stuck: look at it with "
+                    "`tmux -L $NIKA_TMUX_SOCKET attach -t nika-core`, or restart it "
+                    "(`nika down` then `nika up`)",
+                )
+            try:
+                popped = self.redis.blpop([reply_key], timeout=min(_POLL_S, max(left, 0.01)))
+            except (redis.RedisError, OSError) as exc:
+                raise ServiceNotRunning() from exc
+            if popped is not None:
+                reply: dict[str, Any] = json.loads(popped[1])
+                if not reply.get("ok"):
+                    raise error_from_reply(reply)
+                result: dict[str, Any] = reply.get("result") or {}
+                return result
+            if not self.service_alive():
+                raise ServiceNotRunning()
+
+    def recall(self, q: RecallQuery) -> RecallResult:
+        """Hits for ``q``, or the PALACE answer."""
+        return RecallResult.model_validate(self.call("recall", q.model_dump(mode="json")))
+
+    def history(self, tenant_id: str, memory_id: str) -> list[MemoryRecord]:
+        """The supersede chain around ``memory_id``, oldest first."""
+        out = self.call("history", {"tenant_id": tenant_id, "memory_id": memory_id})
+        return [MemoryRecord.model_validate(r) for r in out.get("records", [])]
+
+    def review_list(self, tenant_id: str, include_resolved: bool = False) -> list[dict[str, Any]]:
+        """Pending review items (or all) of a tenant."""
+        out = self.call(
+            "review.list", {"tenant_id": tenant_id, "include_resolved": include_resolved}
+        )
+        items: list[dict[str, Any]] = out.get("items", [])
+        return items
+
+    def review_resolve(
+        self, tenant_id: str, item_id: str, decision: str, note: str = ""
+    ) -> dict[str, Any]:
+        """Approve (retire the old memory) or reject (keep both) one review item."""
+        out = self.call(
+            "review.resolve",
+            {"tenant_id": tenant_id, "id": item_id, "decision": decision, "note": note},
+        )
+        item: dict[str, Any] = out["item"]
+        return item

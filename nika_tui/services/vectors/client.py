@@ -1,0 +1,370 @@
+"""qdrant-client adapter for a Qdrant server or cluster (``QDRANT_URL``).
+
+One collection per layer (``nika_semantic``, ``nika_episodic``) shared by all tenants, with a
+``tenant_id`` keyword index marked ``is_tenant=True`` (Qdrant then co-locates each tenant's
+points) and HNSW built per tenant (``payload_m=16, m=0``, as Qdrant's multitenancy guide
+advises). Every read and write carries a ``tenant_id`` filter or payload; there is no call
+without one. Writes use ``wait=True``: the server has applied and logged them when they return.
+Ranking matches the Edge adapter: same dense/BM25 vectors, same prefetch depth and RRF k.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+from qdrant_client import QdrantClient, models
+from qdrant_client.http.exceptions import ApiException, ResponseHandlingException
+
+from nika_tui.domain.memory import Layer
+from nika_tui.domain.ports import PointFilter, ScoredPoint, VectorPoint
+from nika_tui.errors import StoreUnavailable
+from nika_tui.services.vectors.common import (
+    DENSE,
+    INDEXED_KEYS,
+    RRF_K,
+    SPARSE,
+    PointNotFound,
+    SparseEncoder,
+    check_layer,
+    check_limit,
+    check_patch,
+    check_point_id,
+    check_tenant,
+    check_vector,
+    matches_nothing,
+    prefetch_limit,
+    prepare_points,
+)
+
+COLLECTION_PREFIX = "nika_"
+
+# What qdrant-client raises over REST (the factory never enables gRPC): API errors (HTTP
+# status), transport errors, and in local mode ValueError / KeyError for bad requests.
+_CLIENT_ERRORS: tuple[type[BaseException], ...] = (
+    ApiException,
+    ResponseHandlingException,
+    httpx.HTTPError,
+    OSError,
+    ValueError,
+    KeyError,
+)
+
+
+@contextmanager
+def _translated(action: str, collection: str) -> Iterator[None]:
+    try:
+        yield
+    except _CLIENT_ERRORS as exc:
+        raise StoreUnavailable(
+            f"qdrant {action} failed on collection {collection!r}: {exc}",
+            "check that the Qdrant server at QDRANT_URL is up (`nika doctor`), "
+            "or unset QDRANT_URL to use the embedded store",
+        ) from exc
+
+
+class ClientVectorStore:
+    """:class:`~nika_tui.domain.ports.VectorStore` on a Qdrant server through qdrant-client."""
+
+    def __init__(
+        self, client: QdrantClient, dimension: int, *, prefix: str = COLLECTION_PREFIX
+    ) -> None:
+        """Args:
+        client: a connected client (``QdrantClient(url=...)``, or ``":memory:"`` in tests).
+        dimension: size of the dense vectors.
+        prefix: collection name prefix (``nika_`` → ``nika_semantic``, ``nika_episodic``).
+        """
+        if dimension < 1:
+            raise ValueError("dimension must be positive")
+        self._client = client
+        self._dimension = dimension
+        self._prefix = prefix
+        self._ready: set[Layer] = set()
+        self._lock = threading.Lock()
+        self._encoder = SparseEncoder()
+
+    @property
+    def dimension(self) -> int:
+        """Size of the dense vectors."""
+        return self._dimension
+
+    def collection(self, layer: Layer | str) -> str:
+        """Collection name of ``layer``."""
+        return f"{self._prefix}{check_layer(layer).value}"
+
+    def _ensure(self, layer: Layer | str, *, create: bool) -> str | None:
+        """The layer's collection name once it exists; ``None`` if absent and not ``create``."""
+        layer = check_layer(layer)
+        name = self.collection(layer)
+        with self._lock:
+            if layer in self._ready:
+                return name
+            with _translated("open", name):
+                if not self._client.collection_exists(name):
+                    if not create:
+                        return None
+                    self._create(name)
+                else:
+                    self._check_existing(name)
+            self._ready.add(layer)
+            return name
+
+    def _create(self, name: str) -> None:
+        self._client.create_collection(
+            name,
+            vectors_config={
+                DENSE: models.VectorParams(size=self._dimension, distance=models.Distance.COSINE)
+            },
+            sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
+            # Per-tenant HNSW graphs, no global one: every query is tenant-filtered.
+            hnsw_config=models.HnswConfigDiff(payload_m=16, m=0),
+        )
+        self._client.create_payload_index(
+            name,
+            "tenant_id",
+            field_schema=models.KeywordIndexParams(
+                type=models.KeywordIndexType.KEYWORD, is_tenant=True
+            ),
+            wait=True,
+        )
+        for field in INDEXED_KEYS:
+            if field != "tenant_id":
+                self._client.create_payload_index(
+                    name, field, field_schema=models.PayloadSchemaType.KEYWORD, wait=True
+                )
+
+    def _check_existing(self, name: str) -> None:
+        info = self._client.get_collection(name)
+        vectors = info.config.params.vectors
+        size = vectors[DENSE].size if isinstance(vectors, dict) and DENSE in vectors else None
+        if size != self._dimension:
+            raise StoreUnavailable(
+                f"collection {name!r} holds {size}-dimension vectors, the embedder makes "
+                f"{self._dimension}",
+                "use the embedder the collection was built with, or another collection prefix",
+            )
+
+    @staticmethod
+    def _filter(tenant_id: str, flt: PointFilter | None) -> models.Filter:
+        must: list[models.Condition] = [
+            models.FieldCondition(key="tenant_id", match=models.MatchValue(value=tenant_id))
+        ]
+        if flt is not None:
+            for key, value in flt.equals.items():
+                must.append(models.FieldCondition(key=key, match=models.MatchValue(value=value)))
+            for key, values in flt.any_of.items():
+                must.append(models.FieldCondition(key=key, match=models.MatchAny(any=list(values))))
+        return models.Filter(must=must)
+
+    @staticmethod
+    def _scored(point: Any, score: float | None = None) -> ScoredPoint:
+        vector = None
+        if isinstance(point.vector, dict) and DENSE in point.vector:
+            vector = [float(v) for v in point.vector[DENSE]]
+        return ScoredPoint(
+            id=str(point.id),
+            score=float(point.score) if score is None else score,
+            payload=dict(point.payload or {}),
+            vector=vector,
+        )
+
+    def upsert(self, tenant_id: str, layer: Layer, points: Sequence[VectorPoint]) -> None:
+        """Insert or replace points; applied by the server (``wait=True``) when this returns."""
+        layer = check_layer(layer)
+        if not points:
+            return
+        prepared = prepare_points(
+            check_tenant(tenant_id), layer, points, self._dimension, self._encoder
+        )
+        name = self._ensure(layer, create=True)
+        assert name is not None
+        structs = [
+            models.PointStruct(
+                id=p.id,
+                vector={
+                    DENSE: p.vector,
+                    SPARSE: models.SparseVector(indices=p.sparse_indices, values=p.sparse_values),
+                },
+                payload=p.payload,
+            )
+            for p in prepared
+        ]
+        with _translated("upsert", name):
+            self._client.upsert(name, structs, wait=True)
+
+    def search_dense(
+        self,
+        tenant_id: str,
+        layer: Layer,
+        vector: Sequence[float],
+        flt: PointFilter | None = None,
+        limit: int = 10,
+        with_vectors: bool = False,
+    ) -> list[ScoredPoint]:
+        """Nearest neighbours by cosine; ``score`` is the cosine similarity."""
+        query = check_vector(vector, self._dimension, "query vector")
+        check_limit(limit)
+        name = self._ensure(layer, create=False)
+        if name is None or matches_nothing(flt):
+            return []
+        with _translated("search", name):
+            result = self._client.query_points(
+                name,
+                query=query,
+                using=DENSE,
+                query_filter=self._filter(check_tenant(tenant_id), flt),
+                limit=limit,
+                with_payload=True,
+                with_vectors=[DENSE] if with_vectors else False,
+            )
+        return [self._scored(p) for p in result.points]
+
+    def search_hybrid(
+        self,
+        tenant_id: str,
+        layer: Layer,
+        vector: Sequence[float],
+        text: str,
+        flt: PointFilter | None = None,
+        limit: int = 10,
+        with_vectors: bool = False,
+    ) -> list[ScoredPoint]:
+        """Dense + BM25 prefetches fused with RRF on the server; ``score`` is fused."""
+        query = check_vector(vector, self._dimension, "query vector")
+        check_limit(limit)
+        name = self._ensure(layer, create=False)
+        if name is None or matches_nothing(flt):
+            return []
+        qfilter = self._filter(check_tenant(tenant_id), flt)
+        depth = prefetch_limit(limit)
+        prefetch = [models.Prefetch(query=query, using=DENSE, limit=depth, filter=qfilter)]
+        indices, values = self._encoder.query(text)
+        if indices:
+            prefetch.append(
+                models.Prefetch(
+                    query=models.SparseVector(indices=indices, values=values),
+                    using=SPARSE,
+                    limit=depth,
+                    filter=qfilter,
+                )
+            )
+        with _translated("search", name):
+            result = self._client.query_points(
+                name,
+                prefetch=prefetch,
+                query=models.RrfQuery(rrf=models.Rrf(k=RRF_K)),
+                query_filter=qfilter,
+                limit=limit,
+                with_payload=True,
+                with_vectors=[DENSE] if with_vectors else False,
+            )
+        return [self._scored(p) for p in result.points]
+
+    def retrieve(
+        self, tenant_id: str, layer: Layer, ids: Sequence[str], with_vectors: bool = False
+    ) -> list[ScoredPoint]:
+        """Points by id in the order asked; ids of other tenants are skipped like missing ones."""
+        check_tenant(tenant_id)
+        wanted = list(dict.fromkeys(check_point_id(i) for i in ids))
+        name = self._ensure(layer, create=False)
+        if name is None or not wanted:
+            return []
+        with _translated("retrieve", name):
+            records = self._client.retrieve(
+                name, wanted, with_payload=True, with_vectors=[DENSE] if with_vectors else False
+            )
+        # Retrieval by id cannot take a filter: the tenant check is here.
+        found = {
+            str(r.id): self._scored(r, 1.0)
+            for r in records
+            if (r.payload or {}).get("tenant_id") == tenant_id
+        }
+        return [found[i] for i in wanted if i in found]
+
+    def set_payload(
+        self, tenant_id: str, layer: Layer, point_id: str, patch: Mapping[str, Any]
+    ) -> None:
+        """Merge ``patch`` into one point's payload.
+
+        Raises:
+            PointNotFound: no such point in this tenant and layer.
+        """
+        layer = check_layer(layer)
+        pid = check_point_id(point_id)
+        values = check_patch(check_tenant(tenant_id), layer, patch)
+        if not self.retrieve(tenant_id, layer, [pid]):
+            raise PointNotFound(
+                f"no memory {pid} in tenant {tenant_id!r} ({layer.value})",
+                "list ids with `nika memory recall --json`",
+            )
+        name = self.collection(layer)
+        with _translated("set_payload", name):
+            self._client.set_payload(name, payload=values, points=[pid], wait=True)
+
+    def delete(self, tenant_id: str, layer: Layer, ids: Sequence[str]) -> None:
+        """Remove this tenant's points with these ids (others' points are never touched)."""
+        wanted = [check_point_id(i) for i in ids]
+        name = self._ensure(layer, create=False)
+        if name is None or not wanted:
+            return
+        selector = models.FilterSelector(
+            filter=models.Filter(
+                must=[
+                    models.FieldCondition(
+                        key="tenant_id", match=models.MatchValue(value=check_tenant(tenant_id))
+                    ),
+                    models.HasIdCondition(has_id=list(wanted)),
+                ]
+            )
+        )
+        with _translated("delete", name):
+            self._client.delete(name, points_selector=selector, wait=True)
+
+    def scroll(
+        self,
+        tenant_id: str,
+        layer: Layer,
+        flt: PointFilter | None = None,
+        batch: int = 256,
+        with_vectors: bool = False,
+    ) -> Iterator[ScoredPoint]:
+        """Every point matching ``flt``, ``batch`` at a time; ``score`` is 1.0."""
+        check_limit(batch)
+        name = self._ensure(layer, create=False)
+        if name is None or matches_nothing(flt):
+            return
+        qfilter = self._filter(check_tenant(tenant_id), flt)
+        offset: Any = None
+        while True:
+            with _translated("scroll", name):
+                records, offset = self._client.scroll(
+                    name,
+                    scroll_filter=qfilter,
+                    limit=batch,
+                    offset=offset,
+                    with_payload=True,
+                    with_vectors=[DENSE] if with_vectors else False,
+                )
+            for record in records:
+                yield self._scored(record, 1.0)
+            if offset is None:
+                return
+
+    def count(self, tenant_id: str, layer: Layer, flt: PointFilter | None = None) -> int:
+        """Exact number of points matching ``flt``."""
+        name = self._ensure(layer, create=False)
+        if name is None or matches_nothing(flt):
+            return 0
+        with _translated("count", name):
+            result = self._client.count(
+                name, count_filter=self._filter(check_tenant(tenant_id), flt), exact=True
+            )
+        return int(result.count)
+
+    def close(self) -> None:
+        """Close the client's connections."""
+        with _translated("close", self._prefix + "*"):
+            self._client.close()

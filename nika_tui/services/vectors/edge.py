@@ -1,0 +1,425 @@
+"""Qdrant Edge adapter: the real Qdrant engine in-process, one shard per tenant and layer.
+
+Layout: ``{root}/{tenant_id}/{layer}`` is one ``EdgeShard`` (its WAL, segments and
+``edge_config.json``). Shards open lazily and stay open until :meth:`EdgeVectorStore.close`:
+Qdrant Edge locks a shard's WAL, so a second process cannot open it (the memory service is the
+single writer). Tenant isolation is structural (another directory) and each query also filters
+on ``tenant_id``.
+
+Durability: every update is appended to the shard's WAL before ``update`` returns (it survives
+the process being killed), and :meth:`upsert`, :meth:`set_payload` and :meth:`delete` then call
+``flush()`` so segments are on disk too before they return (survives an OS crash). Callers batch
+points to amortise the flush (a few milliseconds).
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, cast
+
+from nika_tui.domain.memory import Layer
+from nika_tui.domain.ports import PointFilter, ScoredPoint, VectorPoint
+from nika_tui.errors import StoreUnavailable
+from nika_tui.paths import ensure_private_dir
+from nika_tui.services.vectors.common import (
+    DENSE,
+    INDEXED_KEYS,
+    RRF_K,
+    SPARSE,
+    PointNotFound,
+    SparseEncoder,
+    check_layer,
+    check_limit,
+    check_patch,
+    check_point_id,
+    check_tenant,
+    check_vector,
+    matches_nothing,
+    prefetch_limit,
+    prepare_points,
+)
+
+_CONFIG_FILE = "edge_config.json"
+
+
+@contextmanager
+def _translated(action: str, where: str) -> Iterator[None]:
+    """Turn qdrant_edge's errors into :class:`StoreUnavailable`.
+
+    qdrant_edge raises plain ``Exception`` for everything (I/O, locks, bad input), so the
+    blind catch is the only way to translate it; it stays confined to this helper.
+    """
+    try:
+        yield
+    except StoreUnavailable:
+        raise
+    except Exception as exc:  # qdrant_edge raises bare Exception; re-raised as ours
+        text = str(exc)
+        if "WouldBlock" in text or "failed to open WAL" in text:
+            hint = (
+                "another process has this store open; only the memory service opens it — "
+                "reach memory through the service, or stop the other process (`nika down`)"
+            )
+        else:
+            hint = f"check disk space and permissions under {where}, then run `nika doctor`"
+        raise StoreUnavailable(f"qdrant edge {action} failed at {where}: {text}", hint) from exc
+
+
+class EdgeVectorStore:
+    """:class:`~nika_tui.domain.ports.VectorStore` on Qdrant Edge shards under ``root``."""
+
+    def __init__(self, root: Path, dimension: int, *, flush_writes: bool = True) -> None:
+        """Args:
+        root: directory holding one sub-directory per tenant (created 0700).
+        dimension: size of the dense vectors (384 for all-MiniLM-L6-v2).
+        flush_writes: flush segments after every write call (default). Only bulk loaders
+            that call :meth:`flush` themselves should turn it off; the WAL still protects
+            against a killed process either way.
+        """
+        if dimension < 1:
+            raise ValueError("dimension must be positive")
+        self._root = root
+        self._dimension = dimension
+        self._flush_writes = flush_writes
+        self._shards: dict[tuple[str, Layer], Any] = {}
+        self._lock = threading.Lock()
+        self._encoder = SparseEncoder()
+
+    @property
+    def root(self) -> Path:
+        """The directory holding the tenants' shards."""
+        return self._root
+
+    @property
+    def dimension(self) -> int:
+        """Size of the dense vectors."""
+        return self._dimension
+
+    def _path(self, tenant_id: str, layer: Layer) -> Path:
+        return self._root / tenant_id / layer.value
+
+    def _config(self) -> Any:
+        from qdrant_edge import (
+            Distance,
+            EdgeConfig,
+            EdgeSparseVectorParams,
+            EdgeVectorParams,
+            Modifier,
+        )
+
+        return EdgeConfig(
+            vectors={DENSE: EdgeVectorParams(size=self._dimension, distance=Distance.Cosine)},
+            sparse_vectors={SPARSE: EdgeSparseVectorParams(modifier=Modifier.Idf)},
+        )
+
+    def _shard(self, tenant_id: str, layer: Layer | str, *, create: bool) -> Any:
+        """The open shard of ``tenant_id``/``layer``; ``None`` if absent and not ``create``."""
+        tenant_id = check_tenant(tenant_id)
+        layer = check_layer(layer)
+        key = (tenant_id, layer)
+        with self._lock:
+            shard = self._shards.get(key)
+            if shard is not None:
+                return shard
+            path = self._path(tenant_id, layer)
+            exists = (path / _CONFIG_FILE).exists()
+            if not exists and not create:
+                return None
+            from qdrant_edge import EdgeShard, PayloadSchemaType, UpdateOperation
+
+            with _translated("open", str(path)):
+                if exists:
+                    # Passing the config makes Qdrant check it against the stored one, so a
+                    # store created with another dimension fails here, not on the first write.
+                    shard = EdgeShard.load(str(path), self._config())
+                else:
+                    ensure_private_dir(path.parent)
+                    shard = EdgeShard.create(str(path), self._config())
+                    path.chmod(0o700)
+                present = set(shard.info().payload_schema)
+                for field in INDEXED_KEYS:
+                    if field not in present:
+                        shard.update(
+                            UpdateOperation.create_field_index(field, PayloadSchemaType.Keyword)
+                        )
+            self._shards[key] = shard
+            return shard
+
+    def _filter(self, tenant_id: str, flt: PointFilter | None) -> Any:
+        from qdrant_edge import FieldCondition, Filter, MatchAny, MatchValue
+
+        must: list[Any] = [FieldCondition(key="tenant_id", match=MatchValue(tenant_id))]
+        if flt is not None:
+            for key, value in flt.equals.items():
+                must.append(FieldCondition(key=key, match=MatchValue(value)))
+            for key, values in flt.any_of.items():
+                must.append(FieldCondition(key=key, match=MatchAny(list(values))))
+        return Filter(must=must)
+
+    def _after_write(self, shard: Any, where: str) -> None:
+        if self._flush_writes:
+            with _translated("flush", where):
+                shard.flush()
+
+    @staticmethod
+    def _scored(point: Any, score: float | None = None) -> ScoredPoint:
+        vector = None
+        if isinstance(point.vector, dict) and DENSE in point.vector:
+            vector = list(point.vector[DENSE])
+        return ScoredPoint(
+            id=str(point.id),
+            score=float(point.score) if score is None else score,
+            payload=dict(point.payload or {}),
+            vector=vector,
+        )
+
+    def upsert(self, tenant_id: str, layer: Layer, points: Sequence[VectorPoint]) -> None:
+        """Insert or replace points; on disk (WAL + flushed segments) when this returns."""
+        layer = check_layer(layer)
+        if not points:
+            return
+        prepared = prepare_points(
+            check_tenant(tenant_id), layer, points, self._dimension, self._encoder
+        )
+        from qdrant_edge import Point, SparseVector, UpdateOperation
+
+        shard = self._shard(tenant_id, layer, create=True)
+        where = str(self._path(tenant_id, layer))
+        with _translated("upsert", where):
+            shard.update(
+                UpdateOperation.upsert_points(
+                    [
+                        Point(
+                            p.id,
+                            {
+                                DENSE: p.vector,
+                                SPARSE: SparseVector(p.sparse_indices, p.sparse_values),
+                            },
+                            p.payload,
+                        )
+                        for p in prepared
+                    ]
+                )
+            )
+        self._after_write(shard, where)
+
+    def search_dense(
+        self,
+        tenant_id: str,
+        layer: Layer,
+        vector: Sequence[float],
+        flt: PointFilter | None = None,
+        limit: int = 10,
+        with_vectors: bool = False,
+    ) -> list[ScoredPoint]:
+        """Nearest neighbours by cosine; ``score`` is the cosine similarity."""
+        query = check_vector(vector, self._dimension, "query vector")
+        check_limit(limit)
+        shard = self._shard(tenant_id, layer, create=False)
+        if shard is None or matches_nothing(flt):
+            return []
+        from qdrant_edge import Query, QueryRequest
+
+        request = QueryRequest(
+            limit=limit,
+            query=Query.Nearest(query, using=DENSE),
+            filter=self._filter(tenant_id, flt),
+            with_payload=True,
+            with_vector=[DENSE] if with_vectors else False,
+        )
+        with _translated("search", str(self._path(tenant_id, check_layer(layer)))):
+            return [self._scored(p) for p in shard.query(request)]
+
+    def search_hybrid(
+        self,
+        tenant_id: str,
+        layer: Layer,
+        vector: Sequence[float],
+        text: str,
+        flt: PointFilter | None = None,
+        limit: int = 10,
+        with_vectors: bool = False,
+    ) -> list[ScoredPoint]:
+        """Dense + BM25 prefetches fused with RRF in one Qdrant query; ``score`` is fused."""
+        query = check_vector(vector, self._dimension, "query vector")
+        check_limit(limit)
+        shard = self._shard(tenant_id, layer, create=False)
+        if shard is None or matches_nothing(flt):
+            return []
+        from qdrant_edge import Fusion, Prefetch, Query, QueryRequest, SparseVector
+
+        qfilter = self._filter(tenant_id, flt)
+        depth = prefetch_limit(limit)
+        prefetches = [
+            Prefetch(limit=depth, query=Query.Nearest(query, using=DENSE), filter=qfilter)
+        ]
+        indices, values = self._encoder.query(text)
+        if indices:  # a query of stop words only has no BM25 side; dense alone is fused
+            prefetches.append(
+                Prefetch(
+                    limit=depth,
+                    query=Query.Nearest(SparseVector(indices, values), using=SPARSE),
+                    filter=qfilter,
+                )
+            )
+        request = QueryRequest(
+            limit=limit,
+            query=cast(Any, Fusion.Rrf(k=RRF_K)),  # the stub omits the nested class
+            prefetches=prefetches,
+            filter=qfilter,
+            with_payload=True,
+            with_vector=[DENSE] if with_vectors else False,
+        )
+        with _translated("search", str(self._path(tenant_id, check_layer(layer)))):
+            return [self._scored(p) for p in shard.query(request)]
+
+    def retrieve(
+        self, tenant_id: str, layer: Layer, ids: Sequence[str], with_vectors: bool = False
+    ) -> list[ScoredPoint]:
+        """Points by id in the order asked (missing ids skipped); ``score`` is 1.0."""
+        wanted = list(dict.fromkeys(check_point_id(i) for i in ids))
+        shard = self._shard(tenant_id, layer, create=False)
+        if shard is None or not wanted:
+            return []
+        with _translated("retrieve", str(self._path(tenant_id, check_layer(layer)))):
+            records = shard.retrieve(
+                [uuid.UUID(i) for i in wanted],
+                with_payload=True,
+                with_vector=[DENSE] if with_vectors else False,
+            )
+        found = {str(r.id): self._scored(r, 1.0) for r in records}
+        # The shard is the tenant's own, but check anyway: isolation never rests on one guard.
+        return [
+            found[i]
+            for i in wanted
+            if i in found and found[i].payload.get("tenant_id") == tenant_id
+        ]
+
+    def set_payload(
+        self, tenant_id: str, layer: Layer, point_id: str, patch: Mapping[str, Any]
+    ) -> None:
+        """Merge ``patch`` into one point's payload.
+
+        Raises:
+            PointNotFound: no such point in this tenant and layer.
+        """
+        layer = check_layer(layer)
+        pid = check_point_id(point_id)
+        values = check_patch(check_tenant(tenant_id), layer, patch)
+        if not self.retrieve(tenant_id, layer, [pid]):
+            raise PointNotFound(
+                f"no memory {pid} in tenant {tenant_id!r} ({layer.value})",
+                "list ids with `nika memory recall --json`",
+            )
+        from qdrant_edge import UpdateOperation
+
+        shard = self._shard(tenant_id, layer, create=False)
+        where = str(self._path(tenant_id, layer))
+        with _translated("set_payload", where):
+            shard.update(UpdateOperation.set_payload([uuid.UUID(pid)], values))
+        self._after_write(shard, where)
+
+    def delete(self, tenant_id: str, layer: Layer, ids: Sequence[str]) -> None:
+        """Remove points from the live index (purge only, after archiving)."""
+        wanted: list[Any] = [uuid.UUID(check_point_id(i)) for i in ids]
+        shard = self._shard(tenant_id, layer, create=False)
+        if shard is None or not wanted:
+            return
+        from qdrant_edge import UpdateOperation
+
+        where = str(self._path(tenant_id, check_layer(layer)))
+        with _translated("delete", where):
+            shard.update(UpdateOperation.delete_points(wanted))
+        self._after_write(shard, where)
+
+    def scroll(
+        self,
+        tenant_id: str,
+        layer: Layer,
+        flt: PointFilter | None = None,
+        batch: int = 256,
+        with_vectors: bool = False,
+    ) -> Iterator[ScoredPoint]:
+        """Every point matching ``flt``, in id order, ``batch`` at a time; ``score`` is 1.0."""
+        check_limit(batch)
+        shard = self._shard(tenant_id, layer, create=False)
+        if shard is None or matches_nothing(flt):
+            return
+        from qdrant_edge import ScrollRequest
+
+        qfilter = self._filter(tenant_id, flt)
+        where = str(self._path(tenant_id, check_layer(layer)))
+        offset: Any = None
+        while True:
+            with _translated("scroll", where):
+                records, offset = shard.scroll(
+                    ScrollRequest(
+                        offset=offset,
+                        limit=batch,
+                        filter=qfilter,
+                        with_payload=True,
+                        with_vector=[DENSE] if with_vectors else False,
+                    )
+                )
+            for record in records:
+                yield self._scored(record, 1.0)
+            if offset is None:
+                return
+
+    def count(self, tenant_id: str, layer: Layer, flt: PointFilter | None = None) -> int:
+        """Exact number of points matching ``flt``."""
+        shard = self._shard(tenant_id, layer, create=False)
+        if shard is None or matches_nothing(flt):
+            return 0
+        from qdrant_edge import CountRequest
+
+        with _translated("count", str(self._path(tenant_id, check_layer(layer)))):
+            return int(shard.count(CountRequest(exact=True, filter=self._filter(tenant_id, flt))))
+
+    def tenants(self) -> list[str]:
+        """Tenant ids that have a shard on disk (for audits and REM passes)."""
+        if not self._root.is_dir():
+            return []
+        return sorted(
+            p.name
+            for p in self._root.iterdir()
+            if p.is_dir() and any((p / layer.value / _CONFIG_FILE).exists() for layer in Layer)
+        )
+
+    def flush(self) -> None:
+        """Flush every open shard (for loaders that set ``flush_writes=False``)."""
+        with self._lock:
+            shards = list(self._shards.items())
+        for (tenant_id, layer), shard in shards:
+            with _translated("flush", str(self._path(tenant_id, layer))):
+                shard.flush()
+
+    def optimize(self, tenant_id: str, layer: Layer) -> bool:
+        """Merge segments and build the HNSW index of one shard (blocking; run it when idle).
+
+        Qdrant Edge runs no background optimizer: without this, new points stay in appendable
+        segments that are searched exhaustively (fast with payload-index filters, slower
+        unfiltered on large shards).
+
+        Returns:
+            True if anything was optimised.
+        """
+        shard = self._shard(tenant_id, layer, create=False)
+        if shard is None:
+            return False
+        with _translated("optimize", str(self._path(tenant_id, check_layer(layer)))):
+            return bool(shard.optimize())
+
+    def close(self) -> None:
+        """Flush and close every open shard; the store reopens them lazily if used again."""
+        with self._lock:
+            shards = list(self._shards.items())
+            self._shards.clear()
+        for (tenant_id, layer), shard in shards:
+            with _translated("close", str(self._path(tenant_id, layer))):
+                shard.flush()
+                shard.close()

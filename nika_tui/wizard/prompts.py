@@ -1,0 +1,126 @@
+"""A thin typed wrapper over questionary, with injectable prompt_toolkit input and output.
+
+Every prompt uses ``unsafe_ask()`` so that Ctrl-C raises :class:`KeyboardInterrupt` (the CLI
+turns it into exit code 130 with nothing written) instead of questionary's silent ``None``.
+Tests pass a ``create_pipe_input()`` and a ``DummyOutput()`` and drive the real prompts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import questionary
+from questionary import Choice
+
+T = TypeVar("T")
+
+#: A validator returns ``None`` when the answer is fine, else the reason shown inline.
+Validator = Callable[[str], str | None]
+
+_STYLE = questionary.Style(
+    [
+        ("qmark", "fg:#5f87ff bold"),
+        ("question", "bold"),
+        ("answer", "fg:#5fd787 bold"),
+        ("pointer", "fg:#5f87ff bold"),
+        ("highlighted", "fg:#5f87ff bold"),
+        ("instruction", "fg:#808080 italic"),
+    ]
+)
+
+
+def _adapt(validate: Validator | None) -> Callable[[str], bool | str] | None:
+    if validate is None:
+        return None
+
+    def check(value: str) -> bool | str:
+        reason = validate(value)
+        return True if reason is None else reason
+
+    return check
+
+
+class Prompter:
+    """Ask questions on a terminal (or on injected prompt_toolkit input/output).
+
+    Args:
+        input: A prompt_toolkit ``Input`` (tests: ``create_pipe_input()``), default the TTY.
+        output: A prompt_toolkit ``Output`` (tests: ``DummyOutput()``), default the TTY.
+    """
+
+    def __init__(self, input: Any = None, output: Any = None) -> None:
+        self._io: dict[str, Any] = {}
+        if input is not None:
+            self._io["input"] = input
+        if output is not None:
+            self._io["output"] = output
+
+    def text(
+        self,
+        message: str,
+        *,
+        default: str = "",
+        validate: Validator | None = None,
+        instruction: str | None = None,
+    ) -> str:
+        """A line of text, validated inline (the reason shows under the prompt)."""
+        answer = questionary.text(
+            message,
+            default=default,
+            validate=_adapt(validate),
+            instruction=instruction,
+            style=_STYLE,
+            **self._io,
+        ).unsafe_ask()
+        return str(answer).strip()
+
+    def password(self, message: str, *, validate: Validator | None = None) -> str:
+        """A secret: echoed as ``*``, validated inline, never shown back."""
+        answer = questionary.password(
+            message, validate=_adapt(validate), style=_STYLE, **self._io
+        ).unsafe_ask()
+        return str(answer).strip()
+
+    def select(
+        self,
+        message: str,
+        choices: Sequence[tuple[str, T]],
+        *,
+        default: T | None = None,
+        instruction: str | None = None,
+    ) -> T:
+        """One of ``choices`` (label, value); digits jump to a choice, Enter accepts."""
+        items = [Choice(title=label, value=value) for label, value in choices]
+        start = next((c for c in items if c.value == default), None)
+        answer = questionary.select(
+            message,
+            choices=items,
+            default=start,
+            use_shortcuts=len(items) <= 9,
+            instruction=instruction,
+            style=_STYLE,
+            **self._io,
+        ).unsafe_ask()
+        result: T = answer
+        return result
+
+    def confirm(self, message: str, *, default: bool = True) -> bool:
+        """Yes / no (``y`` or ``n`` answers at once; Enter takes the default)."""
+        return bool(
+            questionary.confirm(message, default=default, style=_STYLE, **self._io).unsafe_ask()
+        )
+
+    def checkbox(
+        self,
+        message: str,
+        choices: Sequence[tuple[str, T, bool]],
+        *,
+        instruction: str | None = None,
+    ) -> list[T]:
+        """Any number of ``choices`` (label, value, checked); space toggles, Enter accepts."""
+        items = [Choice(title=label, value=value, checked=on) for label, value, on in choices]
+        answer = questionary.checkbox(
+            message, choices=items, instruction=instruction, style=_STYLE, **self._io
+        ).unsafe_ask()
+        return list(answer)

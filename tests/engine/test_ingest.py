@@ -1,0 +1,125 @@
+"""Ingest: deterministic ids, replays that overwrite, duplicates, refusals, the service path."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import pytest
+
+from nika_tui.domain.envelope import Domain, NikaMeta
+from nika_tui.domain.memory import Layer, MemoryRecord, Status, memory_id
+from nika_tui.domain.requests import RememberRequest
+from nika_tui.domain.tenant import TenantConfig
+from nika_tui.engine.context import EngineContext
+from nika_tui.engine.ingest import ingest
+from nika_tui.errors import TenantNotFound
+from nika_tui.services import redis_keys
+from nika_tui.services.memory_client import idempotency_key
+from tests.plugins.memory import Clock, RunningService
+
+pytestmark = pytest.mark.embedder
+
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+
+def _req(text: str, tenant: str = "acme", key: str = "", project: str = "web") -> RememberRequest:
+    meta = NikaMeta(timestamp=T0, project_id=project, domain=Domain.INFRA)
+    return RememberRequest(tenant_id=tenant, text=text, meta=meta, idempotency_key=key)
+
+
+def _records(ctx: EngineContext, tenant: str = "acme") -> list[MemoryRecord]:
+    return [
+        MemoryRecord.from_payload(dict(p.payload))
+        for p in ctx.vectors.scroll(tenant, Layer.SEMANTIC)
+    ]
+
+
+def test_ingest_stores_the_record_with_its_envelope_and_logs_it(
+    engine_ctx: EngineContext, make_tenant: Callable[..., TenantConfig]
+) -> None:
+    make_tenant("acme")
+    out = ingest(engine_ctx, _req("The staging server is staging-1.acme.internal"))
+    key = idempotency_key(_req("The staging server is staging-1.acme.internal"))
+    assert out.id == memory_id("acme", key)
+    [rec] = _records(engine_ctx)
+    assert rec.id == out.id
+    assert rec.status is Status.CURRENT
+    assert rec.meta.project_id == "web" and rec.meta.domain is Domain.INFRA
+    assert rec.valid_from == T0
+    kinds = [line.data["kind"] for line in engine_ctx.bus("acme").read() if line.data]
+    assert kinds == ["memory.ingested"]
+
+
+def test_replaying_a_request_overwrites_the_same_point(
+    engine_ctx: EngineContext, make_tenant: Callable[..., TenantConfig]
+) -> None:
+    make_tenant("acme")
+    clock = Clock(datetime(2026, 3, 1, 10, tzinfo=UTC))
+    engine_ctx.clock = clock
+    first = ingest(engine_ctx, _req("We deploy on Thursdays"))
+    clock.now = datetime(2026, 3, 2, tzinfo=UTC)
+    again = ingest(engine_ctx, _req("We deploy on Thursdays"))
+    assert again.id == first.id
+    assert again.status == "replayed"
+    [rec] = _records(engine_ctx)
+    assert rec.asserted_at == datetime(2026, 3, 1, 10, tzinfo=UTC)  # first learnt, kept
+    kinds = [line.data["kind"] for line in engine_ctx.bus("acme").read() if line.data]
+    assert kinds == ["memory.ingested"]
+
+
+def test_same_text_under_another_key_is_a_duplicate(
+    engine_ctx: EngineContext, make_tenant: Callable[..., TenantConfig]
+) -> None:
+    make_tenant("acme")
+    first = ingest(engine_ctx, _req("Alice owns the billing service", key="hook-event-1"))
+    second = ingest(engine_ctx, _req("Alice owns the billing service", key="hook-event-2"))
+    assert second.status == "duplicate"
+    assert second.duplicate_of == first.id
+    assert len(_records(engine_ctx)) == 1
+
+
+def test_unknown_tenant_is_refused(engine_ctx: EngineContext) -> None:
+    with pytest.raises(TenantNotFound):
+        ingest(engine_ctx, _req("anything", tenant="ghost"))
+
+
+def test_remember_through_the_service_returns_the_point_id(
+    running_service: RunningService, make_tenant: Callable[..., TenantConfig]
+) -> None:
+    make_tenant("acme")
+    client = running_service.client
+    key = client.remember(_req("The CI runs on GitHub Actions"))
+    outcome = client.wait_ingested("acme", key, timeout=30)
+    assert outcome["id"] == memory_id("acme", key)
+    assert outcome["status"] == "ingested"
+    stored = running_service.ctx.vectors.retrieve("acme", Layer.SEMANTIC, [outcome["id"]])
+    assert stored and stored[0].payload["text"] == "The CI runs on GitHub Actions"
+    # Acknowledged and removed from the stream: nothing pending.
+    assert client.redis.xlen(redis_keys.INGEST_STREAM) == 0
+
+
+def test_a_refused_entry_goes_to_the_dead_letter_stream_and_the_writer_is_told(
+    running_service: RunningService,
+) -> None:
+    client = running_service.client
+    key = client.remember(_req("a fact for a tenant nobody created", tenant="ghost"))
+    with pytest.raises(TenantNotFound):
+        client.wait_ingested("ghost", key, timeout=30)
+    client.redis.xadd(redis_keys.INGEST_STREAM, {"req": "{not json"})
+    from tests.helpers import retry_until
+
+    dead = retry_until(
+        lambda: (
+            rows
+            if len(rows := client.redis.xrange(redis_keys.INGEST_DEAD)) == 2
+            else None
+        ),
+        timeout=30,
+        what="two dead letters",
+    )
+    kinds = [fields["kind"] for _, fields in dead]
+    assert kinds == ["TenantNotFound", "ValidationFailed"]
+    assert json.loads(dead[0][1]["req"])["tenant_id"] == "ghost"  # kept, not lost
+    assert client.redis.xlen(redis_keys.INGEST_STREAM) == 0

@@ -1,0 +1,104 @@
+"""``nika mcp`` driven over stdio by the official MCP client SDK."""
+
+from __future__ import annotations
+
+import os
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+import anyio
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from nika_tui.domain.envelope import NikaMeta, Trigger
+from nika_tui.domain.memory import Layer
+from nika_tui.domain.requests import RememberRequest
+
+TENANT = "acme"
+
+
+def _params(tenant: str | None = TENANT) -> StdioServerParameters:
+    env = {k: v for k, v in os.environ.items() if k.startswith(("NIKA_", "REDIS_", "HF_", "TRANS"))}
+    env.pop("NIKA_TENANT_ID", None)
+    if tenant:
+        env["NIKA_TENANT_ID"] = tenant
+    return StdioServerParameters(command=sys.executable, args=["-m", "nika_tui", "mcp"], env=env)
+
+
+def call(tool: str, arguments: dict[str, Any], tenant: str | None = TENANT) -> tuple[bool, str]:
+    """(is_error, text) of one tool call on a fresh server process."""
+
+    async def go() -> tuple[bool, str]:
+        async with (
+            stdio_client(_params(tenant)) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            listed = await session.list_tools()
+            assert {t.name for t in listed.tools} == {
+                "memory_recall",
+                "memory_remember",
+                "memory_history",
+            }
+            result = await session.call_tool(tool, arguments)
+            text = "".join(getattr(c, "text", "") for c in result.content)
+            return bool(result.is_error), text
+
+    return anyio.run(go)
+
+
+def test_recall_with_service_down_is_a_clear_tool_error(redis_url: str) -> None:
+    is_error, text = call("memory_recall", {"query": "deploy day"})
+    assert is_error
+    assert "memory service is not running" in text and "nika up" in text
+
+
+def test_missing_tenant_is_a_clear_tool_error(redis_url: str) -> None:
+    is_error, text = call("memory_history", {"memory_id": "x"}, tenant=None)
+    assert is_error and "NIKA_TENANT_ID is not set" in text
+
+
+def test_remember_queues_even_with_service_down(redis_url: str, redis_client: Any) -> None:
+    is_error, text = call(
+        "memory_remember", {"text": "Deploys happen on Tuesdays.", "project_id": "acme-api"}
+    )
+    assert not is_error and "queued" in text
+    [(_id, fields)] = redis_client.xrange("nika:ingest")
+    req = RememberRequest.model_validate_json(fields["req"])
+    assert (req.tenant_id, req.text, req.meta.project_id) == (
+        TENANT,
+        "Deploys happen on Tuesdays.",
+        "acme-api",
+    )
+
+
+def test_remember_rejects_a_value_outside_the_enumerations(redis_url: str) -> None:
+    is_error, text = call("memory_remember", {"text": "x is y", "domain": "cooking"})
+    assert is_error and "allowed values" in text
+
+
+@pytest.mark.embedder
+@pytest.mark.slow
+def test_recall_round_trip_and_palace_with_running_service(
+    running_service: Any, make_tenant: Any
+) -> None:
+    make_tenant(TENANT)
+    client = running_service.client
+    now = datetime.now(UTC)
+    req = RememberRequest(
+        tenant_id=TENANT,
+        text="The acme staging database runs on db-staging-2.",
+        layer=Layer.SEMANTIC,
+        meta=NikaMeta(timestamp=now, trigger=Trigger.USER, project_id="acme-api"),
+    )
+    client.wait_ingested(TENANT, client.remember(req), timeout=60)
+    is_error, text = call("memory_recall", {"query": "which host runs the staging database?"})
+    assert not is_error
+    assert "db-staging-2" in text
+    memory_id = text.split("]")[0].lstrip("[")
+    is_error, history = call("memory_history", {"memory_id": memory_id})
+    assert not is_error and "db-staging-2" in history
+    is_error, palace = call("memory_recall", {"query": "zebra migration to Mars"})
+    assert not is_error and palace == "no memory for zebra migration to Mars"

@@ -1,0 +1,36 @@
+"""Fixtures for the dashboard tests: the fixture source and apps built by the real factory."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nika_tui.app import NikaDashboard, make_app
+from nika_tui.services.fixture_source import DEMO_SNAPSHOT, FixtureSource
+
+SIZE = (140, 36)
+"""Terminal size of every Pilot test and snapshot."""
+
+
+@pytest.fixture
+def fixture_source() -> FixtureSource:
+    """The bundled demo snapshot (fixed clock), attach argv ``true``."""
+    return FixtureSource.from_file(DEMO_SNAPSHOT)
+
+
+@pytest.fixture
+def build_app(
+    isolated_env: dict[str, str], tmp_path: Path
+) -> Callable[..., NikaDashboard]:
+    """``build_app(source, **kw)``: the App from ``make_app`` with the source's fixed clock."""
+
+    def build(source: Any, **kw: Any) -> NikaDashboard:
+        clock = kw.pop("clock", None) or (lambda: source.now)
+        kw.setdefault("show_welcome", False)
+        kw.setdefault("settings_file", tmp_path / "ui.yaml")
+        return make_app(env=isolated_env, source=source, clock=clock, **kw)
+
+    return build

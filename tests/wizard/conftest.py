@@ -1,0 +1,78 @@
+"""Drive the real questionary prompts through prompt_toolkit pipe input + DummyOutput."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+
+from nika_tui.services.agent_clis import detect_agent_clis
+from nika_tui.services.provider_verify import Endpoints
+from nika_tui.services.secrets import SecretStore
+from nika_tui.wizard.flow import SetupWizard, WizardOutcome
+from nika_tui.wizard.prompts import Prompter
+
+ENTER = "\r"
+DOWN = "\x1b[B"
+CTRL_C = "\x03"
+CLEAR = "\x7f" * 40  # backspaces: wipe a pre-filled default
+
+
+@dataclass
+class Run:
+    outcome: WizardOutcome | None
+    text: str
+
+
+Runner = Callable[..., Run]
+
+
+@pytest.fixture
+def agent_bin(tmp_path: Path) -> Path:
+    """A PATH holding a stand-in `claude` that prints Claude Code's --version format."""
+    d = tmp_path / "agent-bin"
+    d.mkdir()
+    exe = d / "claude"
+    exe.write_text('#!/bin/sh\necho "1.0.51 (Claude Code)"\n')
+    exe.chmod(0o755)
+    return d
+
+
+@pytest.fixture
+def run_wizard(agent_bin: Path) -> Runner:
+    """Run the wizard with ``keys`` typed up front; the input is closed after them, so a
+    missing keystroke ends the test with EOFError instead of hanging it."""
+
+    def run(
+        keys: str,
+        *,
+        tenant: str | None = None,
+        section: str | None = None,
+        env: dict[str, str] | None = None,
+        insecure: bool = False,
+        verify: bool = False,
+        endpoints: Endpoints | None = None,
+    ) -> Run:
+        out = io.StringIO()
+        with create_pipe_input() as inp:
+            inp.send_text(keys)
+            inp.close()
+            wizard = SetupWizard(
+                Prompter(inp, DummyOutput()),
+                out=out,
+                store_factory=lambda tid: SecretStore(
+                    tid, env=env or {}, allow_insecure=insecure, timeout=2.0
+                ),
+                detect=lambda: detect_agent_clis(path=str(agent_bin), env={"SHELL": "sh"}),
+                verify=verify,
+                endpoints=endpoints,
+            )
+            outcome = wizard.run(tenant, section)
+        return Run(outcome, out.getvalue())
+
+    return run

@@ -1,0 +1,259 @@
+"""The wizard end to end: real questionary prompts fed through prompt_toolkit pipe input."""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import keyring
+import keyring.backends.fail
+import pytest
+
+from nika_tui.domain.answers import build_setup
+from nika_tui.domain.tenant import AutoMode, Plan, Privacy, Provider, SecretSource
+from nika_tui.errors import ConfigError, TenantNotFound
+from nika_tui.paths import tenant_config_path
+from nika_tui.services.config_store import load_tenant
+from nika_tui.services.secrets import SecretStore
+from nika_tui.wizard.apply import write_setup
+from nika_tui.wizard.flow import SECTIONS
+from tests.plugins.keyring_memory import MemoryKeyring
+from tests.wizard.conftest import CLEAR, CTRL_C, ENTER, Runner
+
+SCW_ACCESS = "SCWABCDEFGHIJ1234567"
+SCW_SECRET = "1b4e28ba-2fa1-11d2-883f-0016d3cca427"
+
+
+def full_flow(*, providers: str = " " + ENTER, provider_keys: str = "") -> str:
+    """Keys for every section after the tenant id (defaults unless stated)."""
+    return (
+        CLEAR + "Acme Corp" + ENTER  # display name
+        + ENTER  # language: en
+        + "2" + ENTER  # plan: pro
+        + ENTER  # agent: the detected one (claude)
+        + "2" + ENTER  # privacy: default
+        + providers  # checkbox: scaleway
+        + provider_keys
+        + ENTER  # knowledge repo: none
+        + ENTER + "2" + ENTER + ENTER + "3" + ENTER + "y"  # scale, compress off, purge, rem auto
+        + ENTER  # quotas: plan defaults
+    )
+
+
+SCW_KEYS = SCW_ACCESS + ENTER + SCW_SECRET + ENTER
+
+
+@pytest.fixture
+def no_keyring() -> Iterator[None]:
+    previous = keyring.get_keyring()
+    keyring.set_keyring(keyring.backends.fail.Keyring())
+    yield
+    keyring.set_keyring(previous)
+
+
+def existing_tenant(plan: str = "pro") -> Path:
+    raw = {
+        "tenant_id": "acme",
+        "display_name": "Acme",
+        "language": "en",
+        "plan": plan,
+        "agent_cli": "shell",
+        "privacy": "local",
+        "providers": ["runpod"],
+    }
+    setup = build_setup(raw, provider_values={Provider.RUNPOD: {"api_key": "r" * 32}})
+    store = SecretStore("acme")
+    return write_setup(setup, store, SecretSource.KEYRING, backup=False).config_path
+
+
+def test_new_tenant_with_failed_validation_and_reentry(
+    run_wizard: Runner, memory_keyring: MemoryKeyring
+) -> None:
+    keys = (
+        CLEAR + "A B" + ENTER  # refused inline: the same prompt stays
+        + CLEAR + "acme" + ENTER
+        + full_flow(
+            provider_keys="SCW-too-short" + ENTER + CLEAR + SCW_KEYS  # bad key, then a good one
+        )
+        + ENTER  # summary: write
+    )
+    run = run_wizard(keys)
+    assert run.outcome is not None
+    config = run.outcome.plan.config
+    assert config.tenant_id == "acme" and config.plan is Plan.PRO
+    assert config.privacy is Privacy.DEFAULT and config.agent_cli.value == "claude-code"
+    assert config.auto_actions.compress is AutoMode.OFF
+    assert config.auto_actions.rem is AutoMode.AUTONOMOUS
+    # The summary masks keys to their last 4 characters and shows strategies and paths.
+    assert "****4567" in run.text and "****a427" in run.text
+    assert SCW_ACCESS not in run.text and SCW_SECRET not in run.text
+    assert "scale_horizontal_eu" in run.text
+    assert str(tenant_config_path("acme")) in run.text
+    assert "Claude Code (1.0.51)" in run.text
+    # Nothing is written before the caller applies the confirmed outcome.
+    assert not tenant_config_path("acme").exists() and memory_keyring.entries == {}
+
+    result = write_setup(run.outcome.plan, run.outcome.store, run.outcome.storage, backup=False)
+    assert stat.S_IMODE(result.config_path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(result.config_path.parent.stat().st_mode) == 0o700
+    assert memory_keyring.entries[("nika-os/acme", "scaleway.access_key")] == SCW_ACCESS
+    text = result.config_path.read_text()
+    assert SCW_SECRET not in text and "scaleway.secret_key" in text
+    assert load_tenant("acme") == config
+
+
+def test_ctrl_c_writes_nothing(run_wizard: Runner, memory_keyring: MemoryKeyring) -> None:
+    keys = CLEAR + "acme" + ENTER + CLEAR + "Acme" + ENTER + ENTER + CTRL_C
+    with pytest.raises(KeyboardInterrupt):
+        run_wizard(keys)
+    assert not tenant_config_path("acme").parent.exists()
+    assert memory_keyring.entries == {}
+
+
+def test_ctrl_c_at_the_summary_writes_nothing(
+    run_wizard: Runner, memory_keyring: MemoryKeyring
+) -> None:
+    with pytest.raises(KeyboardInterrupt):
+        run_wizard(CLEAR + "acme" + ENTER + full_flow(provider_keys=SCW_KEYS) + CTRL_C)
+    assert not tenant_config_path("acme").exists()
+    assert memory_keyring.entries == {}
+
+
+def test_quit_at_the_summary_writes_nothing(
+    run_wizard: Runner, memory_keyring: MemoryKeyring
+) -> None:
+    run = run_wizard(CLEAR + "acme" + ENTER + full_flow(provider_keys=SCW_KEYS) + "3" + ENTER)
+    assert run.outcome is None and "Nothing written" in run.text
+
+
+def test_rerun_keep_changes_nothing(run_wizard: Runner, memory_keyring: MemoryKeyring) -> None:
+    path = existing_tenant()
+    before = path.read_bytes()
+    run = run_wizard(CLEAR + "acme" + ENTER + ENTER)  # Keep is the default
+    assert run.outcome is None
+    assert "already exists" in run.text
+    assert path.read_bytes() == before
+
+
+def test_rerun_modify_one_section(run_wizard: Runner, memory_keyring: MemoryKeyring) -> None:
+    existing_tenant()
+    keys = "2" + ENTER + "2" + ENTER + "3" + ENTER + ENTER  # modify → plan → multimodal → write
+    run = run_wizard(keys, tenant="acme")
+    assert run.outcome is not None
+    config = run.outcome.plan.config
+    assert config.plan is Plan.MULTIMODAL
+    assert config.quotas.ram_mb == 16384  # plan-default quotas follow the plan
+    assert Provider.RUNPOD in config.providers  # other sections untouched
+    assert run.outcome.plan.secrets == {} and not run.outcome.backup
+
+
+def test_rerun_reset_keeps_a_backup(run_wizard: Runner, memory_keyring: MemoryKeyring) -> None:
+    path = existing_tenant()
+    before = path.read_text()
+    run = run_wizard("3" + ENTER + full_flow(provider_keys=SCW_KEYS) + ENTER, tenant="acme")
+    assert run.outcome is not None and run.outcome.backup
+    assert list(run.outcome.plan.config.providers) == [Provider.SCALEWAY]  # started over
+    result = write_setup(run.outcome.plan, run.outcome.store, run.outcome.storage, backup=True)
+    assert result.backup_path is not None and result.backup_path.read_text() == before
+    assert stat.S_IMODE(result.backup_path.stat().st_mode) == 0o600
+    assert load_tenant("acme").display_name == "Acme Corp"
+
+
+def test_setup_section_edits_only_that_section(
+    run_wizard: Runner, memory_keyring: MemoryKeyring
+) -> None:
+    existing_tenant()
+    keys = (
+        "n"  # not the plan defaults
+        + CLEAR + "150" + ENTER
+        + CLEAR + "lots" + ENTER + CLEAR + "4096" + ENTER  # refused, then accepted
+        + ENTER  # tokens: keep
+        + ENTER  # write
+    )
+    run = run_wizard(keys, section="quotas")  # the only tenant is picked
+    assert run.outcome is not None
+    quotas = run.outcome.plan.config.quotas
+    assert (quotas.cpu_percent, quotas.ram_mb, quotas.tokens_per_day) == (150, 4096, 2_000_000)
+    assert run.outcome.plan.config.plan is Plan.PRO
+
+
+def test_section_needs_an_existing_tenant(run_wizard: Runner) -> None:
+    with pytest.raises(TenantNotFound):
+        run_wizard("", section="plan")
+
+
+def test_a_malformed_config_is_refused_and_left_alone(run_wizard: Runner) -> None:
+    path = tenant_config_path("acme")
+    path.parent.mkdir(parents=True)
+    path.write_text("schema_version: 1\ntenant_id: acme\ndisplay_name: [unclosed\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        run_wizard("", tenant="acme")
+    assert path.read_text().endswith("[unclosed\n")
+
+
+def test_no_secure_store_records_env_names(run_wizard: Runner, no_keyring: None) -> None:
+    env = {"SCW_ACCESS_KEY": SCW_ACCESS, "SCW_SECRET_KEY": SCW_SECRET}
+    run = run_wizard(CLEAR + "acme" + ENTER + full_flow() + ENTER, env=env)
+    assert run.outcome is not None
+    assert "No secure store" in run.text and "--insecure-storage" in run.text
+    refs = run.outcome.plan.config.providers[Provider.SCALEWAY].fields
+    assert refs["access_key"].source is SecretSource.ENV
+    assert refs["access_key"].name == "SCW_ACCESS_KEY"
+    assert run.outcome.plan.secrets == {}
+    assert any("SCW_SECRET_KEY must be set" in w for w in run.outcome.plan.warnings)
+
+
+def test_insecure_storage_writes_the_0600_file(run_wizard: Runner, no_keyring: None) -> None:
+    run = run_wizard(CLEAR + "acme" + ENTER + full_flow(provider_keys=SCW_KEYS) + ENTER, insecure=True)
+    assert run.outcome is not None and run.outcome.storage is SecretSource.FILE
+    write_setup(run.outcome.plan, run.outcome.store, run.outcome.storage, backup=False)
+    secrets = run.outcome.store.insecure_path
+    assert stat.S_IMODE(secrets.stat().st_mode) == 0o600
+    assert SCW_SECRET in secrets.read_text()
+    assert SCW_SECRET not in tenant_config_path("acme").read_text()
+
+
+def test_env_values_are_offered_with_a_mask(
+    run_wizard: Runner, memory_keyring: MemoryKeyring
+) -> None:
+    env = {"SCW_ACCESS_KEY": SCW_ACCESS, "SCW_SECRET_KEY": SCW_SECRET}
+    run = run_wizard(CLEAR + "acme" + ENTER + full_flow(provider_keys="yy") + ENTER, env=env)
+    assert run.outcome is not None
+    assert run.outcome.plan.secrets["scaleway.secret_key"] == SCW_SECRET
+
+
+def test_gcp_service_account_from_a_path(
+    run_wizard: Runner, memory_keyring: MemoryKeyring, tmp_path: Path
+) -> None:
+    creds = tmp_path / "sa.json"
+    creds.write_text(
+        '{"type": "service_account", "project_id": "p", "private_key_id": "abcd1234",'
+        ' "private_key": "-----BEGIN PRIVATE KEY-----\\nx\\n-----END PRIVATE KEY-----\\n",'
+        ' "client_email": "n@p.iam.gserviceaccount.com"}'
+    )
+    gcp_only = "\x1b[B" * 3 + " " + ENTER  # 4th provider: Google Cloud
+    keys = full_flow(providers=gcp_only, provider_keys=str(tmp_path / "nope") + ENTER + CLEAR + str(creds) + ENTER)
+    run = run_wizard(CLEAR + "acme" + ENTER + keys + ENTER)
+    assert run.outcome is not None
+    assert run.outcome.plan.secrets["gcp.service_account"] == creds.read_text()
+    assert "scale_horizontal_gpu" in run.text and "(key ****1234)" in run.text
+
+
+def test_a_missing_agent_cli_is_said_plainly(
+    run_wizard: Runner, memory_keyring: MemoryKeyring
+) -> None:
+    keys = (
+        CLEAR + "acme" + ENTER + CLEAR + "Acme" + ENTER + ENTER + ENTER
+        + "2" + ENTER  # Codex: not on the test PATH
+        + ENTER + ENTER + ENTER + ENTER + ENTER + ENTER + ENTER + ENTER + ENTER
+    )
+    run = run_wizard(keys)
+    assert run.outcome is not None and run.outcome.plan.config.agent_cli.value == "codex"
+    assert "Codex is not installed" in run.text and "npm install -g @openai/codex" in run.text
+
+
+def test_sections_match_the_cli_choices() -> None:
+    from nika_tui.cli.setup import SECTION_NAMES
+
+    assert tuple(SECTIONS) == SECTION_NAMES
