@@ -114,7 +114,7 @@ def percentiles(samples_s: Sequence[float]) -> dict[str, float]:
 
 
 def sentence(rng: np.random.Generator, ticket: str, french: bool) -> str:
-    """A realistic coding-team fact around one rare ticket id."""
+    """A realistic coding-team fact; about half of the templates name a rare ticket id."""
     templates = TEMPLATES_FR if french else TEMPLATES_EN
     template = templates[int(rng.integers(len(templates)))]
     return template.format(

@@ -211,6 +211,8 @@ class ReviewItemView:
     reason: str = ""
     judge: str = ""
     created_at: datetime | None = None
+    status: str = "pending"
+    """pending | approved | rejected (only pending pairs are shown)."""
     raw: str = ""
     """The stored JSON when it could not be parsed (``unreadable`` is then True)."""
     unreadable: bool = False

@@ -1,10 +1,269 @@
-"""Placeholder: this command group is being built (see the open issues)."""
+"""``nika audit``, ``nika purge plan|apply|restore`` and ``nika rem run`` (memory debt).
+
+When the memory service runs, each command is an RPC to it (it is the single writer and holds
+the stores open). When it does not, the command opens the stores itself: these maintenance
+passes work on stored vectors only and never load the embedding model.
+"""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import os
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from nika_tui.cli.common import add_json_flag, print_json
+from nika_tui.errors import NikaError, ServiceNotRunning, ValidationFailed
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from nika_tui.engine.context import EngineContext
+
+RPC_TIMEOUT_S = 1800.0
+"""A full audit at 413k points takes ~30 s; a first REM pass on a big tenant can take minutes."""
+LOCAL_DIMENSION = 384
+"""Vector size of the default local model (all-MiniLM-L6-v2)."""
+
+
+class StoredVectorsOnly:
+    """The embedder of a maintenance pass run outside the service: it must never embed."""
+
+    def __init__(self, dimension: int) -> None:
+        self._dimension = dimension
+
+    @property
+    def dimension(self) -> int:
+        """Vector size of the stores."""
+        return self._dimension
+
+    @property
+    def name(self) -> str:
+        """``stored-vectors-only``."""
+        return "stored-vectors-only"
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Refuse: audit, purge and REM compare stored vectors."""
+        raise NikaError("this maintenance command cannot embed text", "start `nika up`")
+
+
+def _local_context(env: Mapping[str, str]) -> EngineContext:
+    from nika_tui.engine.context import EngineContext
+    from nika_tui.services.redis_server import connect
+    from nika_tui.services.vectors import open_vector_store
+
+    raw = env.get("NIKA_EMBEDDINGS_DIMENSION", "").strip()
+    dimension = int(raw) if raw.isdigit() and int(raw) > 0 else LOCAL_DIMENSION
+    return EngineContext(
+        env=dict(env),
+        redis=connect(env, start=True),
+        vectors=open_vector_store(env, dimension),
+        embedder=StoredVectorsOnly(dimension),
+    )
+
+
+def run_op(op: str, body: dict[str, Any], local: Callable[[EngineContext], dict[str, Any]]) -> Any:
+    """Through the service when it runs, else locally on the stores.
+
+    Args:
+        op: RPC operation name.
+        body: Its body.
+        local: The same operation on a local engine context.
+
+    Returns:
+        The operation's result.
+    """
+    env = dict(os.environ)
+    from nika_tui.services.memory_client import MemoryClient
+
+    try:
+        client = MemoryClient.from_env(env)
+        if client.service_alive():
+            return client.call(op, body, timeout=RPC_TIMEOUT_S)
+    except ServiceNotRunning:
+        pass  # no Redis yet: run locally (it starts the embedded one)
+    ctx = _local_context(env)
+    try:
+        return local(ctx)
+    finally:
+        ctx.vectors.close()
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
-    """Nothing registered yet."""
+    """Add ``nika audit``, ``nika purge``, ``nika rem``."""
+    audit = sub.add_parser("audit", help="memory-debt metrics against their thresholds")
+    audit.add_argument("--tenant", default=None, help="one tenant (default: every tenant)")
+    audit.add_argument("--sample", type=int, default=1000, help="points sampled for duplicates")
+    audit.add_argument("--seed", type=int, default=None, help="random seed (reproducible)")
+    audit.add_argument(
+        "--no-act", action="store_true", help="measure and record only: no action, no pause"
+    )
+    add_json_flag(audit)
+    audit.set_defaults(handler=_audit)
+
+    purge = sub.add_parser("purge", help="remove retired memories safely (archive first)")
+    psub = purge.add_subparsers(dest="purge_command", metavar="ACTION", required=True)
+    for name, helptext, fn in (
+        ("plan", "what would leave the live index, with replacements", _purge_plan),
+        ("apply", "apply the plan (needs --yes unless auto-purge is autonomous)", _purge_apply),
+        ("restore", "put archived memories back", _purge_restore),
+    ):
+        p = psub.add_parser(name, help=helptext)
+        p.add_argument("--tenant", required=True, help="tenant id")
+        if name != "restore":
+            p.add_argument("--retention-days", type=float, default=None, help="default 30")
+        if name == "apply":
+            p.add_argument("--yes", action="store_true", help="confirm the purge")
+        if name != "plan":
+            p.add_argument("--id", action="append", default=None, help="only this id (repeat)")
+        add_json_flag(p)
+        p.set_defaults(handler=fn)
+
+    rem = sub.add_parser("rem", help="the REM consolidation pass")
+    rsub = rem.add_subparsers(dest="rem_command", metavar="ACTION", required=True)
+    run = rsub.add_parser("run", help="merge, re-judge, retire obsolete, promote (never deletes)")
+    run.add_argument("--tenant", default=None, help="one tenant (default: every tenant)")
+    run.add_argument(
+        "--all", action="store_true", help="consider every memory, not only the last day's"
+    )
+    add_json_flag(run)
+    run.set_defaults(handler=_rem_run)
+
+
+def _status_line(m: Mapping[str, Any]) -> str:
+    value = m.get("value")
+    shown = "no data" if value is None else f"{value:.4g}"
+    ci = m.get("ci")
+    interval = f" [{ci[0]:.3g}, {ci[1]:.3g}]" if ci else ""
+    return (
+        f"  {m['status']:<5} {m['name']:<24} {shown:>10}{interval}  "
+        f"threshold {m['threshold']:g} {m['unit']}  (n={m['sample_size']})"
+    )
+
+
+def _audit(args: argparse.Namespace) -> int:
+    if args.sample < 1:
+        raise ValidationFailed("--sample must be at least 1", "e.g. --sample 1000")
+    body: dict[str, Any] = {"sample_size": args.sample, "act": not args.no_act}
+    if args.tenant:
+        body["tenant_id"] = args.tenant
+    if args.seed is not None:
+        body["seed"] = args.seed
+
+    def local(ctx: EngineContext) -> dict[str, Any]:
+        from nika_tui.engine.audit import _audit_op
+
+        return _audit_op(ctx, body)
+
+    result = run_op("audit", body, local)
+    if args.json:
+        print_json(result)
+        return 0
+    for tenant_id, rep in result["tenants"].items():
+        flag = "  CRITICAL" if rep.get("critical") else ""
+        print(f"{tenant_id}: audit at {rep['at']} in {rep['duration_s']} s{flag}")
+        for m in rep["metrics"]:
+            print(_status_line(m))
+        for a in rep.get("actions", []):
+            print(f"  action {a['action']}: {a['decision']} ({a['governed_by']}={a['mode']})")
+        for reason in rep.get("critical_reasons", []):
+            print(f"  critical: {reason}")
+        for s in rep.get("strategies", []):
+            print(f"  strategy for {s['indicator']}: {s['advice']}")
+    return 0
+
+
+def _purge_plan(args: argparse.Namespace) -> int:
+    body = {"tenant_id": args.tenant, "retention_days": args.retention_days}
+
+    def local(ctx: EngineContext) -> dict[str, Any]:
+        from nika_tui.engine.purge import plan
+
+        return plan(ctx, args.tenant, args.retention_days).to_dict()
+
+    result = run_op("purge.plan", body, local)
+    if args.json:
+        print_json(result)
+        return 0
+    print(
+        f"{result['count']} memories would leave the live index of {args.tenant} "
+        f"({result['kept_within_retention']} kept inside the {result['retention_days']:g}-day "
+        "retention)"
+    )
+    for item in result["items"]:
+        repl = item["replacement_id"] or "no replacement"
+        print(f"  {item['id']}  {item['reason']:<16} → {repl}  {item['text'][:60]}")
+    return 0
+
+
+def _purge_apply(args: argparse.Namespace) -> int:
+    body: dict[str, Any] = {
+        "tenant_id": args.tenant,
+        "confirmed": bool(args.yes),
+        "retention_days": args.retention_days,
+    }
+    if args.id:
+        body["ids"] = args.id
+
+    def local(ctx: EngineContext) -> dict[str, Any]:
+        from nika_tui.engine.purge import apply
+
+        return apply(
+            ctx, args.tenant, confirmed=args.yes, retention=args.retention_days, ids=args.id
+        ).to_dict()
+
+    result = run_op("purge.apply", body, local)
+    if args.json:
+        print_json(result)
+        return 0
+    print(f"removed {result['removed_count']}, skipped {result['skipped_count']}")
+    for s in result["skipped"]:
+        sessions = f" ({', '.join(s['sessions'])})" if s.get("sessions") else ""
+        print(f"  skipped {s['id']}: {s['why']}{sessions}")
+    return 0
+
+
+def _purge_restore(args: argparse.Namespace) -> int:
+    body: dict[str, Any] = {"tenant_id": args.tenant}
+    if args.id:
+        body["ids"] = args.id
+
+    def local(ctx: EngineContext) -> dict[str, Any]:
+        from nika_tui.engine.purge import restore
+
+        restored = restore(ctx, args.tenant, args.id)
+        return {"restored": restored, "count": len(restored)}
+
+    result = run_op("purge.restore", body, local)
+    if args.json:
+        print_json(result)
+        return 0
+    print(f"restored {result['count']} memories")
+    return 0
+
+
+def _rem_run(args: argparse.Namespace) -> int:
+    body: dict[str, Any] = {"all": bool(args.all)}
+    if args.tenant:
+        body["tenant_id"] = args.tenant
+
+    def local(ctx: EngineContext) -> dict[str, Any]:
+        from nika_tui.engine.rem import _rem_op
+
+        return _rem_op(ctx, body)
+
+    result = run_op("rem.run", body, local)
+    if args.json:
+        print_json(result)
+        return 0
+    for tenant_id, s in result["tenants"].items():
+        before = sum(v["current"] for v in s["before"].values())
+        after = sum(v["current"] for v in s["after"].values())
+        resumed = f" (finished interrupted run {s['resumed']})" if s.get("resumed") else ""
+        print(f"{tenant_id}: current memories {before} → {after}{resumed}")
+        for step, info in s["steps"].items():
+            print(
+                f"  {step:<9} retired {len(info['retired'])}, added {len(info['added'])}, "
+                f"reviews {info['reviews']}"
+            )
+    return 0

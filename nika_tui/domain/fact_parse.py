@@ -41,6 +41,7 @@ _TIME = re.compile(r"\b(\d{1,2})[:h](\d{2})\b")
 _PERCENT = re.compile(r"\b(\d+(?:[.,]\d+)?)\s?%")
 _VERSION = re.compile(r"\bv?(\d+(?:\.\d+)+)\b|\bv(\d+)\b")
 _MIXED_ID = re.compile(r"\b(?=[\w-]*\d)(?=[\w-]*[a-zA-Z])[a-zA-Z0-9][\w-]*\b")
+_COMPOUND_ID = re.compile(r"(?<![\w-])[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+(?![\w-])")
 _NUMBER = re.compile(r"\b\d+\b")
 _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ0-9][\wÀ-ÖØ-öø-ÿ-]*")
 _SENTENCE_BREAK = re.compile(r"[.!?;]\s")
@@ -266,7 +267,8 @@ _STOPWORD_TEXT = """
     where when how all any each every some such only just still again very more most less
     use uses used using run runs running ran live lives lived happen happens happened go goes
     going went get gets got set sets make makes made need needs needed require requires
-    required requiring want wants keep keeps kept take takes took put puts call called
+    required requiring want wants keep keeps kept take takes took put puts call called named
+    appelle appellent nomme nommee
     now then yet today tonight yesterday tomorrow morning night last next week weeks since ago
     lately day days month months year years time times
     le la les l un une des du de d au aux ce cet cette ces il elle ils elles on nous vous
@@ -388,6 +390,8 @@ def _extract_values(text: str) -> tuple[str, dict[str, set[str]]]:
     c.take(_PERCENT, PERCENT, _norm_percent)
     c.take(_VERSION, VERSION, _norm_version)
     c.take(_MIXED_ID, ID)
+    # Lower-case compounds (acme-ci-cache, web-prod, max_connections) name things: values.
+    c.take(_COMPOUND_ID, ID)
     return c.text, c.values
 
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from enum import StrEnum
 
-from nika_tui.domain.fact_parse import NAME, TICKET, ParsedFact, parse_fact
+from nika_tui.domain.fact_parse import ID, NAME, TICKET, ParsedFact, parse_fact, stem
 from nika_tui.domain.verdicts import Fact, Judgement, Verdict
 
 SAME_TIME = timedelta(minutes=15)
@@ -42,6 +42,13 @@ SAME_TIME = timedelta(minutes=15)
 
 SUBJECT_OVERLAP = 0.5
 """Share of the smaller fact's subject stems the other must contain to be 'the same subject'."""
+
+SUBJECT_MIN_COVERAGE = 1 / 3
+"""Share of the *larger* fact's subject stems that must be shared: one common word out of
+four ("service") does not make the same subject."""
+
+REPLACE_MIN_COVERAGE = 0.5
+"""A stated change retires the old fact only when half of the larger subject is shared."""
 
 RULES_JUDGE_NAME = "rules"
 
@@ -75,18 +82,31 @@ class Comparison:
 
 
 def _reconcile(a: ParsedFact, b: ParsedFact) -> tuple[set[str], dict[str, set[str]]]:
-    """A sentence-initial capitalised word of ``a`` that ``b`` uses as a name is a name in ``a``.
+    """Decide, knowing the other fact, whether a sentence-initial capitalised word is a name.
 
-    "Felix is working on JOB-142" vs "JOB-142 is assigned to Felix": Felix is the same name.
+    "Felix is working on JOB-142" vs "JOB-142 is assigned to Felix": the other fact uses it as
+    a name. "Alice owns billing" vs "Billing moved to Bob": the other fact names someone, this
+    one names nobody, and the word does not occur in the other fact: a name candidate.
     """
     content = set(a.content)
     values = {k: set(v) for k, v in a.values.items()}
     other_names = b.values.get(NAME, frozenset())
+    own_names = a.values.get(NAME, frozenset())
     for word in a.sentence_initial:
-        if word in other_names:
-            content.discard(word[:5])
+        candidate = bool(other_names) and not own_names and word not in b.mentions
+        if word in other_names or (candidate and stem(word) in content):
+            content.discard(stem(word))
             values.setdefault(NAME, set()).add(word)
     return content, values
+
+
+def _align(words: set[str], other: set[str]) -> set[str]:
+    """Map a short whole word to the other side's longer stem it begins ("own" → "owner")."""
+    out: set[str] = set()
+    for word in words:
+        longer = sorted(w for w in other if w != word and w.startswith(word))
+        out.add(longer[0] if 3 <= len(word) < 5 and longer else word)
+    return out
 
 
 def compare(old: ParsedFact, new: ParsedFact) -> Comparison:
@@ -101,18 +121,27 @@ def compare(old: ParsedFact, new: ParsedFact) -> Comparison:
     """
     old_content, old_values = _reconcile(old, new)
     new_content, new_values = _reconcile(new, old)
+    old_content = _align(old_content, new_content)
+    new_content = _align(new_content, old_content)
     shared = old_content & new_content
     old_only = old_content - new_content
     new_only = new_content - old_content
     smaller = min(len(old_content), len(new_content))
+    larger = max(len(old_content), len(new_content))
     families = (set(old_values) & set(new_values)) - {TICKET}
     shared_values = any(old_values[f] & new_values[f] for f in families)
     # With no subject words on one side, a shared value is the only sign of a shared subject.
     fallback = SUBJECT_OVERLAP if shared_values else 0.0
     containment = len(shared) / smaller if smaller else fallback
+    # Share of the *larger* subject covered: low when one fact says much more.
+    coverage = len(shared) / larger if larger else fallback
     # The same work item (JOB-12 on both sides) is the same subject whatever the wording.
     same_ticket = bool(old_values.get(TICKET, set()) & new_values.get(TICKET, set()))
-    same_subject = containment >= SUBJECT_OVERLAP or same_ticket
+    if same_ticket:
+        containment = coverage = 1.0
+    same_subject = same_ticket or (
+        containment >= SUBJECT_OVERLAP and coverage >= SUBJECT_MIN_COVERAGE
+    )
 
     changed = tuple(
         (f, tuple(sorted(old_values[f])), tuple(sorted(new_values[f])))
@@ -124,6 +153,7 @@ def compare(old: ParsedFact, new: ParsedFact) -> Comparison:
     conflicts = [f for f, o, n in changed if set(o) - set(n) and set(n) - set(o)]
     adds = [f for f, o, n in changed if set(n) - set(o)]
     subject = tuple(sorted(shared))
+    new_families = set(new_values) - set(old_values) - {TICKET}
     # What each side says that the other does not, outside the conflicting families: subject
     # words and values of families the other side lacks.
     old_extra = set(old_only) | {
@@ -133,51 +163,88 @@ def compare(old: ParsedFact, new: ParsedFact) -> Comparison:
         f"{f}:{v}" for f, vs in new_values.items() if f not in old_values for v in vs
     }
 
-    old_value_tokens = {v for vs in old_values.values() for v in vs}
-    explicit = (new.retired_mentions & (old.mentions | old_value_tokens)) | (
-        new.retired_clause & old_value_tokens
+    def result(kind: Conflict, detail: str, tension: bool) -> Comparison:
+        return Comparison(kind, subject, changed, detail, tension)
+
+    # An outgoing value must be one the old fact holds now, not one it itself retired.
+    old_current = ({v for vs in old_values.values() for v in vs} | old.mentions) - (
+        old.retired_mentions | old.retired_clause
     )
-    if explicit and (shared or shared_values or containment > 0):
-        detail = "the new fact retires " + ", ".join(sorted(explicit))
-        return Comparison(Conflict.EXPLICIT, subject, changed, detail, True)
+    old_value_tokens = {v for vs in old_values.values() for v in vs} - old.retired_mentions
+    explicit = (new.retired_mentions & old_current) | (new.retired_clause & old_value_tokens)
+    if explicit and (shared or shared_values):
+        return result(
+            Conflict.EXPLICIT, "the new fact retires " + ", ".join(sorted(explicit)), True
+        )
 
     tension = same_subject and bool(
         conflicts or adds or (new_extra and (new.change_cue or old_extra))
     )
     if old.negated != new.negated:
-        if same_subject and not conflicts and (shared_values or not families):
+        values_agree = shared_values and not conflicts
+        no_values = not old_values and not new_values
+        if same_subject and not new_only and coverage >= 0.5 and (values_agree or no_values):
             polarity = "denies" if new.negated else "asserts"
-            detail = f"the new fact {polarity} what the old one stated"
-            return Comparison(Conflict.RETRACTION, subject, changed, detail, True)
-        detail = "a negation about another value: both can hold"
-        return Comparison(Conflict.NONE, subject, changed, detail, tension)
+            return result(
+                Conflict.RETRACTION, f"the new fact {polarity} what the old one stated", True
+            )
+        if tension and new_only:
+            return result(Conflict.REFINEMENT, "opposite polarity about a narrower subject", True)
+        return result(Conflict.NONE, "a negation about another value: both can hold", tension)
     if not same_subject:
         detail = "different subjects" if not shared else "subjects overlap too little"
-        return Comparison(Conflict.NONE, subject, changed, detail, False)
+        return result(Conflict.NONE, detail, False)
 
     if new.change_cue:
         if not adds and not new_extra:
-            return Comparison(Conflict.NONE, subject, changed, "same content restated", False)
+            return result(Conflict.NONE, "same content restated", False)
         if adds and new_extra and not old_extra:
-            detail = "the new fact names a narrower subject: maybe another entity"
-            return Comparison(Conflict.REFINEMENT, subject, changed, detail, True)
-        if adds or old_extra:
-            return Comparison(Conflict.CUE_CHANGE, subject, changed, "a stated change", True)
-        return Comparison(Conflict.NONE, subject, changed, "adds detail", False)
+            return result(
+                Conflict.REFINEMENT,
+                "the new fact names a narrower subject: maybe another entity",
+                True,
+            )
+        if conflicts and old_only and new_only:
+            # A subject word differs on each side *and* a value differs ("the search service
+            # … 8080" / "the billing service now … 8081"): maybe another entity, not a change.
+            return result(
+                Conflict.REFINEMENT,
+                "both a subject word and a value differ: maybe another entity",
+                True,
+            )
+        if coverage < REPLACE_MIN_COVERAGE and (adds or old_extra):
+            return result(
+                Conflict.REFINEMENT, "the subjects only partly overlap: maybe another entity", True
+            )
+        if adds:
+            return result(Conflict.CUE_CHANGE, "a stated change", True)
+        if not old_extra:
+            return result(Conflict.NONE, "adds detail", tension)
+        if new_families:
+            # The new fact speaks of another attribute (a day where the old one had a host).
+            return result(Conflict.NONE, "a change of another attribute: both can hold", tension)
+        if shared_values or len(old_extra) > 1 or len(new_extra) > 1:
+            # Words changed, not a value: safe only when one word replaces one word and no
+            # value is common to both ("Camille … paiements" / "Camille … facturation").
+            return result(Conflict.REFINEMENT, "a change, but of what is unclear", True)
+        return result(Conflict.CUE_CHANGE, "a stated change", True)
 
     if len(conflicts) == 1 and not old_extra and not new_extra:
-        return Comparison(Conflict.SWAP, subject, changed, "one value changed", True)
+        if conflicts[0] == ID:
+            # Q3 vs Q4, eu-1 vs eu-2: identifiers often name the entity itself.
+            return result(Conflict.REFINEMENT, "another identifier: maybe another entity", True)
+        return result(Conflict.SWAP, "one value changed", True)
     if len(conflicts) == 1 and bool(old_extra) != bool(new_extra):
-        detail = "one fact names a narrower subject: maybe another entity"
-        return Comparison(Conflict.REFINEMENT, subject, changed, detail, True)
+        return result(
+            Conflict.REFINEMENT, "one fact names a narrower subject: maybe another entity", True
+        )
     if len(conflicts) >= 2:
-        detail = "several values differ: another thing, not a change"
-        return Comparison(Conflict.NONE, subject, changed, detail, tension)
+        return result(Conflict.NONE, "several values differ: another thing, not a change", tension)
     if conflicts:
-        return Comparison(Conflict.NONE, subject, changed, "different subjects", tension)
+        return result(Conflict.NONE, "different subjects", tension)
     if not changed and not old_only and not new_only:
-        return Comparison(Conflict.NONE, subject, changed, "duplicate", False)
-    return Comparison(Conflict.NONE, subject, changed, "compatible details", tension)
+        return result(Conflict.NONE, "duplicate", False)
+    return result(Conflict.NONE, "compatible details", tension)
 
 
 def _describe_changes(cmp: Comparison) -> str:

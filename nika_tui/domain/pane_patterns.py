@@ -35,7 +35,7 @@ _COMMON_WORKING = (r"esc to interrupt", r"Thinking…", r"Working…", _SPINNER)
 
 PANE_PATTERNS: dict[str, dict[KernelState, tuple[str, ...]]] = {
     "claude-code": {
-        KernelState.EXITED: (r"\[exited\]", r"^Pane is dead", _SHELL_PROMPT),
+        KernelState.EXITED: (r"\[exited(?: \d+)?\]", r"^Pane is dead", _SHELL_PROMPT),
         KernelState.WAITING_INPUT: (
             *_COMMON_WAITING,
             r"Claude needs your permission",
@@ -45,7 +45,7 @@ PANE_PATTERNS: dict[str, dict[KernelState, tuple[str, ...]]] = {
         KernelState.IDLE: (_PROMPT_ONLY, r"\? for shortcuts", r"^\s*[│|]\s*>\s"),
     },
     "codex": {
-        KernelState.EXITED: (r"\[exited\]", r"^Pane is dead", _SHELL_PROMPT),
+        KernelState.EXITED: (r"\[exited(?: \d+)?\]", r"^Pane is dead", _SHELL_PROMPT),
         KernelState.WAITING_INPUT: (
             *_COMMON_WAITING,
             r"Would you like to run the following command\?",
@@ -57,7 +57,7 @@ PANE_PATTERNS: dict[str, dict[KernelState, tuple[str, ...]]] = {
         KernelState.IDLE: (_PROMPT_ONLY, r"⏎ send", r"context left", r"^\s*›\s"),
     },
     "gemini-cli": {
-        KernelState.EXITED: (r"\[exited\]", r"^Pane is dead", _SHELL_PROMPT),
+        KernelState.EXITED: (r"\[exited(?: \d+)?\]", r"^Pane is dead", _SHELL_PROMPT),
         KernelState.WAITING_INPUT: (
             *_COMMON_WAITING,
             r"Apply this change\?",
@@ -69,7 +69,7 @@ PANE_PATTERNS: dict[str, dict[KernelState, tuple[str, ...]]] = {
         KernelState.IDLE: (_PROMPT_ONLY, r"Type your message"),
     },
     "opencode": {
-        KernelState.EXITED: (r"\[exited\]", r"^Pane is dead", _SHELL_PROMPT),
+        KernelState.EXITED: (r"\[exited(?: \d+)?\]", r"^Pane is dead", _SHELL_PROMPT),
         KernelState.WAITING_INPUT: (
             *_COMMON_WAITING,
             r"Permission required",
@@ -81,7 +81,7 @@ PANE_PATTERNS: dict[str, dict[KernelState, tuple[str, ...]]] = {
     },
     # A shell tenant (or the stand-in agent): its shell prompt is idle, not exited.
     "shell": {
-        KernelState.EXITED: (r"\[exited\]", r"^Pane is dead", r"^\[Process completed\]"),
+        KernelState.EXITED: (r"\[exited(?: \d+)?\]", r"^Pane is dead", r"^\[Process completed\]"),
         KernelState.WAITING_INPUT: (*_COMMON_WAITING, r"[Pp]assword( for \S+)?:\s*$"),
         KernelState.WORKING: _COMMON_WORKING,
         KernelState.IDLE: (_PROMPT_ONLY, _SHELL_PROMPT),

@@ -15,17 +15,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
 
 from nika_tui.domain.envelope import explain_validation_error
-from nika_tui.domain.memory import MemoryRecord, Status, content_hash, memory_id
+from nika_tui.domain.memory import Layer, MemoryRecord, Status, content_hash, memory_id
 from nika_tui.domain.ports import PointFilter, VectorPoint
 from nika_tui.domain.requests import RememberRequest
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.supersede import supersede
-from nika_tui.errors import ValidationFailed
+from nika_tui.errors import NikaError, StoreUnavailable, ValidationFailed
 from nika_tui.services import redis_keys
 from nika_tui.services.memory_client import idempotency_key
 
@@ -62,24 +63,20 @@ def parse_request(raw: str) -> RememberRequest:
         ) from exc
 
 
-def ingest(
-    ctx: EngineContext, req: RememberRequest, vector: Sequence[float] | None = None
-) -> IngestOutcome:
-    """Store one memory and supersede what it replaces.
+@dataclass
+class _Prepared:
+    req: RememberRequest
+    record: MemoryRecord
+    payload: dict[str, Any]
+    vector: list[float]
+    outcome: IngestOutcome
+    replay: bool
 
-    Args:
-        ctx: engine context.
-        req: the request (text already length-checked by its model).
-        vector: its embedding when the caller embedded a batch; computed here otherwise.
 
-    Returns:
-        The outcome: the point id, and what was retired / queued for review.
-
-    Raises:
-        TenantNotFound: the tenant has no config.
-        ValidationFailed: blank text or another invalid field.
-        StoreUnavailable: the vector store or Redis failed (the entry must not be acked).
-    """
+def _prepare(
+    ctx: EngineContext, req: RememberRequest, vector: Sequence[float], now: datetime
+) -> _Prepared | IngestOutcome:
+    """Validate one request and build its record; a duplicate comes back as its outcome."""
     ctx.tenant(req.tenant_id)
     if not req.text.strip():
         raise ValidationFailed("text is empty", "remember a non-empty fact")
@@ -87,8 +84,8 @@ def ingest(
     point_id = memory_id(req.tenant_id, key)
     chash = content_hash(req.tenant_id, req.layer, req.text, req.meta.project_id)
     outcome = IngestOutcome(point_id, req.tenant_id, key, req.layer.value)
-
     if req.idempotency_key and req.idempotency_key != chash:
+        # The writer's own key: the same text under another key is still the same fact.
         same_text = [
             p
             for p in ctx.vectors.scroll(
@@ -101,13 +98,8 @@ def ingest(
         ]
         if same_text:
             outcome.status = "duplicate"
-            outcome.duplicate_of = same_text[0].id
-            outcome.id = same_text[0].id
+            outcome.duplicate_of = outcome.id = same_text[0].id
             return outcome
-
-    if vector is None:
-        vector = ctx.embedder.embed([req.text])[0]
-    now = ctx.clock()
     existing = ctx.vectors.retrieve(req.tenant_id, req.layer, [point_id])
     previous = MemoryRecord.from_payload(dict(existing[0].payload)) if existing else None
     replay = previous is not None and previous.status is Status.CURRENT
@@ -125,32 +117,114 @@ def ingest(
     )
     payload = record.to_payload()
     payload["idempotency_key"] = key
-    ctx.vectors.upsert(
-        req.tenant_id, req.layer, [VectorPoint(point_id, list(vector), req.text, payload)]
-    )
-    result = supersede(ctx, record, vector)
-    outcome.retired, outcome.reviews, outcome.kept = result.retired, result.reviews, result.kept
-    outcome.judgements = result.judgements
-    if replay:
-        outcome.status = "replayed"
-        return outcome
-    ctx.bus(req.tenant_id).append(
+    return _Prepared(req, record, payload, list(vector), outcome, replay)
+
+
+def ingest_batch(
+    ctx: EngineContext,
+    reqs: Sequence[RememberRequest],
+    vectors: Sequence[Sequence[float]] | None = None,
+) -> list[IngestOutcome | NikaError]:
+    """Store a batch of memories (one upsert per tenant and layer), then supersede each.
+
+    Supersede runs in request order, and a memory's candidates never include memories that come
+    *later* in the same batch: the result is the same as ingesting one by one.
+
+    Args:
+        ctx: engine context.
+        reqs: the requests (texts already length-checked by their model).
+        vectors: their embeddings when the caller has them; computed here otherwise.
+
+    Returns:
+        One outcome per request, in order; a request refused for a reason a retry cannot fix
+        (unknown tenant, blank text) gets its :class:`NikaError` instead.
+
+    Raises:
+        StoreUnavailable: the vector store or Redis failed (nothing may be acknowledged).
+    """
+    if vectors is None:
+        vectors = ctx.embedder.embed([r.text for r in reqs]) if reqs else []
+    now = ctx.clock()
+    results: list[IngestOutcome | NikaError | _Prepared] = []
+    by_id: dict[str, _Prepared] = {}
+    by_hash: dict[tuple[str, str], _Prepared] = {}
+    for req, vector in zip(reqs, vectors, strict=True):
+        try:
+            prepared = _prepare(ctx, req, vector, now)
+        except StoreUnavailable:
+            raise
+        except NikaError as exc:
+            results.append(exc)
+            continue
+        if isinstance(prepared, _Prepared):
+            # Twice in one batch (a writer's retry, or one text under two keys): keep the first.
+            first = by_id.get(prepared.record.id) or by_hash.get(
+                (req.tenant_id, prepared.record.content_hash)
+            )
+            if first is not None:
+                dup = prepared.outcome
+                dup.status, dup.id, dup.duplicate_of = "duplicate", first.record.id, first.record.id
+                results.append(dup)
+                continue
+            by_id[prepared.record.id] = prepared
+            by_hash[(req.tenant_id, prepared.record.content_hash)] = prepared
+        results.append(prepared)
+    todo = [p for p in results if isinstance(p, _Prepared)]
+    groups: dict[tuple[str, Layer], list[VectorPoint]] = {}
+    for p in todo:
+        groups.setdefault((p.req.tenant_id, p.req.layer), []).append(
+            VectorPoint(p.record.id, p.vector, p.req.text, p.payload)
+        )
+    for (tenant_id, layer), points in groups.items():
+        ctx.vectors.upsert(tenant_id, layer, points)
+    later = {p.record.id for p in todo}
+    for p in todo:
+        later.discard(p.record.id)
+        _finish(ctx, p, exclude=later, now=now)
+    return [p.outcome if isinstance(p, _Prepared) else p for p in results]
+
+
+def _finish(ctx: EngineContext, p: _Prepared, exclude: set[str], now: datetime) -> None:
+    result = supersede(ctx, p.record, p.vector, exclude=exclude)
+    out = p.outcome
+    out.retired, out.reviews, out.kept = result.retired, result.reviews, result.kept
+    out.judgements = result.judgements
+    if p.replay:
+        out.status = "replayed"
+        return
+    tenant_id = p.req.tenant_id
+    ctx.bus(tenant_id).append(
         "memory.ingested",
         {
-            "memory_id": point_id,
-            "layer": req.layer.value,
-            "content_hash": chash,
+            "memory_id": p.record.id,
+            "layer": p.req.layer.value,
+            "content_hash": p.record.content_hash,
             "retired": result.retired,
             "reviews": result.reviews,
         },
-        meta=req.meta,
+        meta=p.req.meta,
         now=now,
     )
-    ctx.redis.hincrby(redis_keys.metrics(req.tenant_id), "ingested", 1)
+    ctx.redis.hincrby(redis_keys.metrics(tenant_id), "ingested", 1)
     ctx.redis.xadd(
         redis_keys.ENTITY_FEED,
-        {"event": "ingested", "tenant_id": req.tenant_id, "id": point_id},
+        {"event": "ingested", "tenant_id": tenant_id, "id": p.record.id},
         maxlen=10_000,
         approximate=True,
     )
-    return outcome
+
+
+def ingest(
+    ctx: EngineContext, req: RememberRequest, vector: Sequence[float] | None = None
+) -> IngestOutcome:
+    """Store one memory and supersede what it replaces (see :func:`ingest_batch`).
+
+    Raises:
+        TenantNotFound: the tenant has no config.
+        ValidationFailed: blank text or another invalid field.
+        StoreUnavailable: the vector store or Redis failed (the entry must not be acked).
+    """
+    [result] = ingest_batch(ctx, [req], None if vector is None else [vector])
+    if isinstance(result, NikaError):
+        raise result
+    return result

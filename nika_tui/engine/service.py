@@ -32,12 +32,14 @@ from typing import Any
 
 import redis
 
+from nika_tui.domain.ports import VectorStore
 from nika_tui.domain.requests import RememberRequest
 from nika_tui.engine.context import EngineContext
-from nika_tui.engine.ingest import ingest, parse_request
+from nika_tui.engine.ingest import ingest_batch, parse_request
 from nika_tui.engine.ops import OpHandler
 from nika_tui.engine.ops_registry import load_ops
 from nika_tui.errors import NikaError, StoreUnavailable, ValidationFailed
+from nika_tui.paths import data_dir, ensure_private_dir
 from nika_tui.services import redis_keys
 
 log = logging.getLogger("nika.service")
@@ -53,6 +55,8 @@ INGEST_DONE_TTL_S = 600
 """Seconds an ingest outcome waits for its writer in ``ingest_done`` before expiring."""
 MAX_DELIVERIES = 10
 RETRY_BACKOFF_S = 2.0
+READ_ONLY_OPS = frozenset({"recall", "history", "review.list", "stats", "ping"})
+"""Ops that write nothing; after any other op the store is flushed before the reply."""
 
 if redis_keys.INGEST_GROUP != redis_keys.RPC_GROUP:  # pragma: no cover - a contract check
     raise RuntimeError("the service reads both streams with one XREADGROUP: same group name")
@@ -269,6 +273,7 @@ class MemoryService:
 
     # --- ingest ---------------------------------------------------------------------------
     def _handle_ingest(self, entries: list[tuple[str, dict[str, str]]]) -> None:
+        """Ingest a batch, make it durable, then acknowledge each entry (never before)."""
         parsed: list[tuple[str, dict[str, str], RememberRequest]] = []
         for entry_id, fields in entries:
             try:
@@ -277,21 +282,23 @@ class MemoryService:
                 self._dead_letter(entry_id, fields, exc)
         if not parsed:
             return
-        vectors = self.ctx.embedder.embed([req.text for _, _, req in parsed])
-        for (entry_id, fields, req), vector in zip(parsed, vectors, strict=True):
-            self.beat()
-            self._serve_waiting_rpc()
-            try:
-                outcome = ingest(self.ctx, req, vector)
-            except StoreUnavailable:
-                raise  # leave it pending: the loop backs off and replays it
-            except NikaError as exc:
-                self._dead_letter(entry_id, fields, exc, req)
-                continue
-            self._ack(entry_id, req, outcome.to_dict())
-            self.processed += 1
-            if self._stop.is_set():
-                return
+        self._serve_waiting_rpc()
+        # StoreUnavailable propagates: nothing of the batch is acked, the loop replays it.
+        results = ingest_batch(self.ctx, [req for _, _, req in parsed])
+        self._flush()
+        for (entry_id, fields, req), result in zip(parsed, results, strict=True):
+            if isinstance(result, NikaError):
+                self._dead_letter(entry_id, fields, result, req)
+            else:
+                self._ack(entry_id, req, result.to_dict())
+                self.processed += 1
+        self.beat()
+
+    def _flush(self) -> None:
+        """Make every write of the batch durable on disk before anything is acknowledged."""
+        flush = getattr(self.ctx.vectors, "flush", None)
+        if callable(flush):
+            flush()
 
     def _ack(self, entry_id: str, req: RememberRequest, outcome: Mapping[str, Any]) -> None:
         done = redis_keys.ingest_done(req.tenant_id, req.idempotency_key)
@@ -340,7 +347,10 @@ class MemoryService:
             deadline = 0.0
         reply: dict[str, Any] | None = None
         if request_id and deadline >= time.time():
-            reply = self._dispatch(fields.get("op", ""), fields.get("body", "{}"))
+            op = fields.get("op", "")
+            reply = self._dispatch(op, fields.get("body", "{}"))
+            if op not in READ_ONLY_OPS:
+                self._flush()
         pipe = self.r.pipeline(transaction=True)
         pipe.xack(redis_keys.RPC_STREAM, GROUP, entry_id)
         pipe.xdel(redis_keys.RPC_STREAM, entry_id)
@@ -384,5 +394,15 @@ def build_context(env: Mapping[str, str] | None = None) -> EngineContext:
     e: Mapping[str, str] = dict(os.environ if env is None else env)
     r = connect(e, start=True)
     embedder = open_embedder(e)
-    vectors = open_vector_store(e, embedder.dimension)
+    vectors: VectorStore
+    if e.get("QDRANT_URL", "").strip():
+        vectors = open_vector_store(e, embedder.dimension)
+    else:
+        from nika_tui.services.vectors.edge import EdgeVectorStore
+
+        # Flushed once per batch by the service (before acking), not after every write: the
+        # WAL already survives a killed process, and per-write flushes cost ~0.3 s each here.
+        vectors = EdgeVectorStore(
+            ensure_private_dir(data_dir(e) / "qdrant"), embedder.dimension, flush_writes=False
+        )
     return EngineContext(env=e, redis=r, vectors=vectors, embedder=embedder)

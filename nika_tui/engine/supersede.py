@@ -15,7 +15,7 @@ time than the old one (a backdated fact never retires a newer one, whatever the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from nika_tui.domain.memory import MemoryRecord, Status
@@ -59,19 +59,22 @@ class Candidate:
 
 
 def find_candidates(
-    ctx: EngineContext, new: MemoryRecord, vector: Sequence[float]
+    ctx: EngineContext,
+    new: MemoryRecord,
+    vector: Sequence[float],
+    exclude: Collection[str] = (),
 ) -> list[Candidate]:
     """Current memories of the same tenant/layer/project at or above the threshold, oldest first."""
     flt = PointFilter(
         equals={"status": Status.CURRENT.value, "project_id": new.meta.project_id},
     )
     hits = ctx.vectors.search_dense(
-        new.tenant_id, new.layer, vector, flt=flt, limit=MAX_CANDIDATES + 1
+        new.tenant_id, new.layer, vector, flt=flt, limit=MAX_CANDIDATES + 1 + len(exclude)
     )
     found = [
         Candidate(MemoryRecord.from_payload(dict(h.payload)), h.score)
         for h in hits
-        if h.id != new.id and h.score >= SUPERSEDE_MIN_COSINE
+        if h.id != new.id and h.id not in exclude and h.score >= SUPERSEDE_MIN_COSINE
     ][:MAX_CANDIDATES]
     return sorted(found, key=lambda c: (c.record.valid_from, c.record.asserted_at, c.record.id))
 
@@ -93,10 +96,18 @@ def _judge(ctx: EngineContext, old: MemoryRecord, new: MemoryRecord) -> Judgemen
     return judgement
 
 
-def supersede(ctx: EngineContext, new: MemoryRecord, vector: Sequence[float]) -> SupersedeOutcome:
-    """Judge every candidate against ``new`` (already stored) and apply the verdicts."""
+def supersede(
+    ctx: EngineContext,
+    new: MemoryRecord,
+    vector: Sequence[float],
+    exclude: Collection[str] = (),
+) -> SupersedeOutcome:
+    """Judge every candidate against ``new`` (already stored) and apply the verdicts.
+
+    ``exclude``: ids never to treat as candidates (memories later in the same ingest batch).
+    """
     outcome = SupersedeOutcome()
-    for cand in find_candidates(ctx, new, vector):
+    for cand in find_candidates(ctx, new, vector, exclude):
         old = cand.record
         judgement = _judge(ctx, old, new)
         outcome.judgements.append(

@@ -51,17 +51,18 @@ SORTS: dict[str, Callable[[TenantRow], Any]] = {
     "fill": lambda r: (-(r.fill.percent or -1.0), r.tenant_id),
     "debt": lambda r: (-STATUS_RANK.get(r.debt_status, 0), r.tenant_id),
 }
-COLUMNS: tuple[tuple[str, str], ...] = (
-    ("tenant", "Tenant"),
-    ("state", "Kernel"),
-    ("source", "By"),
-    ("cli", "CLI"),
-    ("fill", "Context (│ = 61%)"),
-    ("forecast", "Forecast"),
-    ("debt", "Debt"),
-    ("review", "Review"),
-    ("confirm", "Confirm"),
-    ("beat", "Beat"),
+COLUMNS: tuple[tuple[str, str, int], ...] = (
+    # Fixed widths: live values never make the table reflow under the cursor.
+    ("tenant", "Tenant", 14),
+    ("state", "Kernel", 15),
+    ("source", "By", 4),
+    ("cli", "CLI", 11),
+    ("fill", "Context (│ = 61%)", 25),
+    ("forecast", "Forecast", 11),
+    ("debt", "Debt", 22),
+    ("review", "Review", 6),
+    ("confirm", "Confirm", 7),
+    ("beat", "Beat", 5),
 )
 _SORT_BY_COLUMN = {"tenant": "tenant", "state": "state", "fill": "fill", "debt": "debt"}
 
@@ -129,8 +130,8 @@ class OverviewScreen(DashboardScreen):
         table: DataTable[Text | str] = DataTable(
             id="tenants", cursor_type="row", zebra_stripes=True
         )
-        for key, label in COLUMNS:
-            table.add_column(label, key=key)
+        for key, label, width in COLUMNS:
+            table.add_column(label, key=key, width=width)
         yield table
         yield Static("no tenant matches the filter", id="overview-empty")
 
@@ -158,7 +159,7 @@ class OverviewScreen(DashboardScreen):
         if ids == self._shown:
             # Same rows in the same order: update cells in place (cursor and scroll untouched).
             for row in rows:
-                for (key, _), value in zip(COLUMNS, row_cells(row), strict=True):
+                for (key, _, _), value in zip(COLUMNS, row_cells(row), strict=True):
                     with contextlib.suppress(CellDoesNotExist):
                         table.update_cell(row.tenant_id, key, value)
         else:

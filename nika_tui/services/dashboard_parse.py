@@ -264,19 +264,53 @@ def _side(data: object) -> MemorySide:
 
 
 def parse_review_item(tenant_id: str, raw: object, fallback_id: str = "") -> ReviewItemView:
-    """One entry of the review-queue hash (an UNCERTAIN pair)."""
+    """One entry of the review-queue hash (an UNCERTAIN pair).
+
+    Accepts the engine's flat ``ReviewItem`` (``old_id``, ``old_text``, ``old_valid_from``...)
+    and the nested form (``old: {id, text, valid_from, meta}``) used by fixtures.
+    """
     data = load_json(raw)
-    if not isinstance(data, dict) or not isinstance(data.get("old", data.get("old_record")), dict):
+    if not isinstance(data, dict):
+        return ReviewItemView(fallback_id, tenant_id, raw=_str(raw), unreadable=True)
+    if isinstance(data.get("old"), dict):
+        old, new = _side(data.get("old")), _side(data.get("new"))
+    elif "old_text" in data or "old_id" in data:
+        old = MemorySide(
+            _str(data.get("old_id")),
+            _str(data.get("old_text")),
+            as_datetime(data.get("old_valid_from")),
+        )
+        new = MemorySide(
+            _str(data.get("new_id")),
+            _str(data.get("new_text")),
+            as_datetime(data.get("new_valid_from")),
+        )
+    else:
         return ReviewItemView(fallback_id, tenant_id, raw=_str(raw), unreadable=True)
     judgement = _dict(data.get("judgement"))
     return ReviewItemView(
         id=_str(data.get("id")) or fallback_id,
         tenant_id=tenant_id,
-        old=_side(data.get("old", data.get("old_record"))),
-        new=_side(data.get("new", data.get("new_record"))),
+        old=old,
+        new=new,
         reason=_str(data.get("reason") or judgement.get("reason")),
         judge=_str(data.get("judge") or judgement.get("judge")),
         created_at=as_datetime(data.get("created_at") or data.get("queued_at")),
+        status=_str(data.get("status")) or "pending",
+    )
+
+
+def provenance(side: MemorySide, record: object) -> MemorySide:
+    """Fill a side's session / agent / turn from a memory record (``history`` op reply)."""
+    rec = _dict(record)
+    meta = _dict(rec.get("meta"))
+    return MemorySide(
+        id=side.id,
+        text=side.text or _str(rec.get("text")),
+        timestamp=side.timestamp or as_datetime(rec.get("valid_from")),
+        session=_str(meta.get("session_id")),
+        agent=_str(meta.get("agent_type")),
+        turn=_str(meta.get("turn") or meta.get("parent_id")),
     )
 
 
@@ -299,7 +333,7 @@ def parse_purge_plan(tenant_id: str, data: object) -> PurgePlanView:
                 blocked_by=tuple(_str(b) for b in blocked) if isinstance(blocked, list) else (),
             )
         )
-    count = _int(data.get("dry_run_count"))
+    count = _int(data.get("dry_run_count")) if "dry_run_count" in data else None
     if count is None:
         count = sum(1 for i in items if not i.blocked_by)
     return PurgePlanView(tenant_id, tuple(items), count)
@@ -357,6 +391,11 @@ def parse_counts(data: object) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     if not isinstance(data, dict):
         return out
+    tenants = data.get("tenants")
+    if isinstance(tenants, dict) and len(tenants) == 1:  # the engine's {"tenants": {t: ...}}
+        data = next(iter(tenants.values()))
+        if not isinstance(data, dict):
+            return out
     counts = data.get("counts", data)
     if isinstance(counts, list):  # [{"layer", "status", "count"}]
         for c in counts:

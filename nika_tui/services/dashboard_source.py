@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -29,6 +30,7 @@ from nika_tui.paths import tenant_config_path, tenant_data_dir, tmux_socket_name
 from nika_tui.services import redis_keys as keys
 from nika_tui.services.config_store import list_tenant_ids, parse_config
 from nika_tui.services.dashboard_parse import (
+    load_json,
     parse_bus_line,
     parse_confirmation,
     parse_counts,
@@ -39,6 +41,7 @@ from nika_tui.services.dashboard_parse import (
     parse_recall,
     parse_review_item,
     pending_confirmations,
+    provenance,
     worst_metric,
 )
 from nika_tui.services.redis_server import redis_url
@@ -57,9 +60,13 @@ from nika_tui.ui_model import (
     Snapshot,
     TenantDetail,
     TenantRow,
+    as_float,
 )
 
 Rpc = Callable[[str, dict[str, Any], float], dict[str, Any]]
+REVIEW_DECISION = {"replace": "approve", "keep": "reject"}
+"""Dashboard wording → the engine's review decision (approve = retire the old one)."""
+MAX_PROVENANCE = 20
 TAIL_BYTES = 32 * 1024
 MAX_TAIL_LINES = 500
 _REDIS_ERRORS = (redis.RedisError, OSError)
@@ -332,28 +339,66 @@ class RedisDashboardSource:
             self._drop_client()
             return []
         items = [parse_review_item(tenant_id, v, k) for k, v in raw.items()]
-        return sorted(items, key=lambda i: (i.created_at is None, i.created_at or 0, i.id))
+        items = [i for i in items if i.unreadable or i.status == "pending"]
+        items.sort(key=lambda i: (i.created_at is None, i.created_at or 0, i.id))
+        return [self._with_provenance(i) for i in items[:MAX_PROVENANCE]] + items[MAX_PROVENANCE:]
+
+    def _with_provenance(self, item: ReviewItemView) -> ReviewItemView:
+        """Session / agent / turn of both sides, from the service's ``history`` (when up)."""
+        if item.unreadable:
+            return item
+        sides = []
+        for side in (item.old, item.new):
+            try:
+                reply = self._rpc(
+                    "history", {"tenant_id": item.tenant_id, "memory_id": side.id}, 2.0
+                )
+            except NikaError:
+                return item  # the service is down: show the pair without provenance
+            record = next((r for r in reply.get("records", []) if r.get("id") == side.id), None)
+            sides.append(provenance(side, record) if record else side)
+        return replace(item, old=sides[0], new=sides[1])
 
     def resolve_review(self, tenant_id: str, item_id: str, resolution: ReviewResolution) -> str:
         """approve-replace / keep-both through the service (which logs it); skip changes nothing."""
         if resolution == "skip":
             return f"skipped {item_id}: it stays in the queue"
-        reply = self._rpc(
-            "review.resolve",
-            {"tenant_id": tenant_id, "review_id": item_id, "resolution": resolution},
-        )
-        return str(reply.get("message") or f"{item_id}: {resolution}")
+        decision = REVIEW_DECISION[resolution]
+        self._rpc("review.resolve", {"tenant_id": tenant_id, "id": item_id, "decision": decision})
+        return f"{item_id}: {'old retired (replaced)' if resolution == 'replace' else 'both kept'}"
 
     def purge_plan(self, tenant_id: str) -> PurgePlanView:
         """The dry-run plan from the service."""
-        return parse_purge_plan(tenant_id, self._rpc("purge.plan", {"tenant_id": tenant_id}, 30.0))
+        plan = parse_purge_plan(tenant_id, self._rpc("purge.plan", {"tenant_id": tenant_id}, 30.0))
+        blocked = self._active_refs(tenant_id, [i.memory_id for i in plan.items])
+        items = tuple(
+            replace(i, blocked_by=blocked.get(i.memory_id, i.blocked_by)) for i in plan.items
+        )
+        return replace(plan, items=items, dry_run_count=sum(1 for i in items if not i.blocked_by))
+
+    def _active_refs(self, tenant_id: str, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        """Sessions still holding each id in ``nika:rag:active_refs`` (seed: purge doctrine)."""
+        if not ids:
+            return {}
+        try:
+            raw = self._client().hmget(keys.ACTIVE_REFS, [f"{tenant_id}:{i}" for i in ids])
+        except _REDIS_ERRORS:
+            self._drop_client()
+            return {}
+        now = time.time()
+        out: dict[str, tuple[str, ...]] = {}
+        for memory_id, value in zip(ids, raw if isinstance(raw, list) else [], strict=False):
+            holders = load_json(value)
+            if isinstance(holders, dict):
+                live = tuple(sorted(s for s, exp in holders.items() if (as_float(exp) or 0) > now))
+                if live:
+                    out[memory_id] = live
+        return out
 
     def apply_purge(self, tenant_id: str, confirm_tenant_id: str) -> PurgeResult:
         """Apply the plan once the person typed the tenant id."""
         check_purge_confirmation(tenant_id, confirm_tenant_id)
-        reply = self._rpc(
-            "purge.apply", {"tenant_id": tenant_id, "confirm": confirm_tenant_id}, 120.0
-        )
+        reply = self._rpc("purge.apply", {"tenant_id": tenant_id, "confirmed": True}, 120.0)
         removed, skipped = reply.get("removed", 0), reply.get("skipped", 0)
         return PurgeResult(
             removed=int(removed) if isinstance(removed, int) else len(removed or []),

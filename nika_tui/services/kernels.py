@@ -57,8 +57,11 @@ from nika_tui.services.config_store import list_tenant_ids, load_tenant
 SESSION_PREFIX = "nika-tenant-"
 OWNER_OPTION = "@nika_tenant"
 AUTOCOMPACT_PCT = "61"
-EXEC_SHIM = ("/bin/sh", "-c", 'exec "$0" "$@"')
-"""Constant shell text; the tenant's argv follows as positional parameters (see module doc)."""
+RUN_SHIM = ("/bin/sh", "-c", '"$0" "$@"; s=$?; printf \'\\n[exited %d]\\n\' "$s"; exit "$s"')
+"""Constant shell text; the tenant's argv follows as positional parameters (see module doc).
+It prints ``[exited N]`` when the agent ends: tmux 3.3 does not always report a dead pane's
+status, and the reason of an exit is worth having."""
+_EXIT_MARK = re.compile(r"^\[exited (\d+)\]$")
 PANE_WIDTH, PANE_HEIGHT = 200, 50
 NIKA_LOCATION_VARS = ("NIKA_OS_CONFIG_DIR", "NIKA_OS_DATA_DIR", "NIKA_TMUX_SOCKET")
 """Passed on so that hooks and MCP inside the kernel find the same stores as nika."""
@@ -171,6 +174,44 @@ class KernelManager:
                 f"inspect the server with `tmux -L {self.socket} ls`",
             )
         return list(proc.stdout)
+
+    def _create_session(
+        self,
+        tenant_id: str,
+        name: str,
+        workdir: Path,
+        environment: Mapping[str, str],
+        argv: builtins.list[str],
+    ) -> None:
+        """Create the kernel's session in one tmux invocation (see the module docstring).
+
+        The session starts on a placeholder (``cat``, constant text), gets ``remain-on-exit``
+        and our owner mark, and only then ``respawn-pane -k`` replaces the placeholder with the
+        agent: the option is in place before the agent can exit, so even a CLI that dies at
+        once leaves its output and exit status behind.
+        """
+        target = _target(name)
+        args = (
+            "new-session", "-d", "-s", name,
+            "-x", str(PANE_WIDTH), "-y", str(PANE_HEIGHT),
+            "-c", str(workdir),
+            *[f"-e{key}={value}" for key, value in environment.items()],
+            "--", "cat",
+            ";", "set-option", "-w", "-t", target, "remain-on-exit", "on",
+            ";", "set-option", "-t", target, OWNER_OPTION, tenant_id,
+            ";", "respawn-pane", "-k", "-t", target, "-c", str(workdir), "--", *RUN_SHIM, *argv,
+        )  # fmt: skip
+        for attempt in range(4):
+            try:
+                self._tmux(*args)
+                return
+            except KernelError as error:
+                # The last session was just killed (a restart): the old server is still
+                # shutting down and refuses us. A new one starts on the next attempt.
+                transient = "server exited" in error.message or "no server" in error.message
+                if not transient or attempt == 3 or self._session(name) is not None:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
 
     def _session(self, name: str) -> libtmux.Session | None:
         try:
@@ -311,17 +352,9 @@ class KernelManager:
         environment = self.session_environment(config)
         self._install_hooks(config)
         started = time.monotonic()
-        out = self._tmux(
-            "new-session", "-d", "-s", name,
-            "-x", str(PANE_WIDTH), "-y", str(PANE_HEIGHT),
-            "-c", str(workdir),
-            *[f"-e{key}={value}" for key, value in environment.items()],
-            "-P", "-F", "#{pane_id} #{pane_pid}",
-            "--", *EXEC_SHIM, *argv,
-            ";", "set-option", "-w", "-t", _target(name), "remain-on-exit", "on",
-            ";", "set-option", "-t", _target(name), OWNER_OPTION, tenant_id,
-        )  # fmt: skip
-        pid = int(out[0].split()[1]) if out and len(out[0].split()) == 2 else None
+        self._create_session(tenant_id, name, workdir, environment, argv)
+        pane = self._pane(name)
+        pid = int(pane.pane_pid) if pane is not None and pane.pane_pid else None
         now = self._now()
         kernel_store.start_kernel(
             self.redis,
@@ -332,12 +365,17 @@ class KernelManager:
             now=now,
             heartbeat_ttl_s=self.heartbeat_ttl_s,
         )
+        ttfl = self._wait_first_output(tenant_id, name, config, argv, started) if wait else None
+        agent_pid = self._agent_pid(pid)
+        if agent_pid != pid:
+            self.redis.hset(redis_keys.kernel_state(tenant_id), "pid", str(agent_pid))
+            pid = agent_pid
         self._bus(
             tenant_id,
             "kernel.event",
-            {"action": "spawn", "session": name, "cli": config.agent_cli.value, "pid": pid},
-        )
-        ttfl = self._wait_first_output(tenant_id, name, config, argv, started) if wait else None
+            {"action": "spawn", "session": name, "cli": config.agent_cli.value, "pid": pid,
+             "pod_ttfl_s": ttfl},
+        )  # fmt: skip
         return SpawnResult(
             tenant_id,
             name,
@@ -347,6 +385,20 @@ class KernelManager:
             pod_ttfl_s=ttfl,
             command=argv,
         )
+
+    @staticmethod
+    def _agent_pid(shim_pid: int | None) -> int | None:
+        """The agent's pid: the child of our ``/bin/sh`` shim (Linux ``/proc``), else the shim's.
+
+        The shim forks the agent at once; once the agent has printed, the child exists.
+        """
+        if shim_pid is None:
+            return None
+        try:
+            children = Path(f"/proc/{shim_pid}/task/{shim_pid}/children").read_text().split()
+        except OSError:
+            return shim_pid
+        return int(children[0]) if children else shim_pid
 
     def _check_owner(self, tenant_id: str, name: str) -> None:
         owner = self._owner(name)
@@ -409,13 +461,14 @@ class KernelManager:
         kept = [line.rstrip() for line in raw if line.strip()]
         return kept[-lines:]
 
-    def _dead_status(self, name: str, pane: libtmux.Pane) -> str:
-        """The exit status of a dead pane ("?" when tmux never learns it).
-
-        tmux marks a pane dead when its terminal closes and learns the status when it reaps
-        the child, a moment later: wait briefly for the second.
-        """
-        deadline = time.monotonic() + 1.0
+    def _dead_status(self, name: str, pane: libtmux.Pane, tail: builtins.list[str]) -> str:
+        """The exit status of a dead pane: our ``[exited N]`` line, else tmux's, else "?"."""
+        for line in reversed(tail):
+            mark = _EXIT_MARK.match(line.strip())
+            if mark:
+                return mark.group(1)
+        # tmux learns the status when it reaps the child, a moment after the pane closed.
+        deadline = time.monotonic() + 0.3
         current: libtmux.Pane | None = pane
         while current is not None and not current.pane_dead_status:
             if time.monotonic() > deadline:
@@ -432,10 +485,13 @@ class KernelManager:
             reason = "the tmux session is gone"
             state = KernelState.EXITED
         else:
-            status = self._dead_status(name, pane)
-            last = [ln for ln in self._history_tail(pane, 6) if not ln.startswith("Pane is dead")]
-            tail = f": {last[-1]}" if last else ""
-            reason = f"exited with status {status}{tail}"
+            tail = self._history_tail(pane, 8)
+            status = self._dead_status(name, pane, tail)
+            last = [
+                ln for ln in tail if not ln.startswith("Pane is dead") and not _EXIT_MARK.match(ln)
+            ]
+            said = f": {last[-1]}" if last else ""
+            reason = f"exited with status {status}{said}"
             state = (
                 KernelState.ERROR
                 if during_spawn or status not in ("0", "?")

@@ -58,7 +58,10 @@ def test_issue_example_builds_the_config() -> None:
     refs = c.providers[Provider.SCALEWAY].fields
     assert refs["access_key"].source is SecretSource.KEYRING
     assert refs["access_key"].name == "scaleway.access_key"
-    assert plan.secrets == {"scaleway.access_key": SCW["access_key"], "scaleway.secret_key": SCW["secret_key"]}
+    assert plan.secrets == {
+        "scaleway.access_key": SCW["access_key"],
+        "scaleway.secret_key": SCW["secret_key"],
+    }
     dumped = c.model_dump_json()
     assert SCW["access_key"] not in dumped and SCW["secret_key"] not in dumped
 

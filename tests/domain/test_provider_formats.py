@@ -46,8 +46,20 @@ CASES = [
     Case("aws-lowercase", Provider.AWS, "access_key_id", "akiaIOSFODNN7EXAMPLE", False),
     Case("aws-short", Provider.AWS, "access_key_id", "AKIA123", False),
     Case("aws-wrong-prefix", Provider.AWS, "access_key_id", "AKIBIOSFODNN7EXAMPLE", False),
-    Case("aws-secret-40", Provider.AWS, "secret_access_key", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", True),
-    Case("aws-secret-39", Provider.AWS, "secret_access_key", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKE", False),
+    Case(
+        "aws-secret-40",
+        Provider.AWS,
+        "secret_access_key",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        True,
+    ),
+    Case(
+        "aws-secret-39",
+        Provider.AWS,
+        "secret_access_key",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKE",
+        False,
+    ),
     Case("scw-access", Provider.SCALEWAY, "access_key", "SCWABCDEFGHIJ1234567", True),
     Case("scw-access-16", Provider.SCALEWAY, "access_key", "SCWABCDEFGHIJ123456", False),
     Case("scw-access-lower", Provider.SCALEWAY, "access_key", "SCWabcdefghij1234567", False),
@@ -69,10 +81,20 @@ CASES = [
     Case("runpod-short", Provider.RUNPOD, "api_key", "short", False),
     Case("gcp-ok", Provider.GCP, "service_account", service_account(), True),
     Case("gcp-not-json", Provider.GCP, "service_account", "{nope", False),
-    Case("gcp-wrong-type", Provider.GCP, "service_account", service_account(type="authorized_user"), False),
+    Case(
+        "gcp-wrong-type",
+        Provider.GCP,
+        "service_account",
+        service_account(type="authorized_user"),
+        False,
+    ),
     Case("gcp-no-key", Provider.GCP, "service_account", service_account(private_key=None), False),
-    Case("gcp-no-email", Provider.GCP, "service_account", service_account(client_email=None), False),
-    Case("gcp-no-project", Provider.GCP, "service_account", service_account(project_id=None), False),
+    Case(
+        "gcp-no-email", Provider.GCP, "service_account", service_account(client_email=None), False
+    ),
+    Case(
+        "gcp-no-project", Provider.GCP, "service_account", service_account(project_id=None), False
+    ),
 ]
 
 

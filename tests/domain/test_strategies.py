@@ -27,12 +27,19 @@ def make_config(
 ) -> TenantConfig:
     refs = {
         p: ProviderConfig(
-            fields={s.name: SecretRef(source=SecretSource.ENV, name=s.env_var) for s in PROVIDER_FIELDS[p]}
+            fields={
+                s.name: SecretRef(source=SecretSource.ENV, name=s.env_var)
+                for s in PROVIDER_FIELDS[p]
+            }
         )
         for p in providers
     }
     return TenantConfig(
-        tenant_id="acme", display_name="Acme", providers=refs, knowledge_repo=repo, language=language
+        tenant_id="acme",
+        display_name="Acme",
+        providers=refs,
+        knowledge_repo=repo,
+        language=language,
     )
 
 

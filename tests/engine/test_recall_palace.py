@@ -103,7 +103,7 @@ def test_filters_by_project_job_domain_and_action_type(
                domain=Domain.INFRA, action=ActionType.DEPLOY)  # fmt: skip
     api = _add(engine_ctx, "The API deploys with Helm charts", project="api", job="JOB-2",
                domain=Domain.AGENT, action=ActionType.CONFIG)  # fmt: skip
-    q = "how do we deploy"
+    q = "deploys with Docker Compose or Helm charts"
     assert set(_ids(engine_ctx, query=q)) == {web.id, api.id}
     assert _ids(engine_ctx, query=q, project_id="api") == [api.id]
     assert _ids(engine_ctx, query=q, job_id="JOB-1") == [web.id]

@@ -13,6 +13,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -55,16 +56,27 @@ class Clock:
 
 
 @pytest.fixture
+def memory_store(tmp_path: Path) -> Iterator[EdgeVectorStore]:
+    """A Qdrant Edge store configured as the service opens it (flushed per batch, not per
+    write), in the test's tmp dir."""
+    from nika_tui.services.vectors.edge import EdgeVectorStore
+
+    store = EdgeVectorStore(tmp_path / "memory-qdrant", 384, flush_writes=False)
+    yield store
+    store.close()
+
+
+@pytest.fixture
 def engine_ctx(
     redis_client: redis.Redis,
-    edge_store: EdgeVectorStore,
+    memory_store: EdgeVectorStore,
     embedder: SentenceTransformerEmbedder,
 ) -> EngineContext:
     """The engine on real stores; its clock is the wall clock (tests may replace it)."""
     from nika_tui.engine.context import EngineContext
 
     return EngineContext(
-        env=dict(os.environ), redis=redis_client, vectors=edge_store, embedder=embedder
+        env=dict(os.environ), redis=redis_client, vectors=memory_store, embedder=embedder
     )
 
 

@@ -126,8 +126,9 @@ def test_spawn_runs_the_agent_in_its_own_session(
     status = wait_state(manager, "acme", KernelState.IDLE)
     assert status.source is StateSource.PANE
     assert status.cli == "shell" and status.pid == result.pid and not status.stale
-    assert ("kernel.event", {"action": "spawn", "session": "nika-tenant-acme", "cli": "shell",
-            "pid": result.pid}) in bus_kinds("acme")  # fmt: skip
+    spawn_event = {"action": "spawn", "session": "nika-tenant-acme", "cli": "shell",
+                   "pid": result.pid, "pod_ttfl_s": result.pod_ttfl_s}  # fmt: skip
+    assert ("kernel.event", spawn_event) in bus_kinds("acme")
 
 
 def test_spawning_a_running_kernel_is_a_noop(manager: KernelManager, workdir: Path) -> None:

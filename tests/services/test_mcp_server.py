@@ -27,6 +27,10 @@ def _params(tenant: str | None = TENANT) -> StdioServerParameters:
     return StdioServerParameters(command=sys.executable, args=["-m", "nika_tui", "mcp"], env=env)
 
 
+def _text(result: Any) -> str:
+    return "".join(getattr(c, "text", "") for c in result.content)
+
+
 def call(tool: str, arguments: dict[str, Any], tenant: str | None = TENANT) -> tuple[bool, str]:
     """(is_error, text) of one tool call on a fresh server process."""
 
@@ -43,8 +47,7 @@ def call(tool: str, arguments: dict[str, Any], tenant: str | None = TENANT) -> t
                 "memory_history",
             }
             result = await session.call_tool(tool, arguments)
-            text = "".join(getattr(c, "text", "") for c in result.content)
-            return bool(result.is_error), text
+            return bool(result.is_error), _text(result)
 
     return anyio.run(go)
 
@@ -86,19 +89,31 @@ def test_recall_round_trip_and_palace_with_running_service(
 ) -> None:
     make_tenant(TENANT)
     client = running_service.client
-    now = datetime.now(UTC)
     req = RememberRequest(
         tenant_id=TENANT,
         text="The acme staging database runs on db-staging-2.",
         layer=Layer.SEMANTIC,
-        meta=NikaMeta(timestamp=now, trigger=Trigger.USER, project_id="acme-api"),
+        meta=NikaMeta(timestamp=datetime.now(UTC), trigger=Trigger.USER, project_id="acme-api"),
     )
     client.wait_ingested(TENANT, client.remember(req), timeout=60)
-    is_error, text = call("memory_recall", {"query": "which host runs the staging database?"})
-    assert not is_error
-    assert "db-staging-2" in text
-    memory_id = text.split("]")[0].lstrip("[")
-    is_error, history = call("memory_history", {"memory_id": memory_id})
-    assert not is_error and "db-staging-2" in history
-    is_error, palace = call("memory_recall", {"query": "zebra migration to Mars"})
-    assert not is_error and palace == "no memory for zebra migration to Mars"
+
+    async def go() -> tuple[str, str, str]:
+        async with (
+            stdio_client(_params()) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            hit = await session.call_tool(
+                "memory_recall", {"query": "which host runs the staging database?"}
+            )
+            hit_text = _text(hit)
+            memory_id = hit_text.split("]")[0].lstrip("[")
+            chain = await session.call_tool("memory_history", {"memory_id": memory_id})
+            miss = await session.call_tool("memory_recall", {"query": "zebra migration to Mars"})
+            assert not (hit.is_error or chain.is_error or miss.is_error)
+            return hit_text, _text(chain), _text(miss)
+
+    hit, history, palace = anyio.run(go)
+    assert "db-staging-2" in hit and "(semantic," in hit
+    assert "db-staging-2" in history and "current" in history
+    assert palace == "no memory for zebra migration to Mars"  # PALACE: exactly, no guess

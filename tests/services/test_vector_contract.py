@@ -325,6 +325,7 @@ os.kill(os.getpid(), signal.SIGKILL)
 """
 
 
+@pytest.mark.slow
 def test_edge_writes_survive_kill_9_once_upsert_returned(tmp_path: Path) -> None:
     import subprocess
     import sys
@@ -337,4 +338,19 @@ def test_edge_writes_survive_kill_9_once_upsert_returned(tmp_path: Path) -> None
     assert proc.returncode == -9
     store = EdgeVectorStore(tmp_path / "qdrant", DIM)
     assert store.count("acme", SEM) == 20
+    store.close()
+
+
+def test_edge_optimize_keeps_points_and_ranking(tmp_path: Path) -> None:
+    from nika_tui.services.vectors.edge import EdgeVectorStore
+
+    store = EdgeVectorStore(tmp_path / "qdrant", DIM)
+    pts = [point("acme", unit(1, 0.05 * i), f"fact {i}") for i in range(40)]
+    store.upsert("acme", SEM, pts)
+    store.delete("acme", SEM, [p.id for p in pts[:10]])
+    before = [h.id for h in store.search_dense("acme", SEM, unit(1), limit=5)]
+    store.optimize("acme", SEM)
+    assert store.count("acme", SEM) == 30
+    assert [h.id for h in store.search_dense("acme", SEM, unit(1), limit=5)] == before
+    assert store.optimize("nobody", SEM) is False
     store.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,8 @@ from nika_tui.wizard.prompts import Prompter
 ENTER = "\r"
 DOWN = "\x1b[B"
 CTRL_C = "\x03"
-CLEAR = "\x7f" * 40  # backspaces: wipe a pre-filled default
+CLEAR = "\x05\x15"  # Ctrl-E then Ctrl-U: wipe the whole line (a pre-filled default)
+WATCHDOG_S = 30.0
 
 
 @dataclass
@@ -45,8 +47,8 @@ def agent_bin(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def run_wizard(agent_bin: Path) -> Runner:
-    """Run the wizard with ``keys`` typed up front; the input is closed after them, so a
-    missing keystroke ends the test with EOFError instead of hanging it."""
+    """Run the wizard with ``keys`` typed up front (prompt_toolkit keeps the typeahead for
+    the next prompt of the same input)."""
 
     def run(
         keys: str,
@@ -61,7 +63,12 @@ def run_wizard(agent_bin: Path) -> Runner:
         out = io.StringIO()
         with create_pipe_input() as inp:
             inp.send_text(keys)
-            inp.close()
+            # A missing keystroke would leave a prompt waiting forever: a watchdog closes the
+            # input after a generous delay so the test fails with EOFError instead of hanging.
+            # (Closing it right away races with prompt_toolkit's typeahead handling.)
+            watchdog = threading.Timer(WATCHDOG_S, inp.close)
+            watchdog.daemon = True
+            watchdog.start()
             wizard = SetupWizard(
                 Prompter(inp, DummyOutput()),
                 out=out,
@@ -72,7 +79,10 @@ def run_wizard(agent_bin: Path) -> Runner:
                 verify=verify,
                 endpoints=endpoints,
             )
-            outcome = wizard.run(tenant, section)
+            try:
+                outcome = wizard.run(tenant, section)
+            finally:
+                watchdog.cancel()
         return Run(outcome, out.getvalue())
 
     return run

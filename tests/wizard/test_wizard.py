@@ -28,15 +28,25 @@ SCW_SECRET = "1b4e28ba-2fa1-11d2-883f-0016d3cca427"
 def full_flow(*, providers: str = " " + ENTER, provider_keys: str = "") -> str:
     """Keys for every section after the tenant id (defaults unless stated)."""
     return (
-        CLEAR + "Acme Corp" + ENTER  # display name
+        CLEAR
+        + "Acme Corp"
+        + ENTER  # display name
         + ENTER  # language: en
-        + "2" + ENTER  # plan: pro
+        + "2"
+        + ENTER  # plan: pro
         + ENTER  # agent: the detected one (claude)
-        + "2" + ENTER  # privacy: default
+        + "2"
+        + ENTER  # privacy: default
         + providers  # checkbox: scaleway
         + provider_keys
         + ENTER  # knowledge repo: none
-        + ENTER + "2" + ENTER + ENTER + "3" + ENTER + "y"  # scale, compress off, purge, rem auto
+        + ENTER
+        + "2"
+        + ENTER
+        + ENTER
+        + "3"
+        + ENTER
+        + "y"  # scale, compress off, purge, rem auto
         + ENTER  # quotas: plan defaults
     )
 
@@ -71,8 +81,12 @@ def test_new_tenant_with_failed_validation_and_reentry(
     run_wizard: Runner, memory_keyring: MemoryKeyring
 ) -> None:
     keys = (
-        CLEAR + "A B" + ENTER  # refused inline: the same prompt stays
-        + CLEAR + "acme" + ENTER
+        CLEAR
+        + "A B"
+        + ENTER  # refused inline: the same prompt stays
+        + CLEAR
+        + "acme"
+        + ENTER
         + full_flow(
             provider_keys="SCW-too-short" + ENTER + CLEAR + SCW_KEYS  # bad key, then a good one
         )
@@ -166,8 +180,15 @@ def test_setup_section_edits_only_that_section(
     existing_tenant()
     keys = (
         "n"  # not the plan defaults
-        + CLEAR + "150" + ENTER
-        + CLEAR + "lots" + ENTER + CLEAR + "4096" + ENTER  # refused, then accepted
+        + CLEAR
+        + "150"
+        + ENTER
+        + CLEAR
+        + "lots"
+        + ENTER
+        + CLEAR
+        + "4096"
+        + ENTER  # refused, then accepted
         + ENTER  # tokens: keep
         + ENTER  # write
     )
@@ -205,7 +226,9 @@ def test_no_secure_store_records_env_names(run_wizard: Runner, no_keyring: None)
 
 
 def test_insecure_storage_writes_the_0600_file(run_wizard: Runner, no_keyring: None) -> None:
-    run = run_wizard(CLEAR + "acme" + ENTER + full_flow(provider_keys=SCW_KEYS) + ENTER, insecure=True)
+    run = run_wizard(
+        CLEAR + "acme" + ENTER + full_flow(provider_keys=SCW_KEYS) + ENTER, insecure=True
+    )
     assert run.outcome is not None and run.outcome.storage is SecretSource.FILE
     write_setup(run.outcome.plan, run.outcome.store, run.outcome.storage, backup=False)
     secrets = run.outcome.store.insecure_path
@@ -233,7 +256,10 @@ def test_gcp_service_account_from_a_path(
         ' "client_email": "n@p.iam.gserviceaccount.com"}'
     )
     gcp_only = "\x1b[B" * 3 + " " + ENTER  # 4th provider: Google Cloud
-    keys = full_flow(providers=gcp_only, provider_keys=str(tmp_path / "nope") + ENTER + CLEAR + str(creds) + ENTER)
+    keys = full_flow(
+        providers=gcp_only,
+        provider_keys=str(tmp_path / "nope") + ENTER + CLEAR + str(creds) + ENTER,
+    )
     run = run_wizard(CLEAR + "acme" + ENTER + keys + ENTER)
     assert run.outcome is not None
     assert run.outcome.plan.secrets["gcp.service_account"] == creds.read_text()
@@ -244,9 +270,25 @@ def test_a_missing_agent_cli_is_said_plainly(
     run_wizard: Runner, memory_keyring: MemoryKeyring
 ) -> None:
     keys = (
-        CLEAR + "acme" + ENTER + CLEAR + "Acme" + ENTER + ENTER + ENTER
-        + "2" + ENTER  # Codex: not on the test PATH
-        + ENTER + ENTER + ENTER + ENTER + ENTER + ENTER + ENTER + ENTER + ENTER
+        CLEAR
+        + "acme"
+        + ENTER
+        + CLEAR
+        + "Acme"
+        + ENTER
+        + ENTER
+        + ENTER
+        + "2"
+        + ENTER  # Codex: not on the test PATH
+        + ENTER
+        + ENTER
+        + ENTER
+        + ENTER
+        + ENTER
+        + ENTER
+        + ENTER
+        + ENTER
+        + ENTER
     )
     run = run_wizard(keys)
     assert run.outcome is not None and run.outcome.plan.config.agent_cli.value == "codex"
@@ -257,3 +299,59 @@ def test_sections_match_the_cli_choices() -> None:
     from nika_tui.cli.setup import SECTION_NAMES
 
     assert tuple(SECTIONS) == SECTION_NAMES
+
+
+def test_verify_rejects_a_key_and_offers_to_reenter_it(
+    run_wizard: Runner, memory_keyring: MemoryKeyring
+) -> None:
+    from tests.fake_providers import RUNPOD, fake_provider_server
+
+    runpod_only = "\x1b[B" * 5 + " " + ENTER
+    wrong = "rpa_" + "W" * 24
+    keys = (
+        CLEAR
+        + "acme"
+        + ENTER
+        + full_flow(
+            providers=runpod_only,
+            provider_keys=wrong + ENTER + "y" + RUNPOD["api_key"] + ENTER,
+        )
+        + ENTER
+    )
+    with fake_provider_server() as endpoints:
+        run = run_wizard(keys, verify=True, endpoints=endpoints)
+    assert run.outcome is not None
+    assert "online check RunPod: invalid" in run.text
+    assert "online check RunPod: ok" in run.text
+    assert run.outcome.plan.secrets == {"runpod.api_key": RUNPOD["api_key"]}
+
+
+def test_verify_is_skipped_in_local_privacy(
+    run_wizard: Runner, memory_keyring: MemoryKeyring
+) -> None:
+    keys = (
+        CLEAR
+        + "acme"
+        + ENTER
+        + CLEAR
+        + "Acme"
+        + ENTER
+        + ENTER
+        + ENTER
+        + ENTER
+        + ENTER  # privacy: local (the default)
+        + " "
+        + ENTER
+        + SCW_KEYS
+        + ENTER
+        + ENTER
+        + ENTER
+        + ENTER
+        + ENTER
+        + ENTER
+        + ENTER
+    )
+    # No server at all: a network call would be reported as a failure, not skipped.
+    run = run_wizard(keys, verify=True)
+    assert run.outcome is not None
+    assert "online check skipped: privacy 'local'" in run.text

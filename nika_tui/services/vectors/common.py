@@ -6,11 +6,12 @@ the fusion constant and the prefetch depth are defined once, here.
 
 from __future__ import annotations
 
-import math
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from nika_tui.domain.memory import Layer
 from nika_tui.domain.ports import PointFilter, VectorPoint
@@ -96,14 +97,19 @@ def check_layer(layer: Layer | str) -> Layer:
 
 def check_vector(vector: Sequence[float], dimension: int, what: str) -> list[float]:
     """A finite, non-zero vector of the store's dimension, as a list."""
-    values = [float(v) for v in vector]
-    if len(values) != dimension:
+    # numpy: a Python loop over 384 floats per point cost more than the store's own insert.
+    try:
+        array = np.asarray(vector, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValidationFailed(f"{what} is not a list of numbers", "re-embed the text") from None
+    if array.shape != (dimension,):
         raise ValidationFailed(
-            f"{what} has {len(values)} dimensions, the store holds {dimension}",
+            f"{what} has {array.size} dimensions, the store holds {dimension}",
             "embed with the same model the store was created with",
         )
-    if not all(math.isfinite(v) for v in values) or not any(values):
+    if not np.isfinite(array).all() or not array.any():
         raise ValidationFailed(f"{what} is zero or not finite", "re-embed the text")
+    values: list[float] = array.tolist()
     return values
 
 

@@ -72,19 +72,30 @@ def _translated(action: str, where: str) -> Iterator[None]:
 class EdgeVectorStore:
     """:class:`~nika_tui.domain.ports.VectorStore` on Qdrant Edge shards under ``root``."""
 
-    def __init__(self, root: Path, dimension: int, *, flush_writes: bool = True) -> None:
+    def __init__(
+        self,
+        root: Path,
+        dimension: int,
+        *,
+        flush_writes: bool = True,
+        search_threads: int | None = 1,
+    ) -> None:
         """Args:
         root: directory holding one sub-directory per tenant (created 0700).
         dimension: size of the dense vectors (384 for all-MiniLM-L6-v2).
         flush_writes: flush segments after every write call (default). Only bulk loaders
             that call :meth:`flush` themselves should turn it off; the WAL still protects
             against a killed process either way.
+        search_threads: search threads per shard (Qdrant's default is one pool per shard sized
+            by the CPU count: 8 threads per shard here, hundreds with many tenants; one is
+            enough for shards of this size). ``None`` keeps Qdrant's default.
         """
         if dimension < 1:
             raise ValueError("dimension must be positive")
         self._root = root
         self._dimension = dimension
         self._flush_writes = flush_writes
+        self._search_threads = search_threads
         self._shards: dict[tuple[str, Layer], Any] = {}
         self._lock = threading.Lock()
         self._encoder = SparseEncoder()
@@ -114,6 +125,7 @@ class EdgeVectorStore:
         return EdgeConfig(
             vectors={DENSE: EdgeVectorParams(size=self._dimension, distance=Distance.Cosine)},
             sparse_vectors={SPARSE: EdgeSparseVectorParams(modifier=Modifier.Idf)},
+            max_search_threads=self._search_threads,
         )
 
     def _shard(self, tenant_id: str, layer: Layer | str, *, create: bool) -> Any:

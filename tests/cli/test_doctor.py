@@ -1,0 +1,89 @@
+"""``nika doctor``: real checks on this machine; PATH controls tmux and the agent CLIs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nika_tui.cli import main
+from tests.plugins.keyring_memory import MemoryKeyring
+
+
+def _report(
+    capsys: pytest.CaptureFixture[str], *args: str
+) -> tuple[int, dict[str, dict[str, object]]]:
+    code = main(["doctor", "--json", *args])
+    data = json.loads(capsys.readouterr().out)
+    return code, {c["name"]: c for c in data["checks"]}
+
+
+def test_everything_required_is_here(capsys: pytest.CaptureFixture[str]) -> None:
+    code, checks = _report(capsys)
+    for name in ("tmux", "redis", "qdrant-edge", "embedder"):
+        assert checks[name]["status"] == "ok", checks[name]
+        assert checks[name]["required"] is True
+    assert "Redis server v=6.2" in str(checks["redis"]["detail"])
+    assert {
+        f"agent:{c}" for c in ("claude-code", "codex", "gemini-cli", "opencode", "shell")
+    } <= set(checks)
+    assert code == 0
+
+
+def test_missing_tmux_is_broken_with_a_fix(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    claude = bindir / "claude"
+    claude.write_text('#!/bin/sh\necho "2.0.1 (Claude Code)"\n')
+    claude.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bindir))
+    code, checks = _report(capsys)
+    assert code == 1
+    assert checks["tmux"]["status"] == "missing" and "install tmux" in str(checks["tmux"]["fix"])
+    assert checks["agent:claude-code"]["status"] == "ok" and "2.0.1" in str(
+        checks["agent:claude-code"]["detail"]
+    )
+    assert checks["agent:codex"]["status"] == "missing"
+    assert checks["agent:codex"]["fix"] == "npm install -g @openai/codex"
+    main(["doctor"])
+    text = capsys.readouterr().out
+    assert "MISSING  tmux" in text and "fix: install tmux" in text and "1 required broken" in text
+
+
+def test_keyring_is_advisory(
+    capsys: pytest.CaptureFixture[str], memory_keyring: MemoryKeyring
+) -> None:
+    _, checks = _report(capsys)
+    assert checks["keyring"]["status"] == "ok" and checks["keyring"]["required"] is False
+
+
+def test_no_keyring_is_a_warning_not_a_failure(capsys: pytest.CaptureFixture[str]) -> None:
+    import keyring
+    import keyring.backends.fail
+
+    previous = keyring.get_keyring()
+    keyring.set_keyring(keyring.backends.fail.Keyring())
+    try:
+        code, checks = _report(capsys)
+    finally:
+        keyring.set_keyring(previous)
+    assert checks["keyring"]["status"] == "warn" and "--insecure-storage" in str(
+        checks["keyring"]["fix"]
+    )
+    assert code == 0
+
+
+def test_the_embedder_check_never_imports_torch() -> None:
+    code = (
+        "import sys\n"
+        "from nika_tui.cli.doctor import check_embedder\n"
+        "r = check_embedder()\n"
+        "print(r.status, 'torch' in sys.modules, 'sentence_transformers' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["ok", "False", "False"]
