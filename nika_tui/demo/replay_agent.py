@@ -188,9 +188,14 @@ def _wait(seconds: float, speed: float) -> None:
 
 
 def play(
-    cwd: str, config_dir: Path, speed: float, fallback: Sequence[str], script: Sequence[Turn]
+    cwd: str,
+    config_dir: Path,
+    speed: float,
+    fallback: Sequence[str],
+    script: Sequence[Turn],
+    only: frozenset[int] = frozenset(),
 ) -> Path:
-    """Play the whole session; return the transcript path."""
+    """Play the session (only the turn numbers in ``only`` when given); the transcript path."""
     session = str(uuid.uuid4())
     path = config_dir / "projects" / project_dir_name(cwd) / f"{session}.jsonl"
     tr = Transcript(path, session, cwd)
@@ -206,6 +211,8 @@ def play(
         say(f"SessionStart hook injected {len(out.encode())} bytes of recalled memory")
     compacted = False
     for number, turn in enumerate(script, start=1):
+        if only and number not in only:
+            continue
         _wait(turn.pause_s, speed)
         say(f"turn {number}: {turn.prompt[:70]}")
         tr.user(turn.prompt)
@@ -255,11 +262,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--speed", type=float, default=1.0, help="divide every pause by this")
     parser.add_argument("--cwd", default=os.getcwd(), help="the project directory it works in")
     parser.add_argument("--exit-when-done", action="store_true", help="do not wait for input")
+    parser.add_argument(
+        "--turns", default="", help="play only these turn numbers, e.g. 1,10 (a quick look)"
+    )
     args = parser.parse_args(argv)
+    try:
+        only = frozenset(int(n) for n in args.turns.split(",") if n.strip())
+    except ValueError:
+        parser.error("--turns takes comma-separated turn numbers, e.g. 1,10")
     config_dir = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
     cwd = str(Path(args.cwd).resolve())
     fallback = [sys.executable, "-m", "nika_tui"]
-    path = play(cwd, config_dir, args.speed, fallback, turns(cwd))
+    path = play(cwd, config_dir, args.speed, fallback, turns(cwd), only)
     say("replay finished; the agent is idle" + ("" if args.exit_when_done else " (Ctrl-D exits)"))
     if not args.exit_when_done and sys.stdin is not None and sys.stdin.isatty():
         with contextlib.suppress(KeyboardInterrupt):

@@ -44,7 +44,7 @@ AGENT_CLIS: dict[AgentCli, AgentCliSpec] = {
         exit_command="/quit",
         compact_command="/compact",
         native_compact_threshold=False,
-        session_start_hook=False,
+        session_start_hook=True,  # hooks.json SessionStart (codex_hooks feature)
     ),
     AgentCli.GEMINI_CLI: AgentCliSpec(
         cli=AgentCli.GEMINI_CLI,

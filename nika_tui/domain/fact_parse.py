@@ -420,11 +420,16 @@ def _is_acronym(word: str) -> bool:
     return len(word) >= 2 and word.isupper() and word.isalpha()
 
 
-def _retired_mentions(folded: str) -> tuple[set[str], set[str]]:
+def _retired_mentions(text: str) -> tuple[set[str], set[str]]:
     """Tokens a fact marks as outgoing: "from X to", "instead of X"; and "no longer …" words."""
+    folded = fold(text)
     out: set[str] = set()
     clause: set[str] = set()
     token = r"([#/\w.:-]+)"
+    # "de X vers Y" / "de X à Y" needs the accent: folded, "à" (to) and "a" (has) look alike.
+    accented = text.casefold().replace("’", "'")
+    for m in re.finditer(rf"\bde {token}(?: [\w.-]+)? (?:vers|à)(?!\w)", accented):
+        out.add(fold(m.group(1)).strip(".:"))
     for pattern in (
         rf"\bfrom {token}(?: [\w.-]+)? (?:to|into)\b",
         rf"\binstead of {token}",
@@ -432,7 +437,6 @@ def _retired_mentions(folded: str) -> tuple[set[str], set[str]]:
         rf"\b(?:took|taking|takes|take) over (?:[\w-]+ ){{0,3}}from {token}",
         rf"\bau lieu de {token}",
         rf"\ba la place de {token}",
-        rf"\bde {token}(?: [\w.-]+)? (?:vers|a)\b",
         rf"(?:^|[.;:!?] )plus de {token}",
     ):
         out.update(m.group(1).strip(".:") for m in re.finditer(pattern, folded))
@@ -463,7 +467,7 @@ def parse_fact(text: str) -> ParsedFact:
     hedged = "?" in text or _has_phrase(folded_full, HEDGE_PHRASES)
     change_cue = _has_phrase(folded_full, CHANGE_PHRASES)
     additive = _has_phrase(folded_full, ADDITIVE_PHRASES)
-    retired, retired_clause = _retired_mentions(folded_full)
+    retired, retired_clause = _retired_mentions(text)
 
     rest, raw_values = _extract_values(text)
     values: dict[str, set[str]] = {k: set(v) for k, v in raw_values.items()}

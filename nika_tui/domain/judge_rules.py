@@ -172,7 +172,12 @@ def compare(old: ParsedFact, new: ParsedFact) -> Comparison:
     )
     old_value_tokens = {v for vs in old_values.values() for v in vs} - old.retired_mentions
     explicit = (new.retired_mentions & old_current) | (new.retired_clause & old_value_tokens)
-    if explicit and (shared or shared_values):
+    # The facts must share something besides the outgoing value itself: "Carla replaced Bob as
+    # tech lead" says nothing about "Bob owns billing".
+    kept_in_common = any(
+        (old_values[f] & new_values[f]) - explicit for f in set(old_values) & set(new_values)
+    )
+    if explicit and ((shared and coverage >= SUBJECT_MIN_COVERAGE) or kept_in_common):
         return result(
             Conflict.EXPLICIT, "the new fact retires " + ", ".join(sorted(explicit)), True
         )

@@ -2,8 +2,8 @@
 
 Secrets never live here: a provider entry holds only *references* (an env var name, a keyring
 entry, or an insecure-file entry) that :mod:`nika_tui.services.secrets` resolves at run time.
-``extra="forbid"`` everywhere, ``schema_version`` at the top; migrations live in
-:mod:`nika_tui.domain.config_migrations` (one place).
+``extra="forbid"`` everywhere, ``schema_version`` at the top; the one place that checks it is
+:func:`nika_tui.services.config_store.parse_config` (version 1: no migration exists yet).
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ OP_MODULES: list[str] = [
     "nika_tui.engine.audit",
     "nika_tui.engine.purge",
     "nika_tui.engine.rem",
+    "nika_tui.engine.compress",
 ]
 
 

@@ -138,10 +138,19 @@ def active_sessions(r: redis.Redis, tenant_id: str, memory_id: str, now_s: float
     return sorted(s for s, exp in holders.items() if exp > now_s)
 
 
-def recall(ctx: EngineContext, q: RecallQuery) -> RecallResult:
-    """Answer one recall (see the module docstring for the rules)."""
+def recall(
+    ctx: EngineContext, q: RecallQuery, vector: Sequence[float] | None = None
+) -> RecallResult:
+    """Answer one recall (see the module docstring for the rules).
+
+    Args:
+        ctx: engine context.
+        q: the query.
+        vector: the query's embedding when the caller embedded a batch of queries.
+    """
     config = ctx.tenant(q.tenant_id)
-    vector = ctx.embedder.embed([q.query])[0]
+    if vector is None:
+        vector = ctx.embedder.embed([q.query])[0]
     flt = _filter(q)
     layers = [q.layer] if q.layer is not None else list(Layer)
     hits: list[RecallHit] = []

@@ -61,6 +61,12 @@ NEIGHBOURS = 8
 """Nearest current memories examined per base memory."""
 OBSOLETE_STATUSES = (NodeStatus.OBSOLETE.value, NodeStatus.CANCELLED.value)
 JOURNAL_ROTATE_BYTES = 4 * 1024 * 1024
+MAX_ROUNDS = 5
+PROGRESS_EVERY = 50
+"""Ops applied between two fsync'd progress lines (a resume replays at most this many)."""
+REPEATED = ("merge", "rejudge")
+"""Steps re-planned until they find nothing new: retiring a memory can bring a farther
+neighbour into another memory's top-k, and a pass must end at a fixed point (idempotence)."""
 
 OpHook = Callable[[str, int, dict[str, Any]], None]
 """Called after each applied op with (step, index, op): progress reports, crash tests."""
@@ -358,6 +364,7 @@ class _Planner:
                     ):
                         continue
                     pairs[key] = (old, new, layer)
+        judged_now: list[str] = []
         for key, (old, new, layer) in sorted(
             pairs.items(), key=lambda kv: (kv[1][1].valid_from, kv[1][0].valid_from, kv[0])
         ):
@@ -386,7 +393,9 @@ class _Planner:
                         "judge": judgement.judge,
                     }
                 )
-            ops.append({"op": "judged", "pair": key})
+            judged_now.append(key)
+        if judged_now:
+            ops.append({"op": "judged", "pairs": judged_now})
         return ops
 
 
@@ -439,7 +448,15 @@ def apply_op(ctx: EngineContext, tenant_id: str, op: Mapping[str, Any]) -> None:
                 Judgement(Verdict.UNCERTAIN, str(op["reason"]), str(op["judge"])),
             )
     elif kind == "judged":
-        ctx.redis.sadd(redis_keys.rem_judged(tenant_id), op["pair"])
+        pairs = list(op["pairs"])
+        for start in range(0, len(pairs), 1000):
+            ctx.redis.sadd(redis_keys.rem_judged(tenant_id), *pairs[start : start + 1000])
+
+
+def _progress(journal: Journal, run_id: str, step: str, index: int, total: int) -> None:
+    """Journal "ops up to ``index`` applied" every :data:`PROGRESS_EVERY` ops and at the end."""
+    if index % PROGRESS_EVERY == 0 or index == total - 1:
+        journal.append({"run": run_id, "event": "op", "step": step, "index": index})
 
 
 def _resume(
@@ -452,20 +469,20 @@ def _resume(
     run_id = str(run[0]["run"])
     plans = {e["step"]: e["ops"] for e in run if e.get("event") == "plan"}
     finished = {e["step"] for e in run if e.get("event") == "step"}
-    done: dict[str, set[int]] = {}
+    done: dict[str, int] = {}
     for e in run:
         if e.get("event") == "op":
-            done.setdefault(str(e["step"]), set()).add(int(e["index"]))
+            done[str(e["step"])] = max(done.get(str(e["step"]), -1), int(e["index"]))
     for step, ops in plans.items():
         if step in finished:
             continue
-        for i, op in enumerate(ops):
-            if i in done.get(step, set()):
-                continue
-            apply_op(ctx, tenant_id, op)
-            journal.append({"run": run_id, "event": "op", "step": step, "index": i})
+        # Ops after the last journaled index may have been applied already: replaying them is
+        # harmless (every op is idempotent).
+        for i in range(done.get(step, -1) + 1, len(ops)):
+            apply_op(ctx, tenant_id, ops[i])
+            _progress(journal, run_id, step, i, len(ops))
             if hook is not None:
-                hook(step, i, op)
+                hook(step, i, ops[i])
         journal.append({"run": run_id, "event": "step", "step": step, "ops": len(ops)})
     journal.append({"run": run_id, "event": "end", "resumed": True, "at": ctx.clock().isoformat()})
     return run_id
@@ -513,22 +530,27 @@ def run_rem(
     for step in STEPS:
         if step not in steps:
             continue
-        ops: list[dict[str, Any]] = getattr(planner, step)()
-        journal.append({"run": run_id, "event": "plan", "step": step, "ops": ops})
-        for i, op in enumerate(ops):
-            apply_op(ctx, tenant_id, op)
-            journal.append({"run": run_id, "event": "op", "step": step, "index": i})
-            if on_op is not None:
-                on_op(step, i, op)
-        effective = [o for o in ops if o["op"] != "judged"]
+        done_ops: list[dict[str, Any]] = []
+        for rnd in range(MAX_ROUNDS if step in REPEATED else 1):
+            ops: list[dict[str, Any]] = getattr(planner, step)()
+            if not ops:
+                break
+            key = step if rnd == 0 else f"{step}#{rnd + 1}"
+            journal.append({"run": run_id, "event": "plan", "step": key, "ops": ops})
+            for i, op in enumerate(ops):
+                apply_op(ctx, tenant_id, op)
+                _progress(journal, run_id, key, i, len(ops))
+                if on_op is not None:
+                    on_op(step, i, op)
+            journal.append({"run": run_id, "event": "step", "step": key, "ops": len(ops)})
+            done_ops += ops
         result.steps[step] = {
-            "ops": len(effective),
-            "retired": sorted(o["id"] for o in ops if o["op"] == "retire"),
-            "added": sorted(o["payload"]["id"] for o in ops if o["op"] == "add"),
-            "reviews": len([o for o in ops if o["op"] == "review"]),
-            "judged": len([o for o in ops if o["op"] == "judged"]),
+            "ops": len([o for o in done_ops if o["op"] != "judged"]),
+            "retired": sorted(o["id"] for o in done_ops if o["op"] == "retire"),
+            "added": sorted(o["payload"]["id"] for o in done_ops if o["op"] == "add"),
+            "reviews": len([o for o in done_ops if o["op"] == "review"]),
+            "judged": sum(len(o["pairs"]) for o in done_ops if o["op"] == "judged"),
         }
-        journal.append({"run": run_id, "event": "step", "step": step, "ops": len(ops)})
     result.after = counts(ctx, tenant_id)
     journal.append(
         {"run": run_id, "event": "end", "at": ctx.clock().isoformat(), "after": result.after}

@@ -118,6 +118,10 @@ class MemoryService:
         self._first_drain = True
         self._started_at = ctx.clock().isoformat()
         self.processed = 0
+        from nika_tui.engine.debt_schedule import DebtScheduler
+
+        # Debt audit every 6 h and the REM pass when kernels sleep (issue 5), from this loop.
+        self.debt = DebtScheduler(ctx)
 
     # --- lifecycle ----------------------------------------------------------------------
     def stop(self) -> None:
@@ -180,6 +184,7 @@ class MemoryService:
                 self.beat()
                 try:
                     self.step()
+                    self.debt.tick()
                 except StoreUnavailable as exc:
                     log.warning("store unavailable, retrying in %.0fs: %s", RETRY_BACKOFF_S, exc)
                     self._retry_pending = True

@@ -33,6 +33,7 @@ from types import FrameType
 from typing import Any
 
 import redis
+from pydantic import ValidationError
 
 from nika_tui.domain.tenant_id import is_valid_tenant_id
 from nika_tui.errors import NikaError
@@ -132,7 +133,7 @@ class HookContext:
         try:
             return fn()
         except STEP_ERRORS as exc:
-            self.notes.append(f"{name}: {type(exc).__name__}: {_one_line(str(exc))}")
+            self.notes.append(f"{name}: {describe(exc)}")
             return None
 
     def close(self) -> None:
@@ -177,6 +178,14 @@ def tmux_session(env: Mapping[str, str], tenant_id: str) -> str:
 def _one_line(text: str, limit: int = 300) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def describe(exc: BaseException) -> str:
+    """A log-safe one-line description (a validation error names fields, never their values)."""
+    if isinstance(exc, ValidationError):
+        fields = sorted({".".join(str(p) for p in e["loc"]) or "(root)" for e in exc.errors()})
+        return f"ValidationError: invalid {', '.join(fields)}"
+    return f"{type(exc).__name__}: {_one_line(str(exc))}"
 
 
 def preview(text: str) -> str:
@@ -275,7 +284,7 @@ def run_hook(
         entry["outcome"], entry["detail"], output = "timeout", str(exc), ""
     except Exception as exc:  # noqa: BLE001 — the agent's edge: nothing may escape a hook
         entry["outcome"], output = "error", ""
-        entry["detail"] = f"{type(exc).__name__}: {_one_line(str(exc))}"
+        entry["detail"] = describe(exc)
     finally:
         if ctx is not None:
             entry["notes"] = ctx.notes

@@ -25,6 +25,7 @@ from nika_tui.hooks.common import (
     make_meta,
     parse_iso,
     recent_files,
+    redact,
     remember,
 )
 from nika_tui.services import redis_keys
@@ -33,6 +34,7 @@ from nika_tui.services.wm_store import read_stream
 
 RECENT_QUERIES = 10
 RECENT_HOOKS = 50
+HANDOFF_COPY_TTL_S = 6 * 3600
 
 
 def _json_list(raw: str | None) -> list[str]:
@@ -123,7 +125,18 @@ def pre_compact(ctx: HookContext) -> str:
         entity_ids=(f"handoff:{ctx.session_id}",) if ctx.session_id else (),
         produces=("handoff-packet",),
     )
-    key = ctx.step("remember", lambda: remember(ctx, render(packet), Layer.EPISODIC, meta))
+    text = redact(render(packet))
+    key = ctx.step("remember", lambda: remember(ctx, text, Layer.EPISODIC, meta))
+    if ctx.session_id:
+        # The next SessionStart may come before the service has indexed the packet.
+        ctx.step(
+            "handoff_copy",
+            lambda: ctx.redis.set(
+                redis_keys.handoff_packet(ctx.tenant_id, ctx.session_id),
+                text,
+                ex=HANDOFF_COPY_TTL_S,
+            ),
+        )
     if key:
         ctx.notes.append(
             f"handoff packet: {len(packet.decisions)} decisions, {len(packet.files)} files, "

@@ -52,17 +52,15 @@ SORTS: dict[str, Callable[[TenantRow], Any]] = {
     "debt": lambda r: (-STATUS_RANK.get(r.debt_status, 0), r.tenant_id),
 }
 COLUMNS: tuple[tuple[str, str, int], ...] = (
-    # Fixed widths: live values never make the table reflow under the cursor.
+    # Fixed widths: live values never make the table reflow under the cursor. Few columns:
+    # every refresh re-renders each visible cell, so merged cells keep 50 tenants cheap.
     ("tenant", "Tenant", 14),
-    ("state", "Kernel", 15),
-    ("source", "By", 4),
+    ("state", "Kernel (by)", 22),
     ("cli", "CLI", 11),
-    ("fill", "Context (│ = 61%)", 25),
-    ("forecast", "Forecast", 11),
-    ("debt", "Debt", 22),
-    ("review", "Review", 6),
-    ("confirm", "Confirm", 7),
-    ("beat", "Beat", 5),
+    ("fill", "Context (│ = 61%) · forecast", 36),
+    ("debt", "Debt (worst)", 26),
+    ("decisions", "Review/Confirm", 14),
+    ("beat", "Beat", 6),
 )
 _SORT_BY_COLUMN = {"tenant": "tenant", "state": "state", "fill": "fill", "debt": "debt"}
 
@@ -71,29 +69,36 @@ def _count(n: int) -> Text:
     return Text(str(n), style="bold yellow") if n else Text("0", style="dim")
 
 
+def beat_text(age_s: float | None, stale: bool, state: str) -> Text:
+    """Heartbeat age in coarse steps: a live kernel's beat does not redraw the table each second."""
+    if age_s is None:
+        shown = "stale" if stale and state not in ("unknown", "exited") else "—"
+        return Text(shown, style="dim")
+    for limit in (5, 10, 30, 60):
+        if age_s < limit:
+            return Text(f"<{limit}s", style="red" if stale else "")
+    return Text(format_duration(age_s), style="red" if stale else "")
+
+
 def row_cells(row: TenantRow) -> tuple[Text | str, ...]:
     """The cells of one tenant's row, in :data:`COLUMNS` order."""
     k = row.kernel
-    state = Text(k.state, style=STATE_STYLE.get(k.state, ""))
-    if row.needs_me:
-        state = Text("● ", style="bold yellow") + state
+    state = Text("● " if row.needs_me else "  ", style="bold yellow")
+    state.append(k.state, style=STATE_STYLE.get(k.state, ""))
+    if k.source:
+        state.append(f" ({k.source})", style="dim")
+    fill = fill_bar_text(row.fill)
+    fill.append("  ")
+    fill.append_text(forecast_text(row.fill))
     debt = Text(row.debt_status if not row.debt_worst else f"{row.debt_status} {row.debt_worst}")
     debt.stylize(DEBT_STYLE.get(row.debt_status, ""))
-    beat = Text(format_duration(k.heartbeat_age_s), style="red" if k.stale else "")
-    if k.stale and k.heartbeat_age_s is None:
-        beat = Text("stale" if k.state not in ("unknown", "exited") else "—", style="dim")
-    return (
-        Text(row.tenant_id, style="bold") + (Text(" ⚠", style="red") if row.problems else Text()),
-        state,
-        k.source or "—",
-        row.cli or "—",
-        fill_bar_text(row.fill),
-        forecast_text(row.fill),
-        debt,
-        _count(row.review_count),
-        _count(row.confirmation_count),
-        beat,
-    )
+    decisions = _count(row.review_count)
+    decisions.append(" / ", style="dim")
+    decisions.append_text(_count(row.confirmation_count))
+    tenant = Text(row.tenant_id, style="bold")
+    if row.problems:
+        tenant.append(" ⚠", style="red")
+    return (tenant, state, row.cli or "—", fill, debt, decisions, beat_text(k.heartbeat_age_s, k.stale, k.state))
 
 
 class OverviewScreen(DashboardScreen):
@@ -124,6 +129,7 @@ class OverviewScreen(DashboardScreen):
     def __init__(self) -> None:
         super().__init__(id="overview")
         self._shown: list[str] = []
+        self._cells: dict[str, tuple[Text | str, ...]] = {}
 
     def compose_body(self) -> ComposeResult:
         yield Static(id="overview-filters")
@@ -157,16 +163,22 @@ class OverviewScreen(DashboardScreen):
         rows = self.visible_rows(snapshot)
         ids = [r.tenant_id for r in rows]
         if ids == self._shown:
-            # Same rows in the same order: update cells in place (cursor and scroll untouched).
+            # Same rows in the same order: update only the cells that changed (any update
+            # re-renders the table, so a quiet second costs nothing), cursor and scroll kept.
             for row in rows:
-                for (key, _, _), value in zip(COLUMNS, row_cells(row), strict=True):
-                    with contextlib.suppress(CellDoesNotExist):
-                        table.update_cell(row.tenant_id, key, value)
+                cells = row_cells(row)
+                old = self._cells.get(row.tenant_id, ())
+                for i, ((key, _, _), value) in enumerate(zip(COLUMNS, cells, strict=True)):
+                    if i >= len(old) or old[i] != value:
+                        with contextlib.suppress(CellDoesNotExist):
+                            table.update_cell(row.tenant_id, key, value)
+                self._cells[row.tenant_id] = cells
         else:
             keep = self.dashboard.selected_tenant
             table.clear()
+            self._cells = {r.tenant_id: row_cells(r) for r in rows}
             for row in rows:
-                table.add_row(*row_cells(row), key=row.tenant_id)
+                table.add_row(*self._cells[row.tenant_id], key=row.tenant_id)
             self._shown = ids
             if keep in ids:
                 table.move_cursor(row=ids.index(keep), animate=False)
@@ -182,12 +194,15 @@ class OverviewScreen(DashboardScreen):
             self.dashboard.selected_tenant = None
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.row_key.value is not None:
-            self.dashboard.selected_tenant = event.row_key.value
+        # While the table is being rebuilt a highlight can arrive for a row already gone.
+        key = getattr(event.row_key, "value", None)
+        if key is not None:
+            self.dashboard.selected_tenant = key
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        if event.row_key.value is not None:
-            self.dashboard.selected_tenant = event.row_key.value
+        key = getattr(event.row_key, "value", None)
+        if key is not None:
+            self.dashboard.selected_tenant = key
             self.dashboard.action_detail()
 
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:

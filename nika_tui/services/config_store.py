@@ -30,7 +30,13 @@ def parse_config(path: Path, text: str) -> TenantConfig:
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level", "re-run `nika setup`")
     version = raw.get("schema_version")
-    if isinstance(version, int) and version > SCHEMA_VERSION:
+    version = SCHEMA_VERSION if version is None else version  # absent: the first schema
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ConfigError(
+            f"{path}: schema_version: must be a positive integer (got {version!r})",
+            f"set `schema_version: {SCHEMA_VERSION}` (the file was left untouched)",
+        )
+    if version > SCHEMA_VERSION:
         raise ConfigError(
             f"{path}: schema_version {version} is newer than this nika-os understands "
             f"({SCHEMA_VERSION})",
@@ -53,7 +59,15 @@ def load_tenant(tenant_id: str, env: Mapping[str, str] | None = None) -> TenantC
         raise TenantNotFound(
             f"unknown tenant {tenant_id!r}", f"create it with `nika setup --tenant {tenant_id}`"
         )
-    return parse_config(path, path.read_text(encoding="utf-8"))
+    config = parse_config(path, path.read_text(encoding="utf-8"))
+    if config.tenant_id != tenant_id:
+        # The directory names the tenant (tmux session, keyring service): a copied file whose
+        # id was not updated would mix two tenants' state.
+        raise ConfigError(
+            f"{path}: tenant_id: {config.tenant_id!r} does not match its directory {tenant_id!r}",
+            f"set `tenant_id: {tenant_id}` in that file (it was left untouched)",
+        )
+    return config
 
 
 def list_tenant_ids(env: Mapping[str, str] | None = None) -> list[str]:

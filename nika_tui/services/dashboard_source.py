@@ -12,6 +12,7 @@ the rows show what the configs know; unreadable payloads become ``unreadable`` f
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -110,6 +111,11 @@ class RedisDashboardSource:
         """
         self.env: Mapping[str, str] = dict(os.environ if env is None else env)
         self._kernels = kernels
+        if kernels is None:
+            # Import now, not from a worker inside the running app: libtmux reads
+            # sys.stdout.encoding at import time, and Textual replaces sys.stdout while running.
+            with contextlib.suppress(ImportError):
+                import nika_tui.services.kernels  # noqa: F401
         self._rpc_override = rpc
         self._history_samples = history_samples
         self._debt_reports = debt_reports

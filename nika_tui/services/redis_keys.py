@@ -116,3 +116,9 @@ def hooks_fired(tenant_id: str) -> str:
 def rem_judged(tenant_id: str) -> str:
     """Set of ``{old_id}>{new_id}`` pairs the REM pass already re-judged (never judged twice)."""
     return tenant_key(tenant_id, "rem:judged")
+
+
+def handoff_packet(tenant_id: str, session_id: str) -> str:
+    """String with TTL: the latest handoff packet text of one agent session (PreCompact writes
+    it; SessionStart after the compaction falls back to it while the packet is still queued)."""
+    return tenant_key(tenant_id, f"handoff:{session_id}")

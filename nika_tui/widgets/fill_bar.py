@@ -40,15 +40,16 @@ def fill_bar_text(fill: FillView, width: int = 20, mark: float = FILL_MARK) -> T
     pct = max(0.0, min(100.0, fill.percent))
     filled = round(pct / 100 * width)
     mark_at = min(width - 1, int(mark / 100 * width))
-    text = Text()
     style = fill_style(pct)
-    for i in range(width):
-        if i == mark_at:
-            text.append("│", style="bold magenta" if i < filled else "magenta")
-        elif i < filled:
-            text.append("█", style=style)
-        else:
-            text.append("░", style="dim")
+    # A handful of spans, not one per cell: the overview re-renders 50 of these a second.
+    before = "".join("█" if i < filled else "░" for i in range(mark_at))
+    after = "".join("█" if i < filled else "░" for i in range(mark_at + 1, width))
+    text = Text()
+    text.append(before.rstrip("░"), style=style)
+    text.append(before[len(before.rstrip("░")) :], style="dim")
+    text.append("│", style="bold magenta")
+    text.append(after.rstrip("░"), style=style)
+    text.append(after[len(after.rstrip("░")) :], style="dim")
     text.append(f" {pct:3.0f}%", style=style)
     return text
 

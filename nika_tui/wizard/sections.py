@@ -170,7 +170,7 @@ class SectionsMixin:
     def _providers(self) -> None:
         current = set(self.answers.get("providers") or [])
         chosen = self.ask.checkbox(
-            "Cloud providers to configure (each optional; space toggles, Enter confirms)",
+            "Cloud providers to configure (each optional)",
             [(PROVIDER_LABELS[p], p.value, p.value in current) for p in Provider],
         )
         self.answers["providers"] = chosen

@@ -1,4 +1,4 @@
-"""``nika audit``, ``nika purge plan|apply|restore``, ``nika rem run`` (no service: local stores)."""
+"""`nika audit`, `nika purge plan|apply|restore`, `nika rem run` (no service: local stores)."""
 
 from __future__ import annotations
 

@@ -36,7 +36,7 @@ def fired(client: redis.Redis) -> list[str]:
     return [f["event"] for _i, f in reversed(entries)]
 
 
-def run_replay(tmp_path: Path) -> tuple[Path, Path]:
+def run_replay(tmp_path: Path, *extra: str) -> tuple[Path, Path]:
     """Install the real hooks in the demo's agent home, then replay at high speed."""
     install_claude_hooks(DEMO_TENANT_ID)
     home = agent_home(DEMO_TENANT_ID, "claude")
@@ -46,7 +46,7 @@ def run_replay(tmp_path: Path) -> tuple[Path, Path]:
     proc = subprocess.run(
         [
             *(sys.executable, "-m", "nika_tui.demo.replay_agent", "--speed", "1000"),
-            *("--cwd", str(project), "--exit-when-done"),
+            *("--cwd", str(project), "--exit-when-done", *extra),
         ],
         env=env,
         capture_output=True,
@@ -146,7 +146,7 @@ def test_demo_contradiction_lands_in_the_review_queue(
     from nika_tui.demo import create_demo_tenant
 
     create_demo_tenant()
-    run_replay(tmp_path)
+    run_replay(tmp_path, "--turns", "1,10")  # the two turns that contradict each other
     client = running_service.client
     items = retry_until(lambda: client.review_list(DEMO_TENANT_ID), timeout=180, what="a review")
     pair = json.dumps(items)

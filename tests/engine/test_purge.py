@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import random
 import threading
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -31,10 +31,9 @@ TENANT = "acme"
 
 
 def _retired(
-    text: str, by: str | None, days_ago: float, now: object, reason: str = "rules: newer value"
+    text: str, by: str | None, days_ago: float, now: datetime, reason: str = "rules: newer value"
 ) -> MemoryRecord:
-    assert hasattr(now, "tzinfo")
-    at = now - timedelta(days=days_ago)  # type: ignore[operator]
+    at = now - timedelta(days=days_ago)
     return make_record(
         TENANT,
         text,
@@ -57,7 +56,9 @@ def _seed(ctx: EngineContext) -> dict[str, MemoryRecord]:
         "dup": _retired(
             "The staging server is beta.internal.", new.id, 0.1, now, "rem: merged duplicate of x"
         ),
-        "orphan": _retired("Lunch is at noon", None, 60, now, "rem: the hierarchy marks J obsolete"),
+        "orphan": _retired(
+            "Lunch is at noon", None, 60, now, "rem: the hierarchy marks J obsolete"
+        ),
     }
     put(ctx, [(r, unit(rng)) for r in recs.values()])
     return recs

@@ -157,7 +157,8 @@ def test_merge_keeps_best_sourced_and_journals(debt_ctx: EngineContext) -> None:
     assert _current_ids(debt_ctx) == {a.id for a, _ in pairs}
     assert sorted(result.steps["merge"]["retired"]) == sorted(b.id for _, b in pairs)
     events = [e["event"] for e in Journal(journal_path(TENANT)).entries()]
-    assert events == ["start", "plan", "op", "op", "op", "step", "end"]
+    # progress is journaled after the first op and the last one (and every 50 between)
+    assert events == ["start", "plan", "op", "op", "step", "end"]
     assert oct(journal_path(TENANT).stat().st_mode & 0o777) == "0o600"
 
 

@@ -161,7 +161,7 @@ def test_a_fresh_hook_state_wins_over_the_pane(
     make_tenant("acme", workdir)
     manager.spawn("acme")
     wait_state(manager, "acme", KernelState.IDLE)
-    kernel_store.record_hook_event(redis_client, "acme", "UserPromptSubmit", manager._now())
+    kernel_store.record_hook_event(redis_client, "acme", "UserPromptSubmit", manager.now())
     status = manager.poll("acme")  # the pane shows the idle prompt, the hook says working
     assert status is not None
     assert (status.state, status.source) == (KernelState.WORKING, StateSource.HOOK)

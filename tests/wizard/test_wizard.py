@@ -355,3 +355,53 @@ def test_verify_is_skipped_in_local_privacy(
     run = run_wizard(keys, verify=True)
     assert run.outcome is not None
     assert "online check skipped: privacy 'local'" in run.text
+
+
+def test_cloud_privacy_asks_for_the_judge_endpoint(
+    run_wizard: Runner, memory_keyring: MemoryKeyring
+) -> None:
+    keys = (
+        CLEAR
+        + "acme"
+        + ENTER
+        + CLEAR
+        + "Acme"
+        + ENTER
+        + ENTER
+        + ENTER
+        + ENTER
+        + "3"
+        + ENTER  # privacy: cloud
+        + "ftp://nope"
+        + ENTER
+        + CLEAR
+        + "https://llm.example/v1"
+        + ENTER  # refused, then ok
+        + "small-judge"
+        + ENTER  # model
+        + ENTER  # no provider
+        + ENTER
+        + ENTER
+        + ENTER
+        + ENTER
+        + ENTER
+        + ENTER
+        + ENTER
+    )
+    run = run_wizard(keys)
+    assert run.outcome is not None
+    judge = run.outcome.plan.config.judge
+    assert (judge.kind.value, judge.endpoint, judge.model) == (
+        "http",
+        "https://llm.example/v1",
+        "small-judge",
+    )
+    assert "judge: http at https://llm.example/v1" in run.text
+    assert "tip: configure a Scaleway API key" in run.text  # no strategy available
+
+
+def test_unknown_section_is_refused(run_wizard: Runner) -> None:
+    from nika_tui.errors import ValidationFailed
+
+    with pytest.raises(ValidationFailed, match="unknown setup section"):
+        run_wizard("", section="colours")

@@ -1,0 +1,301 @@
+"""The tmux adapter of the kernels: nika's private tmux server, through libtmux.
+
+Every call goes to ``tmux -L {socket}`` (never the user's default server) and every target is
+exact (``=name:``; tmux otherwise matches session names by prefix). libtmux's exceptions and
+tmux's stderr become :class:`nika_tui.errors.KernelError`.
+
+Creating a session is one tmux invocation chaining four commands (:meth:`TmuxSessions.create`):
+``new-session`` on a constant placeholder with the start directory and the ``-e VAR=value``
+session environment, ``set-option remain-on-exit on``, ``set-option @nika_tenant {owner}`` (marks
+the session as nika's: a foreign session with the same name is never touched), then
+``respawn-pane -k`` with the agent. ``remain-on-exit`` is in place before the agent starts, so
+a CLI that dies at once leaves its last words on the pane.
+
+Argument safety: the agent runs as ``/bin/sh -c {RUN_SHIM text} ARGV...``. The only shell text
+is our constant; each element of the command is a positional parameter (``"$0" "$@"``), so
+``; touch /tmp/pwned`` is an argument, never code. The shim stays as the agent's parent to print
+``[exited N]`` when it ends: tmux 3.3 does not always report a dead pane's status.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import libtmux
+from libtmux import exc as tmux_exc
+
+from nika_tui.errors import KernelError
+
+OWNER_OPTION = "@nika_tenant"
+PANE_WIDTH, PANE_HEIGHT = 200, 50
+RUN_SHIM = ("/bin/sh", "-c", '"$0" "$@"; s=$?; printf \'\\n[exited %d]\\n\' "$s"; exit "$s"')
+"""Constant shell text; the agent's argv follows as positional parameters."""
+EXIT_MARK = re.compile(r"^\[exited (\d+)\]$")
+_PLACEHOLDER = "cat"
+"""What the session runs until ``respawn-pane`` replaces it (constant text)."""
+
+
+_PANE_FORMAT = "\t".join(
+    (
+        "#{session_name}",
+        "#{" + OWNER_OPTION + "}",
+        "#{pane_id}",
+        "#{pane_pid}",
+        "#{pane_dead}",
+        "#{pane_dead_status}",
+    )
+)
+_NO_SERVER = ("no server running", "server exited", "error connecting")
+
+
+@dataclass(frozen=True, slots=True)
+class PaneInfo:
+    """One session's pane as ``list-panes`` reports it."""
+
+    session: str
+    owner: str
+    """Our ``@nika_tenant`` mark ("" on a session nika did not create)."""
+    pane_id: str
+    pid: int | None
+    dead: bool
+    dead_status: str
+    """Exit status once tmux has reaped the process ("" before, or never on some exits)."""
+
+
+def escape_arg(arg: str) -> str:
+    """Protect one argument from tmux's command separator.
+
+    tmux splits its argument list at any argument that *ends* with ``;`` (a lone ``;`` or
+    ``foo;``), so ``["agent", "x;", "kill-server"]`` would run ``kill-server`` on our server.
+    An argument ending in ``\\;`` is taken literally with that backslash removed, so the
+    final ``;`` of every such argument is escaped; nothing else in an argument is special.
+    """
+    return arg[:-1] + "\\;" if arg.endswith(";") else arg
+
+
+def target(name: str) -> str:
+    """An exact tmux target for session ``name`` (``=`` no prefix match, ``:`` its window)."""
+    return f"={name}:"
+
+
+def _error(action: str, error: Exception) -> KernelError:
+    return KernelError(f"tmux failed to {action}: {error}", "check `tmux -V` and `nika doctor`")
+
+
+class TmuxSessions:
+    """Sessions, panes and keys on one private tmux server."""
+
+    def __init__(self, socket: str, path: str | None = None) -> None:
+        self.socket = socket
+        self._path = path
+        self._server: libtmux.Server | None = None
+
+    @property
+    def tmux_bin(self) -> str:
+        """Path of the tmux executable."""
+        found = shutil.which("tmux", path=self._path)
+        if found is None:
+            raise KernelError(
+                "tmux is not installed", "install it (apt install tmux / brew install tmux)"
+            )
+        return found
+
+    @property
+    def server(self) -> libtmux.Server:
+        """The libtmux server on our socket."""
+        if self._server is None:
+            self._server = libtmux.Server(socket_name=self.socket, tmux_bin=self.tmux_bin)
+        return self._server
+
+    def cmd(self, *args: str) -> list[str]:
+        """Run one tmux command line; its stdout lines, or :class:`KernelError`."""
+        try:
+            proc = self.server.cmd(*args)
+        except tmux_exc.LibTmuxException as error:
+            raise _error(args[0], error) from error
+        if proc.returncode != 0:
+            raise KernelError(
+                f"tmux {args[0]} failed: {' '.join(proc.stderr) or f'exit {proc.returncode}'}",
+                f"inspect the server with `tmux -L {self.socket} ls`",
+            )
+        return list(proc.stdout)
+
+    def create(
+        self,
+        name: str,
+        owner: str,
+        workdir: Path,
+        environment: Mapping[str, str],
+        argv: Sequence[str],
+    ) -> None:
+        """Create session ``name`` running ``argv`` (see the module docstring)."""
+        tgt = target(name)
+        commands: list[list[str]] = [
+            [
+                "new-session", "-d", "-s", name,
+                "-x", str(PANE_WIDTH), "-y", str(PANE_HEIGHT),
+                "-c", str(workdir),
+                *[f"-e{key}={value}" for key, value in environment.items()],
+                "--", _PLACEHOLDER,
+            ],
+            ["set-option", "-w", "-t", tgt, "remain-on-exit", "on"],
+            ["set-option", "-t", tgt, OWNER_OPTION, owner],
+            ["respawn-pane", "-k", "-t", tgt, "-c", str(workdir), "--", *RUN_SHIM, *argv],
+        ]  # fmt: skip
+        args: list[str] = []
+        for command in commands:
+            if args:
+                args.append(";")
+            args.extend(escape_arg(arg) for arg in command)
+        for attempt in range(4):
+            try:
+                self.cmd(*args)
+                return
+            except KernelError as error:
+                # Right after the server's last session was killed (a restart) the old server
+                # may still be shutting down and refuse us; a new one starts on the next try.
+                transient = "server exited" in error.message or "no server" in error.message
+                if not transient or attempt == 3 or name in self.panes():
+                    raise
+                time.sleep(0.05 * (attempt + 1))
+
+    def panes(self) -> dict[str, PaneInfo]:
+        """Every session's first pane, by session name, in one ``list-panes -a`` call.
+
+        An absent server has no panes (it starts with the first session).
+        """
+        try:
+            proc = self.server.cmd("list-panes", "-a", "-F", _PANE_FORMAT)
+        except tmux_exc.LibTmuxException as error:
+            raise _error("list panes", error) from error
+        if proc.returncode != 0:
+            if any(marker in line for line in proc.stderr for marker in _NO_SERVER):
+                return {}
+            raise KernelError(
+                f"tmux list-panes failed: {' '.join(proc.stderr)}",
+                f"inspect the server with `tmux -L {self.socket} ls`",
+            )
+        out: dict[str, PaneInfo] = {}
+        for line in proc.stdout:
+            parts = line.split("\t")
+            if len(parts) != 6:
+                continue  # a foreign session name with a tab: not ours anyway
+            name, owner, pane_id, pid, dead, status = parts
+            out.setdefault(
+                name,
+                PaneInfo(
+                    session=name,
+                    owner=owner,
+                    pane_id=pane_id,
+                    pid=int(pid) if pid.isdigit() else None,
+                    dead=dead == "1",
+                    dead_status=status,
+                ),
+            )
+        return out
+
+    def pane(self, name: str) -> PaneInfo | None:
+        """The first pane of session ``name`` (exact name), freshly listed."""
+        return self.panes().get(name)
+
+    def _pane(self, info: PaneInfo) -> libtmux.Pane:
+        # A libtmux Pane bound to the pane id: its methods target it without a lookup.
+        return libtmux.Pane(server=self.server, pane_id=info.pane_id)
+
+    @staticmethod
+    def is_dead(info: PaneInfo | None) -> bool:
+        """True when there is no pane or its process has ended (remain-on-exit keeps it)."""
+        return info is None or info.dead
+
+    def visible(self, info: PaneInfo) -> str:
+        """The visible screen of a pane."""
+        try:
+            lines = self._pane(info).capture_pane() or []
+        except tmux_exc.LibTmuxException:
+            return ""
+        return "\n".join(lines)
+
+    def history_tail(self, info: PaneInfo, lines: int) -> list[str]:
+        """The last ``lines`` non-empty lines of a pane, scrollback included."""
+        try:
+            raw = self._pane(info).capture_pane(start=-max(lines, 1) - PANE_HEIGHT) or []
+        except tmux_exc.LibTmuxException:
+            return []
+        kept = [line.rstrip() for line in raw if line.strip()]
+        return kept[-lines:]
+
+    def dead_status(self, name: str, info: PaneInfo, tail: Sequence[str]) -> str:
+        """Exit status of a dead pane: the shim's ``[exited N]`` line, else tmux's, else "?"."""
+        for line in reversed(tail):
+            mark = EXIT_MARK.match(line.strip())
+            if mark:
+                return mark.group(1)
+        # tmux learns the status when it reaps the child, a moment after the pane closed.
+        deadline = time.monotonic() + 0.3
+        current: PaneInfo | None = info
+        while current is not None and not current.dead_status:
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
+            current = self.pane(name)
+        return (current.dead_status if current is not None else "") or "?"
+
+    def kill(self, name: str) -> None:
+        """Kill session ``name`` (exact) if it exists."""
+        proc = self.server.cmd("kill-session", "-t", f"={name}")
+        if proc.returncode != 0 and name in self.panes():
+            raise KernelError(
+                f"tmux failed to kill session {name}: {' '.join(proc.stderr)}",
+                f"kill it by hand: tmux -L {self.socket} kill-session -t ={name}",
+            )
+
+    def send_text(self, info: PaneInfo, text: str) -> None:
+        """Type ``text`` literally (``send-keys -l``, no key-name lookup), then Enter."""
+        try:
+            self._pane(info).send_keys(escape_arg(text), enter=True, literal=True)
+        except tmux_exc.LibTmuxException as error:
+            raise _error("send keys", error) from error
+
+    def send_key(self, info: PaneInfo, key: str) -> None:
+        """Send one tmux key name (``C-d``)."""
+        try:
+            self._pane(info).send_keys(key, enter=False)
+        except tmux_exc.LibTmuxException as error:
+            raise _error("send keys", error) from error
+
+    def wait_dead(self, name: str, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the session's process to end."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.is_dead(self.pane(name)):
+                return True
+            time.sleep(0.05)
+        return False
+
+    def attach_argv(self, name: str) -> list[str]:
+        """The argv that attaches a terminal to session ``name``."""
+        return [self.tmux_bin, "-L", self.socket, "attach-session", "-t", f"={name}"]
+
+    @staticmethod
+    def agent_pid(shim_pid: int | None) -> int | None:
+        """The agent's pid: the child of the ``/bin/sh`` shim (Linux ``/proc``), else the shim's.
+
+        The shim forks the agent at once; once the agent has printed, the child exists.
+        """
+        if shim_pid is None:
+            return None
+        try:
+            children = Path(f"/proc/{shim_pid}/task/{shim_pid}/children").read_text().split()
+        except OSError:
+            return shim_pid
+        return int(children[0]) if children else shim_pid
+
+    @classmethod
+    def pane_agent_pid(cls, info: PaneInfo | None) -> int | None:
+        """The agent's pid in a pane (see :meth:`agent_pid`)."""
+        return None if info is None else cls.agent_pid(info.pid)
