@@ -45,8 +45,10 @@ STATES = ("working", "idle", "waiting-input", "working", "starting")
 CLIS = list(AgentCli)
 
 
-def writer(url: str, tenants: list[str], stop_at: float) -> None:
-    """Stand-in agents: every 0.5 s each tenant's kernel, heartbeat and fill change."""
+def writer(url: str, tenants: list[str], stop_at: float, churn: str = "all") -> None:
+    """Stand-in agents, every 0.5 s: heartbeats; kernel state and fill of every tenant
+    (``churn="all"``, the worst case) or of a tenth of them in turn (``"typical"``: each
+    agent's context moves every ~5 s, its state every ~15 s)."""
     import redis
 
     r = redis.Redis.from_url(url, decode_responses=True)
@@ -55,18 +57,20 @@ def writer(url: str, tenants: list[str], stop_at: float) -> None:
         now = datetime.now(UTC)
         pipe = r.pipeline(transaction=False)
         for i, t in enumerate(tenants):
+            pipe.set(keys.kernel_heartbeat(t), f"{now.timestamp():.3f}", ex=10)
+            if churn == "typical" and (tick + i) % 10:
+                continue
             fill = (i * 7 + tick) % 90
             pipe.hset(
                 keys.kernel_state(t),
                 mapping={
-                    "state": STATES[(i + tick // 10) % len(STATES)],
+                    "state": STATES[(i + tick // 30) % len(STATES)],
                     "state_source": "hook" if i % 3 else "pane",
                     "pid": str(1000 + i),
                     "last_event": "PostToolUse",
                     "last_event_at": now.isoformat(),
                 },
             )
-            pipe.set(keys.kernel_heartbeat(t), f"{now.timestamp():.3f}", ex=10)
             pipe.hset(
                 keys.working_memory(t),
                 mapping={
@@ -183,6 +187,13 @@ def tmux_run(sock: str, env: dict[str, str], seconds: float) -> dict[str, Any]:
         latencies.append((time.perf_counter() - t) * 1000)
         cpu_ms.append((cpu() - c) * 1000)
     subprocess.run([*tmux, "send-keys", "-t", "dash", "q"], check=True)
+    deadline = time.time() + 10
+    while (
+        time.time() < deadline
+        and subprocess.run([*tmux, "has-session", "-t", "dash"], capture_output=True).returncode
+        == 0
+    ):
+        time.sleep(0.05)
     return {
         "first_frame_s": first_frame,
         "first_frame_cpu_s": first_frame_cpu,
@@ -303,6 +314,17 @@ def main() -> None:
             if shutil.which("tmux")
             else {}
         )
+        proc.terminate()
+        proc.join()
+        proc = multiprocessing.Process(
+            target=writer, args=(url, ids, stop_at + args.seconds, "typical"), daemon=True
+        )
+        proc.start()
+        typical = (
+            tmux_run(env["NIKA_TMUX_SOCKET"], {**env, "TERM": "xterm-256color"}, args.seconds)
+            if shutil.which("tmux")
+            else {}
+        )
         shots = screenshots(Path(args.screenshots))
     finally:
         if proc is not None:
@@ -324,7 +346,8 @@ def main() -> None:
         "tenants": args.tenants,
         "refresh_s": 1.0,
         "cpu_window_s": args.seconds,
-        "tmux": real,
+        "tmux_churn_all": real,
+        "tmux_churn_typical": typical,
         "headless": headless,
         "targets": {"first_frame_s": 1.0, "cpu_percent_one_core": 10.0, "key_to_screen_ms": 50.0},
         "screenshots": shots,

@@ -12,17 +12,23 @@ the three verdicts of seed 2 « Remplacer au lieu d'empiler » and DESIGN.md "Su
 4. The new fact is hedged ("maybe", "I think", "peut-être", "à voir", a question…) → UNCERTAIN if
    it conflicts, else KEEP.
 5. An additive cue ("too", "also", "aussi") → KEEP unless the new fact names the outgoing value.
-6. Conflicts that justify REPLACE (new is later and definite):
-   - *explicit*: the new fact names an old value as outgoing ("from X to", "instead of X",
-     "no longer X", "replaced X", "au lieu de X", "plus de X");
-   - *retraction*: same subject and values, opposite polarity ("… is not on X anymore");
+6. "Same subject" needs half of the smaller fact's subject stems shared and a third of the
+   larger's (one common word such as "service" is not enough), or the same work item.
+7. Conflicts that justify REPLACE (new is later and definite):
+   - *explicit*: the new fact names a current old value as outgoing ("from X to", "instead of
+     X", "no longer X", "replaced X", "au lieu de X", "de X à Y", "plus de X") and the facts
+     share something besides that value;
+   - *retraction*: same subject and values, opposite polarity ("… is not on X anymore"), the
+     new fact no narrower than the old;
    - *swap*: identical subject words, exactly one value family differs (host, day, version,
-     port, owner…), no other difference;
-   - *cue change*: a change cue ("moved", "now", "renamed", "désormais", "a déménagé"…), the
-     subjects overlap, and the new fact brings a value or word the old one lacks.
-7. A one-sided refinement ("the database" vs "the analytics database") with a differing value
-   → UNCERTAIN: maybe another entity.
-8. Everything else → KEEP (duplicate, complementary, unrelated).
+     port, owner…), nothing else differs; a swap of a bare identifier (Q3 → Q4) is UNCERTAIN;
+   - *cue change*: a change cue ("moved", "now", "renamed", "désormais", "a déménagé"…), half
+     of the larger subject shared, and a value of a family the old fact has changes (or, with
+     no value involved, exactly one word replaces one word).
+8. Maybe another entity → UNCERTAIN: one fact names a narrower subject ("the database" vs "the
+   analytics database") with a differing value; a subject word *and* a value differ under a
+   change cue; a word change next to an unchanged value.
+9. Everything else → KEEP (duplicate, complementary, another attribute, unrelated).
 
 Duplicates (same subject, same value) are KEEP: nothing is outdated, both can be current, and
 merging duplicates is the REM pass's job, not supersede's.

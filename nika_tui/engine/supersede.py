@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
-from nika_tui.domain.memory import MemoryRecord, Status
+from nika_tui.domain.memory import Layer, MemoryRecord, Status
 from nika_tui.domain.ports import PointFilter
 from nika_tui.domain.verdicts import Fact, Judgement, Verdict
 from nika_tui.engine.context import EngineContext
@@ -26,14 +26,16 @@ from nika_tui.engine.retire import retire
 from nika_tui.engine.review import enqueue
 from nika_tui.errors import JudgeError
 
-SUPERSEDE_MIN_COSINE = 0.50
+SUPERSEDE_MIN_COSINE = 0.40
 """Cosine (all-MiniLM-L6-v2) from which an existing memory is a supersede candidate.
 
-Chosen on the real embedder (see docs/memory.md): restatements of the same fact with another
-value ("staging server is X" → "staging server moved to Y", EN and FR) scored 0.56–0.92,
-unrelated facts of one project −0.01–0.41. Below the threshold a pair is never judged, so a too
-high value leaves stale facts current; a too low one only costs judge calls (the judge, not the
-cosine, decides, e.g. "production server" vs "staging server" at 0.75 is KEEP).
+Chosen on the real embedder (``benchmarks/memory_thresholds.py``, docs/memory.md): the 12
+(old, new) restatements of one fact with another value (EN and FR) scored 0.405–0.918, the 10
+pairs of unrelated facts of one project −0.01–0.405. At 0.40 every restatement is judged and
+one unrelated pair in ten costs a judge call; at 0.45–0.55 one restatement in twelve is never
+judged and stays current beside its replacement. A missed candidate is the worse error (a
+stale fact served as current); an extra candidate only costs a judge call, since the judge,
+not the cosine, decides (e.g. "production server" vs "staging server" at 0.75 is KEEP).
 """
 
 MAX_CANDIDATES = 8
@@ -107,6 +109,10 @@ def supersede(
     ``exclude``: ids never to treat as candidates (memories later in the same ingest batch).
     """
     outcome = SupersedeOutcome()
+    if new.layer is not Layer.SEMANTIC:
+        # Episodic memories are events ("deployed v1.2 on Monday"): a later event does not
+        # make an earlier one untrue, so only semantic facts supersede each other.
+        return outcome
     for cand in find_candidates(ctx, new, vector, exclude):
         old = cand.record
         judgement = _judge(ctx, old, new)

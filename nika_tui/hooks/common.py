@@ -138,9 +138,15 @@ def update_fill(ctx: HookContext, path: Path | None = None) -> ContextFill | Non
     target = path or ctx.transcript_path
     if target is None:
         return None
-    model = str(ctx.payload.get("model") or "") or str(
-        ctx.redis.hget(redis_keys.working_memory(ctx.tenant_id), "model") or ""
-    )
+    # The model names the window: the payload's (SessionStart), the one remembered from an
+    # earlier event, or the kernel's ANTHROPIC_MODEL; a "[1m]" one wins (1M-token window).
+    candidates = [
+        str(ctx.payload.get("model") or ""),
+        str(ctx.redis.hget(redis_keys.working_memory(ctx.tenant_id), "model") or ""),
+        ctx.env.get("ANTHROPIC_MODEL", ""),
+    ]
+    one_m = [m for m in candidates if m.lower().endswith("[1m]")]
+    model = (one_m or [m for m in candidates if m] or [""])[0]
     fill = read_fill(target, model=model or None)
     wm_store.record_fill(ctx.redis, ctx.tenant_id, fill, str(target), ctx.now)
     return fill

@@ -35,6 +35,7 @@ STATE_STYLE = {
     UNREADABLE: "italic red",
     "unknown": "dim",
 }
+DEBT_ICON = {"ok": "✓", "warn": "▲", "alert": "✖", "unknown": "·"}
 DEBT_STYLE = {"ok": "green", "warn": "yellow", "alert": "bold red", "unknown": "dim"}
 
 SORTS: dict[str, Callable[[TenantRow], Any]] = {
@@ -54,12 +55,12 @@ SORTS: dict[str, Callable[[TenantRow], Any]] = {
 COLUMNS: tuple[tuple[str, str, int], ...] = (
     # Fixed widths: live values never make the table reflow under the cursor. Few columns:
     # every refresh re-renders each visible cell, so merged cells keep 50 tenants cheap.
-    ("tenant", "Tenant", 14),
+    ("tenant", "Tenant", 13),
     ("state", "Kernel (by)", 22),
     ("cli", "CLI", 11),
-    ("fill", "Context (│ = 61%) · forecast", 36),
-    ("debt", "Debt (worst)", 26),
-    ("decisions", "Review/Confirm", 14),
+    ("fill", "Context (│ = 61%) · forecast", 37),
+    ("debt", "Debt (worst)", 24),
+    ("decisions", "Rev/Conf", 9),
     ("beat", "Beat", 6),
 )
 _SORT_BY_COLUMN = {"tenant": "tenant", "state": "state", "fill": "fill", "debt": "debt"}
@@ -74,9 +75,9 @@ def beat_text(age_s: float | None, stale: bool, state: str) -> Text:
     if age_s is None:
         shown = "stale" if stale and state not in ("unknown", "exited") else "—"
         return Text(shown, style="dim")
-    for limit in (5, 10, 30, 60):
+    for limit, label in ((5, "<5s"), (10, "<10s"), (30, "<30s"), (60, "<1m")):
         if age_s < limit:
-            return Text(f"<{limit}s", style="red" if stale else "")
+            return Text(label, style="red" if stale else "")
     return Text(format_duration(age_s), style="red" if stale else "")
 
 
@@ -90,15 +91,25 @@ def row_cells(row: TenantRow) -> tuple[Text | str, ...]:
     fill = fill_bar_text(row.fill)
     fill.append("  ")
     fill.append_text(forecast_text(row.fill))
-    debt = Text(row.debt_status if not row.debt_worst else f"{row.debt_status} {row.debt_worst}")
-    debt.stylize(DEBT_STYLE.get(row.debt_status, ""))
+    icon = DEBT_ICON.get(row.debt_status, "?")
+    debt = Text(
+        f"{icon} {row.debt_worst or row.debt_status}", style=DEBT_STYLE.get(row.debt_status, "")
+    )
     decisions = _count(row.review_count)
     decisions.append(" / ", style="dim")
     decisions.append_text(_count(row.confirmation_count))
     tenant = Text(row.tenant_id, style="bold")
     if row.problems:
         tenant.append(" ⚠", style="red")
-    return (tenant, state, row.cli or "—", fill, debt, decisions, beat_text(k.heartbeat_age_s, k.stale, k.state))
+    return (
+        tenant,
+        state,
+        row.cli or "—",
+        fill,
+        debt,
+        decisions,
+        beat_text(k.heartbeat_age_s, k.stale, k.state),
+    )
 
 
 class OverviewScreen(DashboardScreen):
@@ -182,7 +193,10 @@ class OverviewScreen(DashboardScreen):
             self._shown = ids
             if keep in ids:
                 table.move_cursor(row=ids.index(keep), animate=False)
-        self.query_one("#overview-empty").display = not rows and bool(snapshot.tenants)
+        empty = self.query_one("#overview-empty")
+        show_empty = not rows and bool(snapshot.tenants)
+        if empty.display != show_empty:  # an unchanged assignment still costs a style pass
+            empty.display = show_empty
         self._sync_selection()
 
     def _sync_selection(self) -> None:

@@ -182,7 +182,7 @@ class KernelManager:
         workdir = kernel_launch.workdir_for(config, self.env)
         environment = kernel_launch.session_environment(config, self.env)
         self._install_hooks(config)
-        started = time.monotonic()
+        started, spawned_at = time.monotonic(), self.now()
         self.tmux.create(name, tenant_id, workdir, environment, argv)
         created = self.tmux.pane(name)
         shim_pid = created.pid if created is not None else None
@@ -192,7 +192,7 @@ class KernelManager:
             cli=config.agent_cli.value,
             session=name,
             pid=shim_pid,
-            now=self.now(),
+            now=spawned_at,
             heartbeat_ttl_s=self.heartbeat_ttl_s,
         )
         ttfl = self._wait_first_output(tenant_id, name, config, argv, started) if wait else None

@@ -120,8 +120,12 @@ class MemoryClient:
         key = idempotency_key(req)
         req = req.model_copy(update={"idempotency_key": key})
         try:
+            pipe = self.redis.pipeline(transaction=True)
+            # A stale outcome of an earlier write with the same key must not answer this one.
+            pipe.delete(redis_keys.ingest_done(req.tenant_id, key))
             # Never trimmed: an entry leaves the stream only once the service acknowledged it.
-            self.redis.xadd(redis_keys.INGEST_STREAM, {"req": req.model_dump_json()})
+            pipe.xadd(redis_keys.INGEST_STREAM, {"req": req.model_dump_json()})
+            pipe.execute()
         except (redis.RedisError, OSError) as exc:
             raise StoreUnavailable(
                 f"could not queue the memory in Redis ({exc})", "start Redis with `nika up`"

@@ -50,7 +50,8 @@ _PANE_FORMAT = "\t".join(
         "#{pane_dead_status}",
     )
 )
-_NO_SERVER = ("no server running", "server exited", "error connecting")
+_NO_SERVER = ("no server running", "server exited", "error connecting", "no current target")
+"""What tmux says when there is no server, or one shutting down with no session left."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +160,7 @@ class TmuxSessions:
             except KernelError as error:
                 # Right after the server's last session was killed (a restart) the old server
                 # may still be shutting down and refuse us; a new one starts on the next try.
-                transient = "server exited" in error.message or "no server" in error.message
+                transient = any(m in error.message for m in (*_NO_SERVER, "lost server"))
                 if not transient or attempt == 3 or name in self.panes():
                     raise
                 time.sleep(0.05 * (attempt + 1))

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.reactive import reactive
-from textual.widgets import Static
+from textual.widget import Widget
 
 from nika_tui.ui_model import Snapshot
 
 
-class StatusBar(Static):
-    """One line above the footer; says plainly when a dependency is down."""
+class StatusBar(Widget):
+    """One line above the footer; says plainly when a dependency is down.
+
+    A fixed one-line widget that repaints itself (no layout pass) when its reactives change.
+    """
 
     DEFAULT_CSS = """
     StatusBar { height: 1; padding: 0 1; background: $panel; }
@@ -21,11 +24,9 @@ class StatusBar(Static):
     error: reactive[str] = reactive("")
     """Set when the source itself failed (not just a dependency)."""
 
-    def watch_snapshot(self) -> None:
-        self.update(self.describe())
-
-    def watch_error(self) -> None:
-        self.update(self.describe())
+    def render(self) -> Text:
+        """The status line."""
+        return self.describe()
 
     def describe(self) -> Text:
         """The status line's text."""

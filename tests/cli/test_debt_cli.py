@@ -115,3 +115,32 @@ def test_unknown_tenant_is_one_clear_error(
     err = capsys.readouterr().err.strip().splitlines()
     assert err[0] == "error: unknown tenant 'nobody'"
     assert err[1].startswith("hint: create it with")
+
+
+def test_compress_exports_themes_to_git_and_commits(
+    seeded: dict[str, str],
+    tmp_path,
+    capsys: pytest.CaptureFixture[str],  # type: ignore[no-untyped-def]
+) -> None:
+    import subprocess
+
+    repo = tmp_path / "knowledge-repo"
+    assert main(["compress", "--tenant", TENANT, "--repo", str(repo), "--json"]) == 0
+    result = _json(capsys)
+    assert result["memories"] == 3  # the current ones; the retired fact is not exported
+    assert result["commit"]
+    files = sorted(repo.glob("knowledge/*/*.md"))
+    assert [str(f.relative_to(repo)) for f in files] == sorted(result["files"])
+    text = "".join(f.read_text() for f in files)
+    assert "The staging server is beta.internal" in text and "alpha.internal" not in text
+    assert "scope: p1" in text and "recency:" in text and "confidence:" in text
+    log = (
+        subprocess.run(
+            ["git", "-C", str(repo), "log", "--oneline"], capture_output=True, text=True, check=True
+        )
+        .stdout.strip()
+        .splitlines()
+    )
+    assert len(log) == 1
+    assert main(["compress", "--tenant", TENANT, "--repo", str(repo), "--json"]) == 0
+    assert _json(capsys)["commit"] is None  # same day, nothing changed: no empty commit

@@ -250,6 +250,48 @@ CASES = [
     ),
     # maybe another entity
     Case(
+        "identifier-swap-without-cue",
+        "The budget owner for H1 is Lena.",
+        "The budget owner for H2 is Lena.",
+        LATER,
+        Verdict.UNCERTAIN,
+    ),
+    Case(
+        "subject-word-and-value-differ-with-cue",
+        "The auth worker pool has 8 threads.",
+        "The mail worker pool now has 12 threads.",
+        LATER,
+        Verdict.UNCERTAIN,
+    ),
+    Case(
+        "one-shared-word-is-not-the-same-subject",
+        "Yuki owns the analytics export service.",
+        "Payment services now build with Gradle 8.",
+        LATER,
+        Verdict.KEEP,
+    ),
+    Case(
+        "outgoing-value-needs-a-common-subject",
+        "Omar owns the release calendar.",
+        "Tess replaced Omar as security champion.",
+        LATER,
+        Verdict.KEEP,
+    ),
+    Case(
+        "sentence-initial-name-is-a-name",
+        "Lena owns the billing export.",
+        "Billing export ownership moved to Tariq.",
+        LATER,
+        Verdict.REPLACE,
+    ),
+    Case(
+        "fr-de-x-a-y-keeps-the-accent",
+        "La supervision tourne sur Nagios.",
+        "La supervision est passée de Nagios à Zabbix.",
+        LATER,
+        Verdict.REPLACE,
+    ),
+    Case(
         "narrower-subject",
         "The queue runs RabbitMQ 3.11.",
         "The billing queue runs RabbitMQ 3.13.",

@@ -29,7 +29,9 @@ def tmux(isolated_env: dict[str, str]) -> Iterator[list[str]]:
 
 
 def _screen(tmux: list[str], target: str = "dash") -> str:
-    out = subprocess.run([*tmux, "capture-pane", "-p", "-t", target], capture_output=True, text=True)
+    out = subprocess.run(
+        [*tmux, "capture-pane", "-p", "-t", target], capture_output=True, text=True
+    )
     return out.stdout
 
 
@@ -45,15 +47,34 @@ def _wait(tmux: list[str], *needles: str, timeout: float = 20.0) -> str:
     return retry_until(probe, timeout=timeout, what=f"{needles} on screen")
 
 
-def test_nika_dashboard_in_a_real_pane(tmux: list[str], isolated_env: dict[str, str], redis_url: str) -> None:
+def test_nika_dashboard_in_a_real_pane(
+    tmux: list[str], isolated_env: dict[str, str], redis_url: str
+) -> None:
     save_tenant(TenantConfig(tenant_id="acme", display_name="Acme"), isolated_env)
     env = {**isolated_env, "REDIS_URL": redis_url, "TERM": "xterm-256color"}
     # The tenant's kernel: a plain shell in its session on the same private socket.
-    subprocess.run([*tmux, "new-session", "-d", "-s", "nika-tenant-acme", "-x", "100", "-y", "20", "sh"], check=True)
+    subprocess.run(
+        [*tmux, "new-session", "-d", "-s", "nika-tenant-acme", "-x", "100", "-y", "20", "sh"],
+        check=True,
+    )
     _keys(tmux, "echo inside-the-kernel", "Enter", target="nika-tenant-acme")
     setenv = [a for k, v in env.items() for a in ("-e", f"{k}={v}")]
     subprocess.run(
-        [*tmux, "new-session", "-d", "-s", "dash", "-x", "140", "-y", "36", *setenv, sys.executable, "-m", "nika_tui"],
+        [
+            *tmux,
+            "new-session",
+            "-d",
+            "-s",
+            "dash",
+            "-x",
+            "140",
+            "-y",
+            "36",
+            *setenv,
+            sys.executable,
+            "-m",
+            "nika_tui",
+        ],
         check=True,
     )
     # With another session on the server, tmux sizes new windows by its own rules: be explicit.

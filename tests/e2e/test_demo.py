@@ -134,6 +134,9 @@ def test_demo_kernel_runs_the_replay_in_tmux(
     retry_until(
         lambda: "UserPromptSubmit" in fired(redis_client), timeout=60, what="the demo's hooks"
     )
+    first = ingested(redis_client)[0]
+    assert first.meta.tmux == f"nika-tenant-{DEMO_TENANT_ID}"  # from $TMUX inside the kernel
+    assert first.meta.project_id == "acme-shop"
     settings = json.loads((agent_home(DEMO_TENANT_ID, "claude") / "settings.json").read_text())
     assert "PreCompact" in settings["hooks"]  # spawn installed the real hooks
 

@@ -111,11 +111,7 @@ def test_a_refused_entry_goes_to_the_dead_letter_stream_and_the_writer_is_told(
     from tests.helpers import retry_until
 
     dead = retry_until(
-        lambda: (
-            rows
-            if len(rows := client.redis.xrange(redis_keys.INGEST_DEAD)) == 2
-            else None
-        ),
+        lambda: rows if len(rows := client.redis.xrange(redis_keys.INGEST_DEAD)) == 2 else None,
         timeout=30,
         what="two dead letters",
     )

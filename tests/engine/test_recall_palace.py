@@ -34,9 +34,7 @@ def _add(
     domain: Domain | None = None,
     action: ActionType | None = None,
 ) -> IngestOutcome:
-    meta = NikaMeta(
-        timestamp=T0, project_id=project, job_id=job, domain=domain, action_type=action
-    )
+    meta = NikaMeta(timestamp=T0, project_id=project, job_id=job, domain=domain, action_type=action)
     return ingest(ctx, RememberRequest(tenant_id=tenant, text=text, meta=meta))
 
 

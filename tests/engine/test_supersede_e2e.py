@@ -116,8 +116,25 @@ def test_other_projects_are_not_candidates(
     make_tenant("acme")
     svc = running_service
     web = _remember(svc, "The staging server is staging-1.acme.internal", MARCH, project="web")
-    api = _remember(
-        svc, "The staging server moved to staging-2.acme.internal", JUNE, project="api"
-    )
+    api = _remember(svc, "The staging server moved to staging-2.acme.internal", JUNE, project="api")
     assert api["judgements"] == []
     assert _record(svc, web["id"]).status is Status.CURRENT
+
+
+def test_episodic_events_do_not_supersede_each_other(
+    running_service: RunningService, make_tenant: Callable[..., TenantConfig]
+) -> None:
+    make_tenant("acme")
+    svc = running_service
+    outcomes = []
+    for text, when in (("Deployed v1.2 to staging", MARCH), ("Deployed v1.3 to staging", JUNE)):
+        req = RememberRequest(
+            tenant_id="acme",
+            text=text,
+            layer=Layer.EPISODIC,
+            meta=NikaMeta(timestamp=when, project_id="web"),
+        )
+        outcomes.append(svc.client.wait_ingested("acme", svc.client.remember(req), timeout=30))
+    assert outcomes[1]["judgements"] == [] and outcomes[1]["retired"] == []
+    [p] = svc.ctx.vectors.retrieve("acme", Layer.EPISODIC, [outcomes[0]["id"]])
+    assert p.payload["status"] == "current"

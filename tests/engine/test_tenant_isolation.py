@@ -79,8 +79,6 @@ def test_tenant_b_never_sees_tenant_a_across_200_queries(
             assert hit.record.id in b_ids
             assert "7f3a" not in hit.record.text
         # The same query in tenant A does find the canaries: the probe is a real one.
-        a_found |= {
-            h.record.id
-            for h in recall(engine_ctx, RecallQuery(tenant_id="alpha", query=query)).hits
-        }
+        a_res = recall(engine_ctx, RecallQuery(tenant_id="alpha", query=query), vector)
+        a_found |= {h.record.id for h in a_res.hits}
     assert a_found == a_ids

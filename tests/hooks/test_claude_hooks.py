@@ -50,6 +50,18 @@ def test_user_prompt_submit_enqueues_prompt_with_full_envelope(
     assert redis_client.xlen(redis_keys.hooks_fired(TENANT)) == 1
 
 
+def test_fill_uses_a_1m_model_from_the_kernel_environment(
+    run_hook: Run, workspace: Workspace, redis_client: redis.Redis
+) -> None:
+    payload = workspace.payload("claude/hook_stop.json")
+    run_hook("claude", "Stop", payload, extra_env={"ANTHROPIC_MODEL": "claude-sonnet-4-5[1m]"})
+    wm = read_working_memory(redis_client, TENANT)
+    assert wm is not None and (wm.window, wm.fill_percent) == (1_000_000, 1.89)
+    run_hook("claude", "Stop", payload)  # remembered for the next events
+    wm = read_working_memory(redis_client, TENANT)
+    assert wm is not None and wm.window == 1_000_000
+
+
 def test_prompt_secrets_are_redacted_and_log_holds_only_a_preview(
     run_hook: Run, workspace: Workspace, redis_client: redis.Redis, isolated_env: dict[str, str]
 ) -> None:
@@ -264,6 +276,8 @@ def test_session_start_after_compaction_injects_recall_and_handoff_as_data(
     run_hook("claude", "PreCompact", workspace.payload("claude/hook_pre_compact.json"))
     [packet] = [r for r in ingested(redis_client) if "handoff-packet" in r.meta.produces]
     client.wait_ingested(TENANT, packet.idempotency_key, timeout=60)
+    # Without PreCompact's copy, only the search can bring the packet back.
+    redis_client.delete(redis_keys.handoff_packet(TENANT, "7b1f9c2e-3a4d-4e5f-8a9b-0c1d2e3f4a5b"))
 
     payload = workspace.payload(
         "claude/hook_session_start_compact.json", session_id="7b1f9c2e-3a4d-4e5f-8a9b-0c1d2e3f4a5b"

@@ -378,3 +378,31 @@ def test_judge_by_name_agent_cli_missing(monkeypatch: pytest.MonkeyPatch, tmp_pa
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(ConfigError, match="no agent CLI found"):
         judge_by_name("agent-cli")
+
+
+def test_cloud_privacy_key_from_the_tenants_keyring(
+    chat_server: _ChatServer, memory_keyring: Any
+) -> None:
+    memory_keyring.entries[("nika-os/acme", "judge.api_key")] = "sk-ring-4"
+    ref = SecretRef(source=SecretSource.KEYRING, name="judge.api_key")
+    cfg = _tenant(
+        privacy=Privacy.CLOUD,
+        judge=JudgeConfig(kind=JudgeKind.HTTP, endpoint=chat_server.url, api_key=ref),
+    )
+    judge = judge_for(cfg)
+    assert isinstance(judge, HttpJudge)
+    judge.judge(OLD, NEW)
+    assert chat_server.requests[0]["auth"] == "Bearer sk-ring-4"
+    memory_keyring.entries.clear()
+    empty = select_judge(cfg)
+    assert isinstance(empty.judge, RulesJudge) and "judge.api_key is empty" in empty.reason
+
+
+def test_agent_cli_judge_runs_in_the_tenants_agent_home(
+    cli_bin: Path, tmp_path: Path, isolated_env: dict[str, str]
+) -> None:
+    judge = judge_for(_tenant(privacy=Privacy.DEFAULT, agent_cli=AgentCli.CLAUDE_CODE))
+    assert isinstance(judge, AgentCliJudge)
+    home = judge.extra_env["CLAUDE_CONFIG_DIR"]
+    assert home.startswith(isolated_env["NIKA_OS_DATA_DIR"]) and "acme" in home
+    assert Path(home).stat().st_mode & 0o777 == 0o700

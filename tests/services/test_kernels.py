@@ -161,10 +161,21 @@ def test_a_fresh_hook_state_wins_over_the_pane(
     make_tenant("acme", workdir)
     manager.spawn("acme")
     wait_state(manager, "acme", KernelState.IDLE)
-    kernel_store.record_hook_event(redis_client, "acme", "UserPromptSubmit", manager.now())
-    status = manager.poll("acme")  # the pane shows the idle prompt, the hook says working
-    assert status is not None
-    assert (status.state, status.source) == (KernelState.WORKING, StateSource.HOOK)
+    # the pane shows the idle prompt all along: the fresh hook state is what poll reports
+    for event, payload, expected in [
+        ("UserPromptSubmit", {}, KernelState.WORKING),
+        ("Notification", {"notification_type": "permission_prompt"}, KernelState.WAITING_INPUT),
+        ("Stop", {}, KernelState.IDLE),
+        ("UserPromptSubmit", {}, KernelState.WORKING),
+    ]:
+        kernel_store.record_hook_event(redis_client, "acme", event, manager.now(), payload)
+        status = manager.poll("acme")
+        assert status is not None
+        assert (status.state, status.source, status.last_event) == (
+            expected,
+            StateSource.HOOK,
+            event,
+        )
     manager.hook_fresh_s = 0.0  # the hook state is now too old: the pane decides again
     status = wait_state(manager, "acme", KernelState.IDLE)
     assert status.source is StateSource.PANE
@@ -180,6 +191,7 @@ def test_heartbeat_lapse_shows_stale_until_polled(
         lambda: (s := manager.status("acme")) is not None and s.stale, what="stale kernel"
     )
     assert stale
+    manager.heartbeat_ttl_s = 30.0  # a busy machine must not lapse the new beat before we read it
     status = manager.poll("acme")
     assert status is not None and not status.stale and status.heartbeat_age_s is not None
 
@@ -301,16 +313,21 @@ def test_a_missing_cli_names_the_install(
 
 
 def test_the_command_is_an_argument_list_never_shell_text(
-    manager: KernelManager, workdir: Path, tmp_path: Path
+    manager: KernelManager, tmux_server: libtmux.Server, workdir: Path, tmp_path: Path
 ) -> None:
     marker = tmp_path / "pwned"
-    hostile = f"; touch {marker}"
-    subst = f"$(touch {marker}2)"
-    make_tenant("acme", workdir, command=[*STANDIN, hostile, subst])
-    manager.spawn("acme")
+    # shell metacharacters, and tmux's own command separator (an argument ending with ";")
+    hostile = [f"; touch {marker}", f"$(touch {marker}2)", "x;", "kill-server", ";", "\\;"]
+    make_tenant("acme", workdir, command=[*STANDIN, *hostile], env={"ACME_NOTE": "a;"})
+    pid = manager.spawn("acme").pid
+    assert pid is not None
     screen = wait_screen(manager, "acme", "argv:")
-    assert repr([hostile, subst]) in screen.replace("\n", "")
+    assert repr(hostile) in screen.replace("\n", "")
     assert not marker.exists() and not Path(f"{marker}2").exists()
+    assert tmux_server.has_session("nika-tenant-acme")  # no kill-server ran
+    assert proc_environ(pid)["ACME_NOTE"] == "a;"
+    manager.send_text("acme", "typed;")  # typed text goes through the same escaping
+    wait_screen(manager, "acme", "echo: typed;")
 
 
 def test_poll_marks_a_vanished_session_exited(
@@ -408,3 +425,18 @@ def test_compaction_off_only_shows(
     assert "Conversation compacted" not in screen
     assert not redis_client.hlen(redis_keys.confirmations("acme"))
     assert not redis_client.exists(redis_keys.compactions("acme"))
+
+
+def test_spawn_without_waiting_records_pod_ttfl_at_the_first_poll_with_output(
+    manager: KernelManager, redis_client: redis.Redis, workdir: Path
+) -> None:
+    make_tenant("acme", workdir)
+    result = manager.spawn("acme", wait=False)
+    assert result.spawned and result.pod_ttfl_s is None
+    samples = retry_until(
+        lambda: (manager.poll("acme"), kernel_store.pod_ttfl_samples(redis_client, "acme"))[1],
+        what="pod_ttfl recorded by poll",
+    )
+    assert len(samples) == 1 and samples[0] >= 0
+    manager.poll("acme")
+    assert len(kernel_store.pod_ttfl_samples(redis_client, "acme")) == 1  # once per spawn

@@ -22,9 +22,7 @@ def fixture_source() -> FixtureSource:
 
 
 @pytest.fixture
-def build_app(
-    isolated_env: dict[str, str], tmp_path: Path
-) -> Callable[..., NikaDashboard]:
+def build_app(isolated_env: dict[str, str], tmp_path: Path) -> Callable[..., NikaDashboard]:
     """``build_app(source, **kw)``: the App from ``make_app`` with the source's fixed clock."""
 
     def build(source: Any, **kw: Any) -> NikaDashboard:

@@ -28,7 +28,9 @@ def _status(app: NikaDashboard) -> str:
     return str(app.screen.query_one(StatusBar).describe())
 
 
-def test_redis_down_is_said_and_recovers_by_itself(build_app: Build, isolated_env: dict[str, str]) -> None:
+def test_redis_down_is_said_and_recovers_by_itself(
+    build_app: Build, isolated_env: dict[str, str]
+) -> None:
     from nika_tui.services.redis_server import ensure_embedded, stop_embedded
 
     save_tenant(TenantConfig(tenant_id="acme", display_name="Acme"), isolated_env)
@@ -63,19 +65,27 @@ def test_service_down_keeps_screens_up(build_app: Build) -> None:
             assert "service down" in _status(app)
             await pilot.press("p")  # the purge plan needs the service
             await screen_is(pilot, "PurgeScreen")
-            await wait_for(pilot, lambda: any("memory service is not running" in n for n in notes(app)), "said")
+            await wait_for(
+                pilot, lambda: any("memory service is not running" in n for n in notes(app)), "said"
+            )
             await pilot.press("escape")
             await screen_is(pilot, "OverviewScreen")
             await pilot.press("down", "slash")
             await screen_is(pilot, "RecallScreen")
             await pilot.press(*"vat", "enter")
             hits = app.screen.query_one("#recall-hits")
-            await wait_for(pilot, lambda: "recall failed: memory service is not running" in str(hits.render()), "recall")
+            await wait_for(
+                pilot,
+                lambda: "recall failed: memory service is not running" in str(hits.render()),
+                "recall",
+            )
 
     run(scenario())
 
 
-def test_unreadable_payloads_show_as_unreadable_rows(build_app: Build, isolated_env: dict[str, str], redis_url: str) -> None:
+def test_unreadable_payloads_show_as_unreadable_rows(
+    build_app: Build, isolated_env: dict[str, str], redis_url: str
+) -> None:
     env = {**isolated_env, "REDIS_URL": redis_url}
     save_tenant(TenantConfig(tenant_id="bad", display_name="Bad"), env)
     r = redis.Redis.from_url(redis_url, decode_responses=True)
@@ -85,14 +95,24 @@ def test_unreadable_payloads_show_as_unreadable_rows(build_app: Build, isolated_
     r.hset(keys.review_queue("bad"), "rv", "{oops")
 
     async def scenario() -> None:
-        async with build_app(RedisDashboardSource(env), clock=lambda: NOW).run_test(size=SIZE) as pilot:
+        async with build_app(RedisDashboardSource(env), clock=lambda: NOW).run_test(
+            size=SIZE
+        ) as pilot:
             app = await ready(pilot)
             table = app.screen.query_one("#tenants")
             row = [str(c) for c in table.get_row("bad")]  # type: ignore[attr-defined]
-            assert row[1].endswith("unreadable") and row[3].startswith("unreadable") and "unreadable" in row[4]
+            assert (
+                row[1].endswith("unreadable")
+                and row[3].startswith("unreadable")
+                and "unreadable" in row[4]
+            )
             await pilot.press("v")
             await screen_is(pilot, "ReviewScreen")
-            await wait_for(pilot, lambda: "{oops" in str(app.screen.query_one("#old-side").render()), "raw kept")
+            await wait_for(
+                pilot,
+                lambda: "{oops" in str(app.screen.query_one("#old-side").render()),
+                "raw kept",
+            )
 
     run(scenario())
 
@@ -112,7 +132,11 @@ def test_source_crash_is_shown_and_polling_continues(build_app: Build) -> None:
         app = build_app(source)
         app.settings = app.settings.model_copy(update={"refresh_s": 0.2})
         async with app.run_test(size=SIZE) as pilot:
-            await wait_for(pilot, lambda: "dashboard source failed: RuntimeError: boom" in _status(app), "error shown")
+            await wait_for(
+                pilot,
+                lambda: "dashboard source failed: RuntimeError: boom" in _status(app),
+                "error shown",
+            )
             Flaky.fail = False
             await wait_for(pilot, lambda: app.snapshot is not None, "recovered")
             await wait_for(pilot, lambda: "failed" not in _status(app), "error cleared")
@@ -139,7 +163,9 @@ async def main():
 asyncio.run(main())
 print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))
 """
-    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True
+    )
     loaded = set(json.loads(out.stdout.strip().splitlines()[-1]))
     assert "textual" in loaded  # the frame was really rendered
     heavy = {"torch", "sentence_transformers", "qdrant_client", "qdrant_edge", "transformers"}

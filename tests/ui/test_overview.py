@@ -32,7 +32,9 @@ def test_one_row_per_tenant_needs_me_first(build_app: Build, fixture_source: Fix
     run(scenario())
 
 
-def test_filter_by_needs_me_and_state_and_sort(build_app: Build, fixture_source: FixtureSource) -> None:
+def test_filter_by_needs_me_and_state_and_sort(
+    build_app: Build, fixture_source: FixtureSource
+) -> None:
     async def scenario() -> None:
         async with build_app(fixture_source).run_test(size=SIZE) as pilot:
             app = await ready(pilot)
@@ -50,7 +52,9 @@ def test_filter_by_needs_me_and_state_and_sort(build_app: Build, fixture_source:
     run(scenario())
 
 
-def test_spawn_stop_restart_keys_reach_the_source(build_app: Build, fixture_source: FixtureSource) -> None:
+def test_spawn_stop_restart_keys_reach_the_source(
+    build_app: Build, fixture_source: FixtureSource
+) -> None:
     async def scenario() -> None:
         async with build_app(fixture_source).run_test(size=SIZE) as pilot:
             app = await ready(pilot)
@@ -99,7 +103,9 @@ def test_palette_runs_a_per_tenant_action(build_app: Build, fixture_source: Fixt
             await pilot.press(*"spawn kernel: gamma")
             await pilot.pause(0.3)
             await pilot.press("enter")
-            await wait_for(pilot, lambda: ("spawn", "gamma") in fixture_source.actions, "palette spawn")
+            await wait_for(
+                pilot, lambda: ("spawn", "gamma") in fixture_source.actions, "palette spawn"
+            )
 
     run(scenario())
 
@@ -141,8 +147,17 @@ def test_notifications_for_waiting_alert_and_queued_decision(build_app: Build) -
             with source._lock:
                 acme["kernel"]["state"] = "waiting-input"
                 acme["debt_reports"].append(
-                    {"at": "2026-12-02T10:00:00+00:00", "metrics": [
-                        {"name": "duplicate_rate", "value": 0.09, "threshold": 0.05, "status": "alert"}]}
+                    {
+                        "at": "2026-12-02T10:00:00+00:00",
+                        "metrics": [
+                            {
+                                "name": "duplicate_rate",
+                                "value": 0.09,
+                                "threshold": 0.05,
+                                "status": "alert",
+                            }
+                        ],
+                    }
                 )
                 acme["review"] = list(beta["review"])
             app.request_refresh()
@@ -155,27 +170,35 @@ def test_notifications_for_waiting_alert_and_queued_decision(build_app: Build) -
     run(scenario())
 
 
-def test_theme_choice_is_persisted_0600(build_app: Build, fixture_source: FixtureSource, tmp_path: Path) -> None:
+def test_theme_choice_is_persisted_0600(
+    build_app: Build, fixture_source: FixtureSource, tmp_path: Path
+) -> None:
     settings = tmp_path / "ui.yaml"
 
     async def scenario() -> None:
         async with build_app(fixture_source, settings_file=settings).run_test(size=SIZE) as pilot:
             app = await ready(pilot)
             app.theme = "nord"
-            await wait_for(pilot, lambda: settings.exists() and "nord" in settings.read_text(), "saved")
+            await wait_for(
+                pilot, lambda: settings.exists() and "nord" in settings.read_text(), "saved"
+            )
 
     run(scenario())
     assert settings.stat().st_mode & 0o777 == 0o600
 
     async def again() -> None:
-        async with build_app(FixtureSource.from_file(), settings_file=settings).run_test(size=SIZE) as pilot:
+        async with build_app(FixtureSource.from_file(), settings_file=settings).run_test(
+            size=SIZE
+        ) as pilot:
             app = await ready(pilot)
             assert app.theme == "nord"
 
     run(again())
 
 
-def test_row_updates_in_place_keep_the_cursor(build_app: Build, fixture_source: FixtureSource) -> None:
+def test_row_updates_in_place_keep_the_cursor(
+    build_app: Build, fixture_source: FixtureSource
+) -> None:
     async def scenario() -> None:
         async with build_app(fixture_source).run_test(size=SIZE) as pilot:
             app = await ready(pilot)
@@ -188,5 +211,18 @@ def test_row_updates_in_place_keep_the_cursor(build_app: Build, fixture_source: 
             await wait_for(pilot, lambda: not app._polling, "polls done")
             assert table.cursor_row == cursor
             assert app.selected_tenant == "acme"
+
+    run(scenario())
+
+
+def test_clicking_a_header_sorts_by_it(build_app: Build, fixture_source: FixtureSource) -> None:
+    async def scenario() -> None:
+        async with build_app(fixture_source).run_test(size=SIZE) as pilot:
+            app = await ready(pilot)
+            assert _rows(app)[0] == "beta"
+            await pilot.click("#tenants", offset=(3, 0))  # the "Tenant" header
+            await wait_for(
+                pilot, lambda: _rows(app) == ["acme", "beta", "delta", "gamma"], "sorted"
+            )
 
     run(scenario())

@@ -10,6 +10,7 @@ from nika_tui.app import NikaDashboard
 from nika_tui.screens.bus import BusScreen
 from nika_tui.screens.review import ReviewScreen
 from nika_tui.services.fixture_source import FixtureSource
+from nika_tui.ui_model import BusFilter
 from tests.ui.conftest import SIZE
 from tests.ui.pilot_helpers import notes, ready, run, screen_is, wait_for
 
@@ -20,7 +21,9 @@ def _text(app: NikaDashboard, selector: str) -> str:
     return str(app.screen.query_one(selector, Static).render())
 
 
-def test_detail_shows_pane_fill_history_counts_and_strategies(build_app: Build, fixture_source: FixtureSource) -> None:
+def test_detail_shows_pane_fill_history_counts_and_strategies(
+    build_app: Build, fixture_source: FixtureSource
+) -> None:
     async def scenario() -> None:
         async with build_app(fixture_source).run_test(size=SIZE) as pilot:
             app = await ready(pilot)
@@ -68,7 +71,9 @@ def test_debt_screen_metrics_and_run_audit(build_app: Build, fixture_source: Fix
     run(scenario())
 
 
-def test_review_approve_keep_skip_and_batch(build_app: Build, fixture_source: FixtureSource) -> None:
+def test_review_approve_keep_skip_and_batch(
+    build_app: Build, fixture_source: FixtureSource
+) -> None:
     async def scenario() -> None:
         async with build_app(fixture_source).run_test(size=SIZE) as pilot:
             app = await ready(pilot)
@@ -82,16 +87,24 @@ def test_review_approve_keep_skip_and_batch(build_app: Build, fixture_source: Fi
             assert "session s-40 · agent codex · turn 7" in _text(app, "#new-side")
             assert "hedged wording" in _text(app, "#review-reason")
             await pilot.press("s")  # skip rv-1: nothing changes, cursor moves on
-            await wait_for(pilot, lambda: ("review", "beta", "rv-1", "skip") in fixture_source.actions, "skip")
+            await wait_for(
+                pilot, lambda: ("review", "beta", "rv-1", "skip") in fixture_source.actions, "skip"
+            )
             assert len(fixture_source.review_items("beta")) == 2
             await pilot.press("k")  # keep both on rv-2 (the cursor moved there)
-            await wait_for(pilot, lambda: ("review", "beta", "rv-2", "keep") in fixture_source.actions, "keep")
+            await wait_for(
+                pilot, lambda: ("review", "beta", "rv-2", "keep") in fixture_source.actions, "keep"
+            )
             await wait_for(pilot, lambda: len(screen.items) == 1, "rv-2 left the queue")
             await pilot.press("a")  # approve-replace rv-1
-            await wait_for(pilot, lambda: ("review", "beta", "rv-1", "replace") in fixture_source.actions, "replace")
+            await wait_for(
+                pilot,
+                lambda: ("review", "beta", "rv-1", "replace") in fixture_source.actions,
+                "replace",
+            )
             await wait_for(pilot, lambda: not screen.items, "queue empty")
             # Resolutions are logged on the bus.
-            tail = fixture_source.bus_tail(__import__("nika_tui.ui_model").ui_model.BusFilter(tenant="beta"), None)
+            tail = fixture_source.bus_tail(BusFilter(tenant="beta"), None)
             assert [ln.kind for ln in tail.lines].count("review.resolved") == 2
 
     run(scenario())
@@ -116,13 +129,19 @@ def test_review_batch_keep_marked(build_app: Build, fixture_source: FixtureSourc
     run(scenario())
 
 
-def test_purge_refuses_a_wrong_tenant_id_then_applies(build_app: Build, fixture_source: FixtureSource) -> None:
+def test_purge_refuses_a_wrong_tenant_id_then_applies(
+    build_app: Build, fixture_source: FixtureSource
+) -> None:
     async def scenario() -> None:
         async with build_app(fixture_source).run_test(size=SIZE) as pilot:
             app = await ready(pilot)
             await pilot.press("p")
             await screen_is(pilot, "PurgeScreen")
-            await wait_for(pilot, lambda: app.screen.query_one("#purge-items", DataTable).row_count == 3, "plan")
+            await wait_for(
+                pilot,
+                lambda: app.screen.query_one("#purge-items", DataTable).row_count == 3,
+                "plan",
+            )
             assert "dry run: 2 would be removed" in _text(app, "#purge-title")
             assert "1 blocked by active references" in _text(app, "#purge-title")
             await pilot.press("c")
@@ -134,10 +153,18 @@ def test_purge_refuses_a_wrong_tenant_id_then_applies(build_app: Build, fixture_
             assert ("purge", "beta") not in fixture_source.actions
             await pilot.press(*"beta", "enter")
             await screen_is(pilot, "PurgeScreen")
-            await wait_for(pilot, lambda: ("purge", "beta") in fixture_source.actions, "purge applied")
-            await wait_for(pilot, lambda: any("removed 2, skipped 1" in n for n in notes(app)), "result")
+            await wait_for(
+                pilot, lambda: ("purge", "beta") in fixture_source.actions, "purge applied"
+            )
+            await wait_for(
+                pilot, lambda: any("removed 2, skipped 1" in n for n in notes(app)), "result"
+            )
             # The blocked item stays in the plan.
-            await wait_for(pilot, lambda: app.screen.query_one("#purge-items", DataTable).row_count == 1, "left")
+            await wait_for(
+                pilot,
+                lambda: app.screen.query_one("#purge-items", DataTable).row_count == 1,
+                "left",
+            )
 
     run(scenario())
 
@@ -154,7 +181,9 @@ def test_purge_source_refuses_a_wrong_id_itself(fixture_source: FixtureSource) -
     assert ("purge", "beta") not in fixture_source.actions
 
 
-def test_bus_tail_filters_and_keeps_unreadable_lines(build_app: Build, fixture_source: FixtureSource) -> None:
+def test_bus_tail_filters_and_keeps_unreadable_lines(
+    build_app: Build, fixture_source: FixtureSource
+) -> None:
     async def scenario() -> None:
         async with build_app(fixture_source).run_test(size=SIZE) as pilot:
             app = await ready(pilot)
@@ -179,7 +208,9 @@ def test_bus_tail_filters_and_keeps_unreadable_lines(build_app: Build, fixture_s
     run(scenario())
 
 
-def test_recall_hits_with_envelope_and_palace_line(build_app: Build, fixture_source: FixtureSource) -> None:
+def test_recall_hits_with_envelope_and_palace_line(
+    build_app: Build, fixture_source: FixtureSource
+) -> None:
     async def scenario() -> None:
         async with build_app(fixture_source).run_test(size=SIZE) as pilot:
             app = await ready(pilot)
@@ -192,26 +223,38 @@ def test_recall_hits_with_envelope_and_palace_line(build_app: Build, fixture_sou
             assert "agent_type=claude-code" in _text(app, "#recall-hits")
             app.screen.query_one("#recall-query", Input).value = ""
             await pilot.press(*"kubernetes", "enter")
-            await wait_for(pilot, lambda: "no memory for kubernetes" in _text(app, "#recall-hits"), "PALACE")
+            await wait_for(
+                pilot, lambda: "no memory for kubernetes" in _text(app, "#recall-hits"), "PALACE"
+            )
 
     run(scenario())
 
 
-def test_welcome_offers_wizard_demo_and_preview(build_app: Build, fixture_source: FixtureSource) -> None:
+def test_welcome_offers_wizard_demo_and_preview(
+    build_app: Build, fixture_source: FixtureSource
+) -> None:
     async def scenario() -> None:
         async with build_app(fixture_source, show_welcome=True).run_test(size=SIZE) as pilot:
             app = pilot.app
             await screen_is(pilot, "WelcomeScreen")
             labels = [str(b.label) for b in app.screen.query("Button")]
-            assert labels[:3] == ["Set up a tenant (wizard)", "Try the demo tenant", "Preview with sample data"]
+            assert labels[:3] == [
+                "Set up a tenant (wizard)",
+                "Try the demo tenant",
+                "Preview with sample data",
+            ]
             await pilot.click("#preview")
             await screen_is(pilot, "OverviewScreen")
-            await wait_for(pilot, lambda: app.snapshot is not None and len(app.snapshot.tenants) == 4, "rows")
+            await wait_for(
+                pilot, lambda: app.snapshot is not None and len(app.snapshot.tenants) == 4, "rows"
+            )
 
     run(scenario())
 
 
-def test_welcome_is_shown_when_no_tenant_exists(isolated_env: dict[str, str], tmp_path: object) -> None:
+def test_welcome_is_shown_when_no_tenant_exists(
+    isolated_env: dict[str, str], tmp_path: object
+) -> None:
     from nika_tui.app import make_app
 
     app = make_app(env=isolated_env, source=FixtureSource.from_file())

@@ -19,13 +19,27 @@ from tests.ui.pilot_helpers import ready, screen_is, wait_for
 Before = Callable[[Pilot[Any]], Awaitable[None]]
 
 
-def _app(env: dict[str, str], tmp: Any, welcome: bool = False, service_ok: bool = True, redis_ok: bool = True) -> NikaDashboard:
+def _app(
+    env: dict[str, str],
+    tmp: Any,
+    welcome: bool = False,
+    service_ok: bool = True,
+    redis_ok: bool = True,
+) -> NikaDashboard:
     source = FixtureSource.from_file()
     source.service_ok, source.redis_ok = service_ok, redis_ok
-    return make_app(env=env, source=source, clock=lambda: source.now, show_welcome=welcome, settings_file=tmp / "ui.yaml")
+    return make_app(
+        env=env,
+        source=source,
+        clock=lambda: source.now,
+        show_welcome=welcome,
+        settings_file=tmp / "ui.yaml",
+    )
 
 
-def _then(*keys: str, screen: str, probe: Callable[[NikaDashboard], object] | None = None) -> Before:
+def _then(
+    *keys: str, screen: str, probe: Callable[[NikaDashboard], object] | None = None
+) -> Before:
     async def before(pilot: Pilot[Any]) -> None:
         app = await ready(pilot)
         await pilot.press(*keys)
@@ -44,11 +58,21 @@ def _text(app: NikaDashboard, selector: str) -> str:
 CASES: dict[str, Before] = {
     "overview": _then(screen="OverviewScreen"),
     "overview_needs_me": _then("n", screen="OverviewScreen"),
-    "detail": _then("enter", screen="TenantDetailScreen", probe=lambda a: "semantic" in _text(a, "#memory-counts") and "rm -rf" in _text(a, "#pane")),
+    "detail": _then(
+        "enter",
+        screen="TenantDetailScreen",
+        probe=lambda a: "semantic" in _text(a, "#memory-counts") and "rm -rf" in _text(a, "#pane"),
+    ),
     "debt": _then("d", screen="DebtScreen", probe=lambda a: len(a.screen.query("MetricRow")) == 2),
-    "review": _then("v", screen="ReviewScreen", probe=lambda a: "Postgres 16" in _text(a, "#new-side")),
-    "purge": _then("p", screen="PurgeScreen", probe=lambda a: "dry run" in _text(a, "#purge-title")),
-    "purge_confirm_refused": _then("p", screen="PurgeScreen", probe=lambda a: "dry run" in _text(a, "#purge-title")),
+    "review": _then(
+        "v", screen="ReviewScreen", probe=lambda a: "Postgres 16" in _text(a, "#new-side")
+    ),
+    "purge": _then(
+        "p", screen="PurgeScreen", probe=lambda a: "dry run" in _text(a, "#purge-title")
+    ),
+    "purge_confirm_refused": _then(
+        "p", screen="PurgeScreen", probe=lambda a: "dry run" in _text(a, "#purge-title")
+    ),
     "bus": _then("b", screen="BusScreen", probe=lambda a: getattr(a.screen, "lines_shown", 0) == 3),
     "recall": _then("down", "slash", screen="RecallScreen"),
     "help": _then("question_mark", screen="HelpScreen"),
@@ -56,7 +80,9 @@ CASES: dict[str, Before] = {
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_screen_snapshot(name: str, snap_compare: Any, isolated_env: dict[str, str], tmp_path: Any) -> None:
+def test_screen_snapshot(
+    name: str, snap_compare: Any, isolated_env: dict[str, str], tmp_path: Any
+) -> None:
     before = CASES[name]
     if name == "purge_confirm_refused":
         inner = before
@@ -85,10 +111,14 @@ def test_welcome_snapshot(snap_compare: Any, isolated_env: dict[str, str], tmp_p
         await screen_is(pilot, "WelcomeScreen")
         await pilot.pause(0.2)
 
-    assert snap_compare(_app(isolated_env, tmp_path, welcome=True), terminal_size=SIZE, run_before=before)
+    assert snap_compare(
+        _app(isolated_env, tmp_path, welcome=True), terminal_size=SIZE, run_before=before
+    )
 
 
 @pytest.mark.parametrize("mode", ["redis_down", "service_down"])
-def test_degraded_snapshot(mode: str, snap_compare: Any, isolated_env: dict[str, str], tmp_path: Any) -> None:
+def test_degraded_snapshot(
+    mode: str, snap_compare: Any, isolated_env: dict[str, str], tmp_path: Any
+) -> None:
     app = _app(isolated_env, tmp_path, redis_ok=mode != "redis_down", service_ok=False)
     assert snap_compare(app, terminal_size=SIZE, run_before=_then(screen="OverviewScreen"))

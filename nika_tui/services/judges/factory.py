@@ -32,7 +32,7 @@ from nika_tui.domain.tenant import (
     SecretSource,
     TenantConfig,
 )
-from nika_tui.errors import ConfigError
+from nika_tui.errors import ConfigError, SecretStoreError
 from nika_tui.services.judges.agent_cli import EXECUTABLES, AgentCliJudge, CliFlavor
 from nika_tui.services.judges.http import HttpJudge
 
@@ -76,12 +76,17 @@ def is_loopback(endpoint: str) -> bool:
         return False
 
 
-def resolve_api_key(ref: SecretRef | None, env: Mapping[str, str]) -> tuple[str | None, str]:
+def resolve_api_key(
+    ref: SecretRef | None, env: Mapping[str, str], tenant_id: str
+) -> tuple[str | None, str]:
     """Resolve an API-key reference: ``(value, problem)``; the value is never logged.
 
     Args:
-        ref: The tenant's reference (env var name or keyring entry), or ``None``.
+        ref: The tenant's reference (env var name, or keyring entry ``ref.name`` under the
+            tenant's service ``nika-os/{tenant_id}``, as :mod:`nika_tui.services.secrets`
+            stores them), or ``None``.
         env: Environment to read ``env`` references from.
+        tenant_id: The tenant (keyring service).
 
     Returns:
         The key (``None`` when there is no reference or it cannot be read) and, when a
@@ -94,13 +99,17 @@ def resolve_api_key(ref: SecretRef | None, env: Mapping[str, str]) -> tuple[str 
         return (value, "") if value else (None, f"environment variable {ref.name} is not set")
     if ref.source is SecretSource.KEYRING:
         import keyring
-        from keyring.errors import KeyringError
 
+        from nika_tui.services.secrets import DEFAULT_TIMEOUT, SecretStore, call_with_timeout
+
+        service = SecretStore(tenant_id, env=env).service
         try:
-            value = keyring.get_password(KEYRING_SERVICE, ref.name)
-        except KeyringError as exc:
-            return None, f"keyring entry {ref.name} cannot be read ({type(exc).__name__})"
-        return (value, "") if value else (None, f"keyring entry {ref.name} is empty")
+            value = call_with_timeout(
+                lambda: keyring.get_password(service, ref.name), DEFAULT_TIMEOUT, ref.name
+            )
+        except SecretStoreError as exc:
+            return None, exc.message
+        return (str(value), "") if value else (None, f"keyring entry {ref.name} is empty")
     return None, f"secret source {ref.source.value} is not supported for judge keys"
 
 
@@ -117,7 +126,7 @@ def _http_selection(
     endpoint = config.judge.endpoint
     if not endpoint:
         return "no judge endpoint is configured (judge.endpoint)"
-    key, problem = resolve_api_key(config.judge.api_key, env)
+    key, problem = resolve_api_key(config.judge.api_key, env, config.tenant_id)
     if problem:
         return problem
     judge = HttpJudge(endpoint=endpoint, model=config.judge.model or "default", api_key=key)
@@ -183,11 +192,17 @@ def select_judge(
     executable = shutil.which(EXECUTABLES[flavor], path=path)
     if executable is None:
         return _rules(f"`{EXECUTABLES[flavor]}` is not installed (not on PATH)", fallback=True)
+    # The judge runs with the tenant's own agent home (CLAUDE_CONFIG_DIR / CODEX_HOME), so it
+    # uses the tenant's login and subscription, exactly like the tenant's kernel.
+    from nika_tui.services.agent_homes import agent_home_env
+
+    homes = agent_home_env(config.tenant_id, env)
+    home_var = "CLAUDE_CONFIG_DIR" if flavor is CliFlavor.CLAUDE else "CODEX_HOME"
     judge = AgentCliJudge(
         flavor=flavor,
         executable=executable,
         model=config.judge.model,
-        extra_env=dict(config.kernel.env),
+        extra_env={**config.kernel.env, home_var: homes[home_var]},
     )
     if timeout_s is not None:
         judge.timeout_s = timeout_s

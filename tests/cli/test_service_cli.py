@@ -1,0 +1,45 @@
+"""``nika up`` / ``nika down``: embedded Redis + the service in tmux session nika-core, on the
+test's private tmux socket; a second ``up`` reuses the running service."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import libtmux
+import pytest
+
+from nika_tui.cli import main
+from nika_tui.paths import data_dir
+from nika_tui.services.redis_server import stop_embedded
+
+pytestmark = [pytest.mark.slow, pytest.mark.tmux, pytest.mark.embedder]
+
+
+@pytest.fixture
+def embedded_redis_cleanup() -> Iterator[None]:
+    """Whatever happens, stop the embedded Redis this test's `nika up` starts."""
+    yield
+    stop_embedded()
+
+
+def test_up_reuses_and_down_stops(
+    tmux_server: libtmux.Server,
+    embedded_redis_cleanup: None,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["up", "--json", "--timeout", "300"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert first["running"] and first["started"]
+    assert tmux_server.has_session("nika-core")
+    # The environment handoff file is read and deleted by the service.
+    assert list((data_dir() / "run").iterdir()) == []
+
+    assert main(["up", "--json"]) == 0
+    second = json.loads(capsys.readouterr().out)
+    assert not second["started"] and second["pid"] == first["pid"]
+
+    assert main(["down", "--redis", "--json"]) == 0
+    down = json.loads(capsys.readouterr().out)
+    assert down == {"stopped": True, "redis_stopped": True}
+    assert not tmux_server.has_session("nika-core")
