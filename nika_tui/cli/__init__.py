@@ -33,15 +33,20 @@ GROUPS: tuple[str, ...] = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser."""
+# Commands that run inside an agent's hook timeout: parse them with only their own group, so a
+# hook does not pay for importing every other command's module.
+FAST_PATHS: dict[str, tuple[str, ...]] = {"hook": ("hook",)}
+
+
+def build_parser(groups: Sequence[str] = GROUPS) -> argparse.ArgumentParser:
+    """The argument parser with ``groups`` registered (all of them by default)."""
     parser = argparse.ArgumentParser(
         prog="nika",
         description="nika-os: one shared, current memory for every AI coding agent of a tenant.",
     )
     parser.add_argument("--version", action="version", version=f"nika-os {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in GROUPS:
+    for name in groups:
         module = importlib.import_module(f"nika_tui.cli.{name}")
         module.register(sub)
     return parser
@@ -49,8 +54,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script."""
-    parser = build_parser()
-    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    groups = FAST_PATHS.get(arguments[0], GROUPS) if arguments else GROUPS
+    parser = build_parser(groups)
+    args = parser.parse_args(arguments)
     if getattr(args, "handler", None) is None:
         from nika_tui.cli.dashboard import default_entry
 

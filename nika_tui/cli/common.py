@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -29,6 +30,12 @@ def run_handler(handler: Handler, args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("interrupted: nothing was written", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # `nika … | head` closed our stdout: not an error of ours. Point stdout at devnull so
+        # the interpreter's final flush does not raise again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
 
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:
