@@ -5,7 +5,11 @@ service loop in-process until the stream is drained: parse, embed (batches of 32
 upsert, supersede (rules judge), bus + metrics, flush, ack. The embedder alone embeds the same
 texts in the same batch size. Prints JSON.
 
-Run: ``.venv/bin/python benchmarks/memory_service_ingest.py [N]``.
+Two workloads: ``distinct`` (each fact in its own project: no supersede candidate, the pure
+pipeline) and ``similar`` (six projects of near-identical facts: every memory is judged against
+up to 8 candidates — a worst case for supersede).
+
+Run: ``.venv/bin/python benchmarks/memory_service_ingest.py [N] [distinct|similar]``.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 
-def main(n: int) -> None:
+def main(n: int, workload: str) -> None:
     root = Path(tempfile.mkdtemp(prefix="nika-bench-"))
     os.environ.update(
         {
@@ -60,7 +64,10 @@ def main(n: int) -> None:
                 RememberRequest(
                     tenant_id="bench",
                     text=text,
-                    meta=NikaMeta(timestamp=t0, project_id=services[i % 6]),
+                    meta=NikaMeta(
+                        timestamp=t0,
+                        project_id=f"p{i}" if workload == "distinct" else services[i % 6],
+                    ),
                 )
             )
         service = MemoryService(ctx)
@@ -71,6 +78,8 @@ def main(n: int) -> None:
         service_s = time.perf_counter() - t
         report = {
             "n": n,
+            "workload": workload,
+            "reviews_queued": len(ctx.redis.hkeys(redis_keys.review_queue("bench"))),
             "embedder_per_s": round(n / embed_s, 1),
             "service_ingest_per_s": round(n / service_s, 1),
             "ingest_ratio_vs_embedder": round(embed_s / service_s, 3),
@@ -83,4 +92,7 @@ def main(n: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 1000)
+    main(
+        int(sys.argv[1]) if len(sys.argv) > 1 else 1000,
+        sys.argv[2] if len(sys.argv) > 2 else "distinct",
+    )

@@ -44,9 +44,11 @@ from nika_tui.engine.ops import op
 from nika_tui.engine.recall import active_sessions
 from nika_tui.errors import NikaError, ValidationFailed
 from nika_tui.paths import FILE_MODE, ensure_private_dir, tenant_data_dir
+from nika_tui.services.kernel_store import pending_confirmation, queue_confirmation
 
 DEFAULT_RETENTION_DAYS = 30.0
 MERGED_PREFIXES = ("rem: merged duplicate", "rem: promoted to semantic")
+PURGE_CONFIRMATION = "purge.apply"
 MAX_CHAIN = 20
 """Longest ``superseded_by`` chain followed to find a current replacement."""
 
@@ -302,6 +304,19 @@ def apply(
     """
     config = ctx.tenant(tenant_id)
     if not confirmed and config.auto_actions.purge is not AutoMode.AUTONOMOUS:
+        if config.auto_actions.purge is AutoMode.ESCALATE and not pending_confirmation(
+            ctx.redis, tenant_id, PURGE_CONFIRMATION
+        ):
+            # escalate: the request waits in the dashboard's confirmations for a person
+            count = len(plan(ctx, tenant_id, retention).items)
+            queue_confirmation(
+                ctx.redis,
+                tenant_id,
+                PURGE_CONFIRMATION,
+                f"purge {count} retired memories from the live index",
+                f"review with `nika purge plan --tenant {tenant_id}`; archived, restorable",
+                ctx.clock(),
+            )
         raise ConfirmationRequired(
             f"purging tenant {tenant_id!r} needs a confirmation",
             f"review `nika purge plan --tenant {tenant_id}`, then re-run with --yes "

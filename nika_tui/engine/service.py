@@ -48,7 +48,7 @@ CONSUMER = "memory-service"
 """Fixed consumer name: a restarted service finds its own pending entries under it."""
 HEARTBEAT_TTL_S = 10
 HEARTBEAT_EVERY_S = 2.0
-BATCH = 32
+BATCH = 128
 """Entries read per XREADGROUP (one embedder call embeds an ingest batch)."""
 BLOCK_MS = 1000
 INGEST_DONE_TTL_S = 600
@@ -189,6 +189,11 @@ class MemoryService:
                     log.warning("store unavailable, retrying in %.0fs: %s", RETRY_BACKOFF_S, exc)
                     self._retry_pending = True
                     self._stop.wait(RETRY_BACKOFF_S)
+                except redis.ResponseError as exc:
+                    if "NOGROUP" not in str(exc):
+                        raise
+                    log.warning("a stream or its group vanished (%s): recreating them", exc)
+                    self.setup()
                 except (redis.ConnectionError, redis.TimeoutError) as exc:
                     log.warning("redis unavailable, retrying in %.0fs: %s", RETRY_BACKOFF_S, exc)
                     self._retry_pending = True

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -11,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.reactive import reactive
 from textual.widgets import DataTable, Static
-from textual.widgets.data_table import CellDoesNotExist, RowKey
+from textual.widgets.data_table import RowKey
 
 from nika_tui.screens.base import DashboardScreen
 from nika_tui.ui_model import (
@@ -23,6 +22,7 @@ from nika_tui.ui_model import (
     format_duration,
 )
 from nika_tui.widgets.fill_bar import fill_bar_text, forecast_text
+from nika_tui.widgets.tenant_table import TenantTable
 
 STATE_FILTERS: tuple[str, ...] = ("", "working", "waiting-input", "idle", "exited", "error")
 STATE_STYLE = {
@@ -144,9 +144,7 @@ class OverviewScreen(DashboardScreen):
 
     def compose_body(self) -> ComposeResult:
         yield Static(id="overview-filters")
-        table: DataTable[Text | str] = DataTable(
-            id="tenants", cursor_type="row", zebra_stripes=True
-        )
+        table = TenantTable(id="tenants", cursor_type="row", zebra_stripes=True)
         for key, label, width in COLUMNS:
             table.add_column(label, key=key, width=width)
         yield table
@@ -170,7 +168,7 @@ class OverviewScreen(DashboardScreen):
         return sorted(rows, key=SORTS[self.sort_key])
 
     def _render_rows(self, snapshot: Snapshot) -> None:
-        table = self.query_one("#tenants", DataTable)
+        table = self.query_one("#tenants", TenantTable)
         rows = self.visible_rows(snapshot)
         ids = [r.tenant_id for r in rows]
         if ids == self._shown:
@@ -179,10 +177,13 @@ class OverviewScreen(DashboardScreen):
             for row in rows:
                 cells = row_cells(row)
                 old = self._cells.get(row.tenant_id, ())
-                for i, ((key, _, _), value) in enumerate(zip(COLUMNS, cells, strict=True)):
-                    if i >= len(old) or old[i] != value:
-                        with contextlib.suppress(CellDoesNotExist):
-                            table.update_cell(row.tenant_id, key, value)
+                changed = {
+                    key: value
+                    for i, ((key, _, _), value) in enumerate(zip(COLUMNS, cells, strict=True))
+                    if i >= len(old) or old[i] != value
+                }
+                if changed:
+                    table.update_row(row.tenant_id, changed)
                 self._cells[row.tenant_id] = cells
         else:
             keep = self.dashboard.selected_tenant

@@ -82,6 +82,18 @@ def test_nika_dashboard_in_a_real_pane(
     screen = _wait(tmux, "acme", "Redis ok")
     assert "service down" in screen  # no memory service in this test: said, not fatal
     assert "Context (│ = 61%)" in screen
+    # A live change in Redis reaches the screen (the row is repainted in place).
+    import redis
+
+    from nika_tui.services import redis_keys
+
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    client.hset(
+        redis_keys.kernel_state("acme"), mapping={"state": "waiting-input", "state_source": "hook"}
+    )
+    _wait(tmux, "waiting-input (hook)")
+    client.hset(redis_keys.kernel_state("acme"), mapping={"state": "idle"})
+    _wait(tmux, "idle (hook)")
 
     _keys(tmux, "?")
     _wait(tmux, "Overview", "tenant detail")

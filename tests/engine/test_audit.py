@@ -318,3 +318,16 @@ def test_scheduler_audits_every_interval_and_asks_before_rem(debt_ctx: EngineCon
     _set_mode(AutoMode.AUTONOMOUS)
     ticks["t"] += 61
     assert scheduler.tick() == ["rem:acme"]
+
+
+@pytest.mark.embedder
+def test_ops_answer_over_rpc(running_service: Any, make_tenant: Any) -> None:
+    make_tenant(TENANT)
+    client = running_service.client
+    audit = client.call("audit", {"tenant_id": TENANT, "seed": 1}, timeout=60)
+    names = [m["name"] for m in audit["tenants"][TENANT]["metrics"]]
+    assert len(names) == 9 and names[0] == "rag_offtopic_rate"
+    assert client.call("purge.plan", {"tenant_id": TENANT}, timeout=60)["count"] == 0
+    rem = client.call("rem.run", {"tenant_id": TENANT}, timeout=60)
+    assert rem["tenants"][TENANT]["changed"] == 0
+    assert len(client.call("audit.history", {"tenant_id": TENANT})["tenants"][TENANT]) == 1

@@ -119,3 +119,13 @@ def test_a_refused_entry_goes_to_the_dead_letter_stream_and_the_writer_is_told(
     assert kinds == ["TenantNotFound", "ValidationFailed"]
     assert json.loads(dead[0][1]["req"])["tenant_id"] == "ghost"  # kept, not lost
     assert client.redis.xlen(redis_keys.INGEST_STREAM) == 0
+
+
+def test_service_recreates_a_deleted_stream_and_its_group(
+    running_service: RunningService, make_tenant: Callable[..., TenantConfig]
+) -> None:
+    make_tenant("acme")
+    client = running_service.client
+    client.redis.delete(redis_keys.INGEST_STREAM)  # e.g. an operator's mistake
+    key = client.remember(_req("Secrets are stored in Vault under kv/acme"))
+    assert client.wait_ingested("acme", key, timeout=30)["status"] == "ingested"

@@ -24,6 +24,7 @@ from nika_tui.engine.purge import (
 )
 from nika_tui.engine.recall import recall, register_refs
 from nika_tui.services.config_store import load_tenant, save_tenant
+from nika_tui.services.redis_keys import confirmations
 from tests.helpers import retry_until
 from tests.plugins.debt import T0, FixedClock, make_record, put, unit
 
@@ -90,7 +91,12 @@ def test_apply_needs_confirmation_unless_autonomous(
     _autonomous(mode)
     with pytest.raises(ConfirmationRequired):
         apply(debt_ctx, TENANT)
+    with pytest.raises(ConfirmationRequired):
+        apply(debt_ctx, TENANT)
     assert debt_ctx.vectors.count(TENANT, Layer.SEMANTIC) == 5
+    queued = [json.loads(v) for v in debt_ctx.redis.hgetall(confirmations(TENANT)).values()]
+    # escalate queues one confirmation for a person (not one per refusal); off queues none
+    assert [q["kind"] for q in queued] == (["purge.apply"] if mode is AutoMode.ESCALATE else [])
     assert apply(debt_ctx, TENANT, confirmed=True).removed
 
 
