@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -89,6 +90,7 @@ def main(n: int, workload: str) -> None:
     finally:
         ctx.vectors.close()
         stop_embedded()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":

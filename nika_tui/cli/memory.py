@@ -92,7 +92,8 @@ def read_text(value: str) -> str:
         return value
     data = sys.stdin.buffer.read()
     try:
-        return data.decode("utf-8")
+        # A piped fact ends with a newline that is not part of it.
+        return data.decode("utf-8").strip()
     except UnicodeDecodeError as exc:
         raise ValidationFailed(
             f"stdin is not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})",

@@ -32,6 +32,7 @@ from typing import Any
 
 import redis
 
+from nika_tui.domain.debt import ingest_allowed
 from nika_tui.domain.ports import VectorStore
 from nika_tui.domain.requests import RememberRequest
 from nika_tui.engine.context import EngineContext
@@ -55,6 +56,8 @@ INGEST_DONE_TTL_S = 600
 """Seconds an ingest outcome waits for its writer in ``ingest_done`` before expiring."""
 MAX_DELIVERIES = 10
 RETRY_BACKOFF_S = 2.0
+DEFER_RETRY_S = 5.0
+"""How often bulk writes held back by a debt pause are looked at again."""
 READ_ONLY_OPS = frozenset({"recall", "history", "review.list", "stats", "ping"})
 """Ops that write nothing; after any other op the store is flushed before the reply."""
 
@@ -116,6 +119,8 @@ class MemoryService:
         self._last_beat = 0.0
         self._retry_pending = True
         self._first_drain = True
+        self._has_deferred = False
+        self._last_retry = time.monotonic()
         self._started_at = ctx.clock().isoformat()
         self.processed = 0
         from nika_tui.engine.debt_schedule import DebtScheduler
@@ -208,8 +213,12 @@ class MemoryService:
     # --- one iteration --------------------------------------------------------------------
     def step(self, block_ms: int = BLOCK_MS) -> None:
         """Process pending entries (if a retry is due) or one batch of new ones."""
+        if self._has_deferred and time.monotonic() - self._last_retry >= DEFER_RETRY_S:
+            self._retry_pending = True
         if self._retry_pending:
             self._retry_pending = False
+            self._has_deferred = False
+            self._last_retry = time.monotonic()
             self._drain_pending(check_deliveries=self._first_drain)
             self._first_drain = False
             self._drain_pending_rpc()
@@ -235,20 +244,22 @@ class MemoryService:
         Only at start (``check_deliveries``) is an entry delivered too often dead-lettered: a
         crash loop, not a store outage (during which entries are retried without limit).
         """
+        cursor = "0"  # entries left pending on purpose (deferred) are stepped over
         while not self._stop.is_set():
             reply: Any = self.r.xreadgroup(
-                GROUP, self.consumer, {redis_keys.INGEST_STREAM: "0"}, count=BATCH
+                GROUP, self.consumer, {redis_keys.INGEST_STREAM: cursor}, count=BATCH
             )
             entries = reply[0][1] if reply else []
             if not entries:
                 return
+            cursor = entries[-1][0]
             log.info("replaying %d unacknowledged ingest entries", len(entries))
             deliveries = self._deliveries(entries) if check_deliveries else {}
             todo: list[tuple[str, dict[str, str]]] = []
             for entry_id, fields in entries:
                 if not fields:  # deleted while pending: nothing left to do
                     self.r.xack(redis_keys.INGEST_STREAM, GROUP, entry_id)
-                elif deliveries.get(entry_id, 0) > MAX_DELIVERIES:
+                elif deliveries.get(entry_id, 0) > MAX_DELIVERIES and not self._deferrable(fields):
                     self._dead_letter(
                         entry_id,
                         fields,
@@ -290,6 +301,7 @@ class MemoryService:
                 parsed.append((entry_id, fields, parse_request(fields.get("req", ""))))
             except ValidationFailed as exc:
                 self._dead_letter(entry_id, fields, exc)
+        parsed = self._without_deferred(parsed)
         if not parsed:
             return
         self._serve_waiting_rpc()
@@ -303,6 +315,39 @@ class MemoryService:
                 self._ack(entry_id, req, result.to_dict())
                 self.processed += 1
         self.beat()
+
+    def _paused(self, tenant_id: str) -> bool:
+        return bool(self.r.exists(redis_keys.ingest_paused(tenant_id)))
+
+    def _deferrable(self, fields: Mapping[str, str]) -> bool:
+        """A bulk write of a paused tenant: it waits, however often it was delivered."""
+        try:
+            req = parse_request(fields.get("req", ""))
+        except ValidationFailed:
+            return False
+        return not ingest_allowed(self._paused(req.tenant_id), req.meta.trigger)
+
+    def _without_deferred(
+        self, parsed: list[tuple[str, dict[str, str], RememberRequest]]
+    ) -> list[tuple[str, dict[str, str], RememberRequest]]:
+        """Hold back bulk writes of tenants whose ingestion the debt audit paused.
+
+        They stay pending (neither acknowledged nor dropped) and are retried every
+        :data:`DEFER_RETRY_S` until the ``ingest_paused`` key is gone; other writes (a person's,
+        a hook's) go through (``nika_tui.domain.debt.ingest_allowed``).
+        """
+        paused = {t for t in {req.tenant_id for _, _, req in parsed} if self._paused(t)}
+        if not paused:
+            return parsed
+        keep = [
+            item
+            for item in parsed
+            if ingest_allowed(item[2].tenant_id in paused, item[2].meta.trigger)
+        ]
+        if len(keep) < len(parsed):
+            self._has_deferred = True
+            log.info("debt pause: %d bulk writes deferred", len(parsed) - len(keep))
+        return keep
 
     def _flush(self) -> None:
         """Make every write of the batch durable on disk before anything is acknowledged."""

@@ -247,6 +247,20 @@ def pending_confirmations(values: Iterable[object]) -> list[ConfirmationView]:
     return [c for c in out if c.status.lower() in PENDING or c.kind == UNREADABLE]
 
 
+def pending_reviews(values: Iterable[object]) -> int:
+    """Pairs still waiting in a review-queue hash (resolved ones stay there as history).
+
+    A substring test, not a JSON parse: the hash keeps every resolution ever made and the
+    overview counts it for every tenant every second. Entries without a status (or
+    unreadable ones) count: a person should look at them.
+    """
+    return sum(
+        1
+        for v in values
+        if isinstance(v, str) and ('"status":"pending"' in v or '"status"' not in v)
+    )
+
+
 def _side(data: object) -> MemorySide:
     if not isinstance(data, dict):
         return MemorySide()

@@ -42,6 +42,7 @@ from nika_tui.services.dashboard_parse import (
     parse_recall,
     parse_review_item,
     pending_confirmations,
+    pending_reviews,
     provenance,
     worst_metric,
 )
@@ -211,7 +212,7 @@ class RedisDashboardSource:
             pipe.hgetall(keys.kernel_state(t))
             pipe.get(keys.kernel_heartbeat(t))
             pipe.hgetall(keys.working_memory(t))
-            pipe.hlen(keys.review_queue(t))
+            pipe.hvals(keys.review_queue(t))
             pipe.hvals(keys.confirmations(t))
             pipe.xrevrange(keys.debt_history(t), count=1)
         # A key of the wrong type comes back as an error object: that row is unreadable.
@@ -254,7 +255,7 @@ class RedisDashboardSource:
             fill=fill,
             debt_status=status,
             debt_worst=label,
-            review_count=review if isinstance(review, int) else 0,
+            review_count=pending_reviews(review) if isinstance(review, list) else 0,
             confirmation_count=len(pending_confirmations(confs)) if isinstance(confs, list) else 0,
             problems=tuple(problems),
         )

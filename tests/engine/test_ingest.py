@@ -129,3 +129,27 @@ def test_service_recreates_a_deleted_stream_and_its_group(
     client.redis.delete(redis_keys.INGEST_STREAM)  # e.g. an operator's mistake
     key = client.remember(_req("Secrets are stored in Vault under kv/acme"))
     assert client.wait_ingested("acme", key, timeout=30)["status"] == "ingested"
+
+
+def test_a_debt_pause_defers_bulk_writes_only_and_loses_none(
+    running_service: RunningService, make_tenant: Callable[..., TenantConfig]
+) -> None:
+    from nika_tui.domain.envelope import Trigger
+
+    make_tenant("acme")
+    client = running_service.client
+    client.redis.set(redis_keys.ingest_paused("acme"), "audit: critical duplicate rate")
+    bulk = _req("Nightly import: the search index has 12 shards")
+    bulk = bulk.model_copy(update={"meta": bulk.meta.model_copy(update={"trigger": Trigger.CRON})})
+    bulk_key = client.remember(bulk)
+    person_key = client.remember(_req("Bob prefers small pull requests"))
+    # The person's write goes through while the bulk one waits, pending (not acked, not lost).
+    assert client.wait_ingested("acme", person_key, timeout=30)["status"] == "ingested"
+    pending = client.redis.xpending(redis_keys.INGEST_STREAM, redis_keys.INGEST_GROUP)
+    assert pending["pending"] == 1
+    assert not running_service.ctx.vectors.retrieve(
+        "acme", Layer.SEMANTIC, [memory_id("acme", bulk_key)]
+    )
+    client.redis.delete(redis_keys.ingest_paused("acme"))
+    assert client.wait_ingested("acme", bulk_key, timeout=30)["status"] == "ingested"
+    assert client.redis.xlen(redis_keys.INGEST_STREAM) == 0
