@@ -55,7 +55,8 @@ def build_parser(groups: Sequence[str] = GROUPS) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script."""
     arguments = list(sys.argv[1:] if argv is None else argv)
-    groups = FAST_PATHS.get(arguments[0], GROUPS) if arguments else GROUPS
+    # Bare `nika` opens the dashboard: its first frame should not wait for other commands.
+    groups = FAST_PATHS.get(arguments[0], GROUPS) if arguments else ("dashboard",)
     parser = build_parser(groups)
     args = parser.parse_args(arguments)
     if getattr(args, "handler", None) is None:
