@@ -42,6 +42,32 @@ def default_entry(args: argparse.Namespace) -> int:
     return run_dashboard(argparse.Namespace(offline_ui=False, fixture=None, welcome=False))
 
 
+def _start_service_in_background() -> None:
+    """Start the memory service (``nika up``) when it is absent, without waiting for it.
+
+    DESIGN: the dashboard starts the service when absent. It runs detached in the tmux session
+    ``nika-core``, so the dashboard's first frame never waits for the embedder to load, and
+    the status bar turns green by itself once the heartbeat appears.
+    ``NIKA_NO_AUTOSTART=1`` turns this off.
+    """
+    import os
+    import subprocess
+
+    from nika_tui.services.memory_client import MemoryClient
+
+    if os.environ.get("NIKA_NO_AUTOSTART") == "1":
+        return
+    if MemoryClient.from_env(start_redis=False).service_alive():
+        return
+    subprocess.Popen(
+        [sys.executable, "-m", "nika_tui", "up"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
 def run_dashboard(args: argparse.Namespace) -> int:
     """Run the dashboard in this terminal until the person quits."""
     from pathlib import Path
@@ -60,6 +86,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
         try:
             # The embedded Redis is a detached daemon: start it once so the first poll has data.
             redis_url(start=True)
+            _start_service_in_background()
         except StoreUnavailable as exc:
             # The dashboard still opens: its status bar says Redis is down and it keeps retrying.
             print(f"warning: {exc}", file=sys.stderr)

@@ -99,6 +99,15 @@ def serve_cmd(args: argparse.Namespace) -> int:
     ensure_single(connect(start=True))  # fail fast, before loading the model
     ctx = build_context()
     service = MemoryService(ctx)
+    # Heartbeats, pane fallback and the 61% policy need a periodic look at every kernel;
+    # the service is the one long-lived process, so it carries that loop on its own thread.
+    watch_s = float(os.environ.get("NIKA_KERNEL_WATCH_S", "2"))
+    watcher = None
+    if watch_s > 0:
+        from nika_tui.engine.kernel_watch import KernelWatcher
+
+        watcher = KernelWatcher(dict(os.environ), interval_s=watch_s)
+        watcher.start()
 
     def _stop(signum: int, frame: object) -> None:
         service.stop()
@@ -108,6 +117,8 @@ def serve_cmd(args: argparse.Namespace) -> int:
     try:
         service.run()
     finally:
+        if watcher is not None:
+            watcher.stop()
         ctx.vectors.close()
     if args.json:
         print_json({"stopped": True, "ingested": service.processed})

@@ -51,7 +51,12 @@ def test_nika_dashboard_in_a_real_pane(
     tmux: list[str], isolated_env: dict[str, str], redis_url: str
 ) -> None:
     save_tenant(TenantConfig(tenant_id="acme", display_name="Acme"), isolated_env)
-    env = {**isolated_env, "REDIS_URL": redis_url, "TERM": "xterm-256color"}
+    env = {
+        **isolated_env,
+        "REDIS_URL": redis_url,
+        "TERM": "xterm-256color",
+        "NIKA_NO_AUTOSTART": "1",  # this test is about the screen, not the memory service
+    }
     # The tenant's kernel: a plain shell in its session on the same private socket.
     subprocess.run(
         [*tmux, "new-session", "-d", "-s", "nika-tenant-acme", "-x", "100", "-y", "20", "sh"],

@@ -1,0 +1,77 @@
+"""The kernel watcher: the periodic half of kernel state, run inside the memory service.
+
+Hooks push state as it happens; this loop covers what hooks cannot see. Every ``interval_s``
+it polls every kernel once (heartbeat while the tmux session lives, pane fallback when no hook
+spoke recently, exit detection) and applies the 61% compaction policy to kernels whose working
+memory is at or past the line (the policy itself decides what the tenant's auto-compact mode
+allows, and waits for an idle kernel).
+
+It runs on its own thread so that a slow tmux never delays an ingest acknowledgement, and it
+uses its own Redis connection (redis-py clients are not shared across threads here).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping
+
+import redis
+
+from nika_tui.domain.compaction import COMPACT_THRESHOLD_PERCENT, CompactionAction
+from nika_tui.domain.kernel_state import KernelState
+from nika_tui.errors import NikaError
+from nika_tui.services import wm_store
+from nika_tui.services.kernels import KernelManager
+
+log = logging.getLogger("nika.kernels")
+
+LIVE = {KernelState.STARTING, KernelState.WORKING, KernelState.WAITING_INPUT, KernelState.IDLE}
+
+
+class KernelWatcher:
+    """Polls kernels and applies the compaction policy, until stopped."""
+
+    def __init__(self, env: Mapping[str, str], interval_s: float = 2.0) -> None:
+        self.manager = KernelManager(env)
+        self.interval_s = interval_s
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def tick(self) -> list[str]:
+        """Poll once; return the tenants whose compaction policy acted."""
+        acted: list[str] = []
+        statuses = self.manager.list()
+        live = [s.tenant_id for s in statuses if s.state in LIVE]
+        memories = wm_store.read_many(self.manager.redis, live, history_limit=1)
+        for tenant_id in live:
+            wm = memories.get(tenant_id)
+            if wm is None or wm.fill_percent < COMPACT_THRESHOLD_PERCENT:
+                continue
+            decision = self.manager.apply_compaction_policy(tenant_id, wm.fill_percent)
+            if decision.action in (
+                CompactionAction.SEND_COMPACT,
+                CompactionAction.REQUEST_CONFIRMATION,
+            ):
+                acted.append(tenant_id)
+        return acted
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.tick()
+            except (NikaError, redis.RedisError, OSError) as exc:
+                # Watching is best effort: the next tick tries again; ingest is unaffected.
+                log.warning("kernel watch failed: %s", exc)
+            self._stop.wait(self.interval_s)
+
+    def start(self) -> None:
+        """Start the daemon thread."""
+        self._thread = threading.Thread(target=self._run, name="kernel-watch", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Ask the thread to finish and wait for it briefly."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
