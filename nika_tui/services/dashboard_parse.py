@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from nika_tui.domain.debt import ACTIONS, ActionKind
 from nika_tui.ui_model import (
     FILL_MARK,
     STATUS_RANK,
@@ -134,26 +135,24 @@ def _status(value: object) -> MetricStatus:
     return "unknown"
 
 
-_AUTO_KEYS = (
-    ("compress", "compress"),
-    ("scal", "scale"),
-    ("purge", "purge"),
-    ("archiv", "purge"),
-    ("dedup", "purge"),
-    ("cleanup", "purge"),
-    ("rem", "rem"),
-    ("compact", "compact"),
-    ("trim", "compact"),
-)
+def action_text(action: str) -> str:
+    """The person-readable words of an action kind (the raw value when it is not one)."""
+    try:
+        return ACTIONS[ActionKind(action.strip().lower())].text
+    except ValueError:
+        return action
 
 
-def auto_action_key(action: str, strategy: str) -> str | None:
-    """Which auto-action switch (``AutoActions`` field) governs a metric's proposed action."""
-    text = f"{strategy} {action}".lower()
-    for needle, key in _AUTO_KEYS:
-        if needle in text:
-            return key
-    return None
+def auto_action_key(action: str, strategy: str = "") -> str | None:
+    """Which auto-action switch (``AutoActions`` field) governs a metric's proposed action.
+
+    The debt domain's action table is the one source of truth (``ActionSpec.governed_by``).
+    """
+    try:
+        kind = ActionKind(action.strip().lower())
+    except ValueError:
+        return None
+    return ACTIONS[kind].governed_by
 
 
 def parse_debt(
@@ -189,7 +188,7 @@ def parse_debt(
                 value=as_float(m.get("value")),
                 threshold=as_float(m.get("threshold")),
                 status=_status(m.get("status")),
-                action=action,
+                action=action_text(action),
                 strategy=strategy,
                 history=tuple(history.get(name, ())),
                 auto_mode=auto.get(key, "") if key else "",

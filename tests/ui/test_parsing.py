@@ -91,19 +91,20 @@ def test_debt_history_and_worst_metric() -> None:
                     "value": 0.06,
                     "threshold": 0.05,
                     "status": "alert",
-                    "action": "cleanup cron",
+                    "action": "dedup",
                 },
                 {
                     "name": "leak",
                     "value": 0.1,
                     "threshold": 0.15,
                     "status": "warn",
+                    "action": "diagnose_spawn",
                     "strategy": "compress_to_repo",
                 },
             ],
         },
     ]
-    debt = parse_debt("t", reports, {"purge": "autonomous", "compress": "off"})
+    debt = parse_debt("t", reports, {"rem": "autonomous", "scale": "off"})
     assert [m.history for m in debt.metrics] == [(0.01, 0.06), (0.1,)]
     assert [m.auto_mode for m in debt.metrics] == ["autonomous", "off"]
     assert worst_metric(debt) == ("alert", "dup 0.06")
@@ -149,3 +150,13 @@ def test_cli_registers_dashboard_and_web() -> None:
     args = build_parser().parse_args(["web", "--port", "8123", "--offline-ui"])
     assert (args.port, args.host, args.offline_ui) == (8123, "127.0.0.1", True)
     assert build_parser().parse_args(["dashboard", "--offline-ui"]).offline_ui
+
+
+def test_auto_mode_of_an_action_comes_from_the_debt_action_table() -> None:
+    from nika_tui.domain.debt import ACTIONS, ActionKind
+    from nika_tui.services.dashboard_parse import auto_action_key
+
+    for kind, spec in ACTIONS.items():
+        assert auto_action_key(kind.value) == spec.governed_by
+    assert auto_action_key(ActionKind.DEDUP.value) == "rem"
+    assert auto_action_key("no-such-action") is None
