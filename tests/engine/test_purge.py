@@ -242,16 +242,22 @@ def test_recall_during_purge_sees_old_or_new(engine_ctx: EngineContext, make_ten
                 if not engine_ctx.vectors.retrieve(TENANT, Layer.SEMANTIC, [old.id, new.id]):
                     failures.append(f"lookup {old.text}: neither")
             rounds["lookup"] += 1
+            # Pace the lookups: a tight loop of store calls holds the GIL so long that the
+            # recaller's embedder (hundreds of torch ops, each re-taking the GIL) starves.
+            stop.wait(0.002)
 
     threads = [threading.Thread(target=recaller), threading.Thread(target=looker)]
     for t in threads:
         t.start()
     try:
-        retry_until(lambda: rounds["recall"] and rounds["lookup"], what="both readers running")
+        retry_until(
+            lambda: rounds["recall"] and rounds["lookup"], timeout=60, what="both readers running"
+        )
         start = dict(rounds)
         result = apply(engine_ctx, TENANT)
         retry_until(
             lambda: rounds["recall"] > start["recall"] + 1 and rounds["lookup"] > start["lookup"],
+            timeout=60,
             what="readers after the purge",
         )
     finally:
