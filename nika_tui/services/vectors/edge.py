@@ -162,15 +162,19 @@ class EdgeVectorStore:
             return shard
 
     def _filter(self, tenant_id: str, flt: PointFilter | None) -> Any:
+        """The Qdrant filter of ``flt`` inside this tenant's shard (None: every point)."""
         from qdrant_edge import FieldCondition, Filter, MatchAny, MatchValue
 
-        must: list[Any] = [FieldCondition(key="tenant_id", match=MatchValue(tenant_id))]
+        # No tenant_id condition: the shard itself is the tenant's (structural isolation, and
+        # every write is checked to carry this tenant). A condition matching every point of the
+        # shard only made Qdrant's planner slower: ~2x CPU per filtered query, measured.
+        must: list[Any] = []
         if flt is not None:
             for key, value in flt.equals.items():
                 must.append(FieldCondition(key=key, match=MatchValue(value)))
             for key, values in flt.any_of.items():
                 must.append(FieldCondition(key=key, match=MatchAny(list(values))))
-        return Filter(must=must)
+        return Filter(must=must) if must else None
 
     def _after_write(self, shard: Any, where: str) -> None:
         if self._flush_writes:
