@@ -162,6 +162,12 @@ DEDUP_COSINE = 0.92
 """The dedup action (REM merge) merges above this cosine (seed)."""
 QUERY_WINDOW = 50
 """Recent queries examined by the query-log metrics (seed: « sur 50 requêtes »)."""
+MIN_QUERY_SAMPLE = 10
+"""Queries a query-log metric needs before it may be ``warn`` / ``alert``: below it the status
+is ``ok`` with ``note`` = :data:`INSUFFICIENT_SAMPLE` (one odd recall must not raise a critical
+alert and pause ingestion)."""
+QUERY_LOG_METRICS = frozenset({"rag_offtopic_rate", "cross_project_leakage", "staleness_score"})
+INSUFFICIENT_SAMPLE = "insufficient sample"
 OPERATIONAL_ACTIONS = frozenset({"code", "debug", "deploy", "config", "system"})
 """``action_type`` values that make a logged query operational (staleness_score)."""
 
@@ -360,6 +366,7 @@ class MetricReport(BaseModel):
     unit: str = ""
     direction: Direction = Direction.ABOVE
     detail: str = ""
+    note: str = Field(default="", description="'insufficient sample' when too few queries.")
 
 
 class AuditReport(BaseModel):
@@ -429,6 +436,7 @@ def build_metric(
     sample_size: int = 0,
     ci: tuple[float, float] | None = None,
     detail: str = "",
+    queries: int | None = None,
 ) -> MetricReport:
     """A :class:`MetricReport` for a measured value, with status, action and strategy.
 
@@ -438,6 +446,8 @@ def build_metric(
         sample_size: Observations behind the value.
         ci: 95 % interval when the value is an estimate.
         detail: Free text (what was measured, why there is no data).
+        queries: For a query-log metric, the queries behind the value: fewer than
+            :data:`MIN_QUERY_SAMPLE` keep the status ``ok`` with an ``insufficient sample`` note.
 
     Returns:
         The report.
@@ -446,11 +456,20 @@ def build_metric(
         KeyError: For an unknown metric name.
     """
     spec = METRICS[name]
+    status = status_for(spec, value)
+    note = ""
+    if (
+        name in QUERY_LOG_METRICS
+        and queries is not None
+        and value is not None
+        and queries < MIN_QUERY_SAMPLE
+    ):
+        status, note = MetricStatus.OK, INSUFFICIENT_SAMPLE
     return MetricReport(
         name=name,
         value=value,
         threshold=spec.threshold,
-        status=status_for(spec, value),
+        status=status,
         window=spec.window,
         sample_size=sample_size,
         ci=ci,
@@ -460,6 +479,7 @@ def build_metric(
         unit=spec.unit,
         direction=spec.direction,
         detail=detail,
+        note=note,
     )
 
 
@@ -475,6 +495,8 @@ def critical_reasons(metrics: list[MetricReport]) -> list[str]:
     reasons: list[str] = []
     for m in metrics:
         spec = METRICS.get(m.name)
+        if m.note == INSUFFICIENT_SAMPLE:
+            continue  # too few queries to call it critical
         if spec is not None and is_critical_value(spec, m.value):
             bound = (
                 f">= {CRITICAL_FACTOR} x {spec.threshold:g}"

@@ -38,7 +38,7 @@ from nika_tui.domain.verdicts import Fact, Verdict
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.judge_pairs import JudgedPair, recent_judged_pairs, second_judge
 from nika_tui.engine.ops import op
-from nika_tui.errors import JudgeError, ValidationFailed
+from nika_tui.errors import JudgeError, NikaError, ValidationFailed
 from nika_tui.services import redis_keys
 from nika_tui.services.config_store import list_tenant_ids
 from nika_tui.services.kernel_store import (
@@ -248,9 +248,13 @@ def query_metrics(
     leaked, scoped = 0, 0
     ages_all: list[float] = []
     ages_ops: list[float] = []
+    # Queries behind each value: below debt.MIN_QUERY_SAMPLE a metric cannot warn or alert.
+    n_scoped, n_ops = 0, 0
     for q in queries:
         project = q.project_id or q.context_project_id
         operational = q.action_type in debt.OPERATIONAL_ACTIONS or bool(q.job_id or q.task_id)
+        n_scoped += bool(project)
+        n_ops += operational
         for rank, mid in enumerate(q.ids):
             payload = payloads.get(mid)
             if payload is None:
@@ -292,13 +296,15 @@ def query_metrics(
             sample_size=served,
             ci=(offtopic.low, offtopic.high) if served else None,
             detail=f"{off} of {served} chunks off topic over {n_q} queries",
+            queries=n_q,
         ),
         build_metric(
             "cross_project_leakage",
             leakage.value if scoped else None,
             sample_size=scoped,
             ci=(leakage.low, leakage.high) if scoped else None,
-            detail=f"{leaked} of {scoped} chunks from another project",
+            detail=f"{leaked} of {scoped} chunks from another project ({n_scoped} queries)",
+            queries=n_scoped,
         ),
         build_metric(
             "staleness_score",
@@ -306,6 +312,7 @@ def query_metrics(
             sample_size=stale.sample_size,
             ci=(stale.low, stale.high) if len(ages) > 1 else None,
             detail=f"mean age of {len(ages)} top-5 chunks, queries: {tagged}",
+            queries=n_ops if ages_ops else n_q,
         ),
     )
 
@@ -337,7 +344,7 @@ def bus_growth(ctx: EngineContext, tenant_id: str, now: datetime) -> MetricRepor
     bus = ctx.bus(tenant_id)
     today = now.date()
     yesterday = today - timedelta(days=1)
-    older = [p for p in bus.files() if p.name[:10] < today.isoformat()]
+    older = [p for p in bus.files(archived=True) if p.name[:10] < today.isoformat()]
     if older:
         day, size = yesterday, bus.bytes_on(yesterday)
     else:
@@ -526,20 +533,14 @@ def measure(
 
 
 def _apply(ctx: EngineContext, tenant_id: str, kind: debt.ActionKind) -> dict[str, Any]:
-    """Run the executor of one action (autonomous mode)."""
-    if kind in (debt.ActionKind.DEDUP, debt.ActionKind.RETAG):
-        from nika_tui.engine.rem import run_rem
+    """Run the executor of one action (autonomous mode; see :mod:`.debt_actions`)."""
+    from nika_tui.engine.debt_actions import apply_action
 
-        steps = ("merge",) if kind is debt.ActionKind.DEDUP else ("rejudge",)
-        # The audit measured every current point, so the action covers all of them too.
-        result = run_rem(ctx, tenant_id, steps=steps, window=None, trigger="audit")
-        return {"done": True, "rem": result.summary()}
-    # The other actions change things outside the memory store (a prompt, a spawn primitive,
-    # recall scoring, the kernel's context): the audit logs the advice for whoever owns them.
-    ctx.bus(tenant_id).append(
-        "debt.audit", {"advice": kind.value, "text": debt.ACTIONS[kind].text}, now=ctx.clock()
-    )
-    return {"done": False, "advice_logged": True}
+    try:
+        return apply_action(ctx, tenant_id, kind)
+    except NikaError as exc:
+        # A failed action is reported; the audit itself is still recorded.
+        return {"done": False, "error": exc.message, "hint": exc.hint}
 
 
 def run_audit(

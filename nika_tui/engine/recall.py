@@ -13,13 +13,26 @@ hierarchy*, beside the memories.
 Every recall is logged on the tenant's ``query_log`` stream (the debt audit reads it), and the
 ids it returned are registered in ``nika:rag:active_refs`` for the caller's session, so the
 purge never removes a memory a live session holds.
+
+Tuning set by the debt audit's actions (hash ``recall_tuning``, see :class:`RecallTuning`):
+
+- ``boost_recency``: fused hits are re-ranked by ``score × (1 + w·exp(-age/τ))`` where ``age``
+  is days since the memory's ``valid_from`` (w = ``recency_weight``, τ = ``recency_tau_days``);
+  the hit's ``score`` is the boosted one.
+- ``tighten_scope``: a query without ``project_id`` is restricted to a project inferred from
+  the query log — the last project the caller's session recalled with, else the tenant's most
+  recently recalled project; with no project ever named, nothing is restricted. The inferred
+  project is logged as ``context_project_id``.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import redis
@@ -47,6 +60,13 @@ ACTIVE_REF_TTL_S = 3600
 QUERY_LOG_MAXLEN = 100_000
 """Approximate length kept of each tenant's query log (the audit samples recent queries)."""
 
+RECENCY_WEIGHT = 0.5
+"""w set by the boost_recency action: a memory from today scores up to 1.5 × its fused score."""
+RECENCY_TAU_DAYS = 30.0
+"""τ set by the boost_recency action: the boost falls to 1/e of w after a month."""
+SCOPE_LOOKBACK = 200
+"""Query-log entries searched for the project tighten_scope infers."""
+
 ID_PATTERN = re.compile(r"\b(?:JOB|TASK)-[A-Za-z0-9][A-Za-z0-9_.-]*", re.IGNORECASE)
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]*")
 
@@ -67,6 +87,67 @@ def _filter(q: RecallQuery) -> PointFilter:
     if not q.include_retired:
         equals["status"] = Status.CURRENT.value
     return PointFilter(equals=equals)
+
+
+@dataclass(frozen=True, slots=True)
+class RecallTuning:
+    """A tenant's recall settings (``recall_tuning`` hash; all off by default)."""
+
+    recency_weight: float = 0.0
+    recency_tau_days: float = RECENCY_TAU_DAYS
+    tighten_scope: bool = False
+
+
+def _float(raw: object, default: float) -> float:
+    try:
+        value = float(str(raw))
+    except ValueError:
+        return default
+    return value if math.isfinite(value) else default
+
+
+def read_tuning(r: redis.Redis, tenant_id: str) -> RecallTuning:
+    """The tenant's :class:`RecallTuning` (defaults for missing or unreadable fields)."""
+    raw: dict[str, str] = r.hgetall(redis_keys.recall_tuning(tenant_id))  # type: ignore[assignment]
+    tau = _float(raw.get("recency_tau_days", RECENCY_TAU_DAYS), RECENCY_TAU_DAYS)
+    return RecallTuning(
+        recency_weight=max(0.0, _float(raw.get("recency_weight", 0.0), 0.0)),
+        recency_tau_days=tau if tau > 0 else RECENCY_TAU_DAYS,
+        tighten_scope=raw.get("tighten_scope") == "1",
+    )
+
+
+def write_tuning(r: redis.Redis, tenant_id: str, now: datetime, **fields: str) -> RecallTuning:
+    """Set some ``recall_tuning`` fields (string values) and return the tuning now in force."""
+    mapping: dict[Any, Any] = {**fields, "updated_at": now.isoformat()}
+    r.hset(redis_keys.recall_tuning(tenant_id), mapping=mapping)
+    return read_tuning(r, tenant_id)
+
+
+def recency_factor(tuning: RecallTuning, valid_from: datetime, now: datetime) -> float:
+    """``1 + w·exp(-age/τ)`` for a memory valid from ``valid_from`` (age in days, ≥ 0)."""
+    age = max(0.0, (now - valid_from).total_seconds() / 86400.0)
+    return 1.0 + tuning.recency_weight * math.exp(-age / tuning.recency_tau_days)
+
+
+def inferred_project(r: redis.Redis, tenant_id: str, session_id: str) -> str:
+    """The project tighten_scope restricts an unscoped query to ("" when none is known).
+
+    The last project the caller's session recalled with, else the tenant's most recently
+    recalled project, over the last :data:`SCOPE_LOOKBACK` logged recalls.
+    """
+    entries: list[tuple[str, dict[str, str]]] = r.xrevrange(  # type: ignore[assignment]
+        redis_keys.query_log(tenant_id), count=SCOPE_LOOKBACK
+    )
+    latest = ""
+    for _id, fields in entries:
+        project = fields.get("project_id") or fields.get("context_project_id") or ""
+        if not project:
+            continue
+        if session_id and fields.get("session_id") == session_id:
+            return project
+        latest = latest or project
+    return latest
 
 
 def _cosine(a: Sequence[float], b: Sequence[float] | None) -> float:
@@ -153,6 +234,12 @@ def recall(
     config = ctx.tenant(q.tenant_id)
     if vector is None:
         vector = ctx.embedder.embed([q.query])[0]
+    tuning = read_tuning(ctx.redis, q.tenant_id)
+    context_project = ""
+    if tuning.tighten_scope and not q.project_id:
+        context_project = inferred_project(ctx.redis, q.tenant_id, q.session_id)
+        if context_project:
+            q = q.model_copy(update={"project_id": context_project})
     flt = _filter(q)
     layers = [q.layer] if q.layer is not None else list(Layer)
     hits: list[RecallHit] = []
@@ -166,6 +253,14 @@ def recall(
                 continue
             record = MemoryRecord.from_payload(dict(p.payload))
             hits.append(RecallHit(record=record, score=p.score, cosine=round(cosine, 4)))
+    if tuning.recency_weight > 0:
+        now = ctx.clock()
+        hits = [
+            h.model_copy(
+                update={"score": h.score * recency_factor(tuning, h.record.valid_from, now)}
+            )
+            for h in hits
+        ]
     hits.sort(key=lambda h: (-h.score, -h.cosine))
     hits = hits[: q.limit]
     ids = named_ids(ctx, q)
@@ -176,11 +271,13 @@ def recall(
         palace=None if hits else palace_line(config.language, q.query),
         hierarchy=hierarchy_status(ctx, q.tenant_id, ids) if ids else {},
     )
-    _log(ctx, q, result)
+    _log(ctx, q, result, context_project)
     return result
 
 
-def _log(ctx: EngineContext, q: RecallQuery, result: RecallResult) -> None:
+def _log(
+    ctx: EngineContext, q: RecallQuery, result: RecallResult, context_project: str = ""
+) -> None:
     now = ctx.clock()
     ids = [h.record.id for h in result.hits]
     filters = {
@@ -195,7 +292,8 @@ def _log(ctx: EngineContext, q: RecallQuery, result: RecallResult) -> None:
             "at": now.isoformat(),
             "query": q.query,
             "session_id": q.session_id,
-            "project_id": q.project_id or "",
+            "project_id": "" if context_project else (q.project_id or ""),
+            "context_project_id": context_project,
             "filters": json.dumps(filters),
             "ids": json.dumps(ids),
             "cosines": json.dumps([h.cosine for h in result.hits]),

@@ -4,10 +4,19 @@ Every line is one JSON object ``{"id", "tenant_id", "kind", "at", "NIKA_META", "
 Files: ``{data}/tenants/{tenant_id}/bus/{YYYY-MM-DD}.jsonl``; when a day's file passes
 ``max_bytes`` it is renamed ``{YYYY-MM-DD}.{n}.jsonl`` and a fresh one starts. Readers keep
 unreadable lines raw (``BusLine.data is None``) rather than dropping them.
+
+:meth:`Bus.archive_before` (the debt audit's ``rotate_logs`` action) moves the files of past
+days into ``{data}/tenants/{tenant_id}/archive/bus/{name}.gz`` (gzip, 0600, fsync, verified by
+decompressing and comparing with the original before the original is removed). :meth:`Bus.read`
+and :meth:`Bus.bytes_on` read archived days transparently (``bytes_on`` counts uncompressed
+bytes, so the growth metric does not change); :meth:`Bus.files` lists live files unless asked
+for archived ones too (tailers read the live files only).
 """
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import json
 import os
 import re
@@ -27,6 +36,8 @@ from nika_tui.paths import FILE_MODE, ensure_private_dir, tenant_data_dir
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 _ROTATED = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:\.(\d+))?\.jsonl$")
+_ARCHIVED = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:\.(\d+))?\.jsonl(?:\.(\d+))?\.gz$")
+_LIVE_PART = 1_000_000  # sorts the live file of a day after its rotated parts
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,22 +106,40 @@ class Bus:
             ) from exc
         return message
 
-    def files(self, day: date | None = None) -> list[Path]:
-        """Bus files (rotated parts first, then the live one), oldest day first."""
-        if not self.root.is_dir():
-            return []
-        found: list[tuple[str, int, Path]] = []
-        for p in self.root.iterdir():
-            m = _ROTATED.match(p.name)
-            if m and (day is None or m.group(1) == day.isoformat()):
-                part = int(m.group(2)) if m.group(2) else 1_000_000  # live file last
-                found.append((m.group(1), part, p))
-        return [p for _, _, p in sorted(found)]
+    @property
+    def archive_root(self) -> Path:
+        """``{data}/tenants/{tenant_id}/archive/bus``."""
+        return self.root.parent / "archive" / "bus"
+
+    def files(self, day: date | None = None, archived: bool = False) -> list[Path]:
+        """Bus files (rotated parts first, then the live one), oldest day first.
+
+        Args:
+            day: Only this day's files.
+            archived: Also list the gzip archives of past days (each before the live files of
+                its day with the same part number).
+        """
+        found: list[tuple[str, int, int, int, Path]] = []
+        dirs = [(self.root, _ROTATED, 1)] + (
+            [(self.archive_root, _ARCHIVED, 0)] if archived else []
+        )
+        for root, pattern, live in dirs:
+            if not root.is_dir():
+                continue
+            for p in root.iterdir():
+                m = pattern.match(p.name)
+                if m and (day is None or m.group(1) == day.isoformat()):
+                    part = int(m.group(2)) if m.group(2) else _LIVE_PART
+                    extra = int(m.group(3)) if live == 0 and m.group(3) else 0
+                    found.append((m.group(1), part, live, extra, p))
+        return [item[-1] for item in sorted(found)]
 
     def read(self, day: date | None = None) -> Iterator[BusLine]:
-        """Every line, oldest first; unreadable lines come back with ``data=None``."""
-        for path in self.files(day):
-            with path.open("r", encoding="utf-8", errors="replace") as fh:
+        """Every line (archived days included), oldest first; unreadable lines come back with
+        ``data=None``."""
+        for path in self.files(day, archived=True):
+            opener = gzip.open if path.suffix == ".gz" else open
+            with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
                 for raw in fh:
                     raw = raw.rstrip("\n")
                     if not raw:
@@ -122,8 +151,106 @@ class Bus:
                     yield BusLine(raw, parsed if isinstance(parsed, dict) else None, path)
 
     def bytes_on(self, day: date) -> int:
-        """Bytes written on ``day`` (all parts)."""
-        return sum(p.stat().st_size for p in self.files(day))
+        """Bytes written on ``day`` (all parts; archived parts count uncompressed)."""
+        return sum(_plain_size(p) for p in self.files(day, archived=True))
+
+    def archive_before(self, day: date) -> list[dict[str, Any]]:
+        """Archive every live file of a day before ``day`` (gzip), removing each original only
+        once its archive is durable and verified.
+
+        Each file is handled under the bus lock (no append can land in it meanwhile):
+        compressed into a temporary file (0600), fsync'd, decompressed again and compared
+        (SHA-256) with the original, renamed into place, the directory fsync'd, and only then
+        the original unlinked. A crash at any point leaves the original (and at worst a stray
+        temporary file), never a day with neither.
+
+        Args:
+            day: Files of earlier days are archived (today's live file is never touched).
+
+        Returns:
+            One ``{"file", "archive", "bytes", "compressed"}`` per archived file.
+
+        Raises:
+            StoreUnavailable: The archive cannot be written or does not verify.
+        """
+        done: list[dict[str, Any]] = []
+        for path in self.files():
+            if path.name[:10] >= day.isoformat():
+                continue
+            try:
+                ensure_private_dir(self.archive_root)
+                with self._lock:
+                    done.append(self._archive_one(path))
+            except OSError as exc:
+                raise StoreUnavailable(
+                    f"cannot archive {path.name} into {self.archive_root}: {exc.strerror}",
+                    "check disk space and permissions; the original is kept",
+                ) from exc
+        return done
+
+    def _archive_one(self, path: Path) -> dict[str, Any]:
+        original = path.read_bytes()
+        digest = hashlib.sha256(original).hexdigest()
+        target = self.archive_root / f"{path.name}.gz"
+        n = 1
+        while target.exists() and _sha256_plain(target) != digest:
+            # A later file of the same name (appended after an earlier archive): keep both.
+            target = self.archive_root / f"{path.name}.{n}.gz"
+            n += 1
+        if not target.exists():
+            tmp = self.archive_root / f".{path.name}.{uuid.uuid4().hex}.tmp"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+            try:
+                with os.fdopen(fd, "wb") as raw:
+                    with gzip.GzipFile(filename=path.name, mode="wb", fileobj=raw, mtime=0) as gz:
+                        gz.write(original)
+                    # The gzip trailer is written on close: fsync after it.
+                    raw.flush()
+                    os.fsync(raw.fileno())
+                if _sha256_plain(tmp) != digest:
+                    tmp.unlink()
+                    raise StoreUnavailable(
+                        f"the archive of {path.name} does not match the original",
+                        "the original is kept; check the disk",
+                    )
+                os.replace(tmp, target)
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                raise
+            _fsync_dir(self.archive_root)
+        path.unlink()
+        _fsync_dir(self.root)
+        return {
+            "file": path.name,
+            "archive": target.name,
+            "bytes": len(original),
+            "compressed": target.stat().st_size,
+        }
+
+
+def _sha256_plain(path: Path) -> str:
+    h = hashlib.sha256()
+    with gzip.open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _plain_size(path: Path) -> int:
+    if path.suffix != ".gz":
+        return path.stat().st_size
+    # The gzip trailer's ISIZE: the uncompressed size modulo 2**32 (bus files stay far below).
+    with path.open("rb") as fh:
+        fh.seek(-4, os.SEEK_END)
+        return int.from_bytes(fh.read(4), "little")
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def open_bus(tenant_id: str, env: Mapping[str, str] | None = None) -> Bus:

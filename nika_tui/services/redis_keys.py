@@ -98,6 +98,22 @@ def debt_history(tenant_id: str) -> str:
     return tenant_key(tenant_id, "debt:history")
 
 
+def recall_tuning(tenant_id: str) -> str:
+    """Hash of recall settings the debt actions set: ``recency_weight``, ``recency_tau_days``
+    (boost_recency), ``tighten_scope`` = ``1`` (tighten_scope), ``updated_at``."""
+    return tenant_key(tenant_id, "recall:tuning")
+
+
+def judge_audit(tenant_id: str) -> str:
+    """String: JSON of the latest judge agreement report (the audit_judge_prompt action)."""
+    return tenant_key(tenant_id, "judge:audit")
+
+
+def spawn_diagnosis(tenant_id: str) -> str:
+    """String: JSON of the latest spawn diagnosis (the diagnose_spawn action)."""
+    return tenant_key(tenant_id, "spawn:diagnosis")
+
+
 def ingest_paused(tenant_id: str) -> str:
     """String flag: bulk ingestion paused after a critical debt level (value: reason)."""
     return tenant_key(tenant_id, "ingest:paused")

@@ -89,27 +89,28 @@ def test_query_log_metrics(debt_ctx: EngineContext) -> None:
         for i in range(10)
     ]
     put(debt_ctx, [(r, unit(rng)) for r in p1 + p2])
-    # 8 operational p1 queries: 4 p1 chunks (cosine 0.8) + 1 p2 chunk (cosine 0.8) each.
-    for q in range(8):
-        ids = [p1[(q + k) % 10].id for k in range(4)] + [p2[q].id]
+    # 16 operational p1 queries: 4 p1 chunks (cosine 0.8) + 1 p2 chunk (cosine 0.8) each
+    # (at least debt.MIN_QUERY_SAMPLE queries behind each metric).
+    for q in range(16):
+        ids = [p1[(q + k) % 10].id for k in range(4)] + [p2[q % 10].id]
         _log_query(debt_ctx, ids, [0.8] * 5, project_id="p1", action_type="debug")
-    # 2 unscoped, non-operational queries: 5 p1 chunks at cosine 0.45 (< 0.50: drifted).
-    for _ in range(2):
+    # 4 unscoped, non-operational queries: 5 p1 chunks at cosine 0.45 (< 0.50: drifted).
+    for _ in range(4):
         _log_query(debt_ctx, [r.id for r in p1[:5]], [0.45] * 5)
     report, _ = measure(debt_ctx, TENANT, seed=1)
     offtopic = report.metric("rag_offtopic_rate")
     leakage = report.metric("cross_project_leakage")
     stale = report.metric("staleness_score")
-    # off topic: 8 p2 chunks outside the p1 scope + 10 drifted chunks, of 50 served
-    assert offtopic.value == pytest.approx(18 / 50)
-    assert offtopic.sample_size == 50
-    assert offtopic.status.value == "alert"
-    # leakage: only project-scoped queries count: 8 of 40
-    assert leakage.value == pytest.approx(8 / 40)
+    # off topic: 16 p2 chunks outside the p1 scope + 20 drifted chunks, of 100 served
+    assert offtopic.value == pytest.approx(36 / 100)
+    assert offtopic.sample_size == 100
+    assert offtopic.status.value == "alert" and offtopic.note == ""
+    # leakage: only project-scoped queries count: 16 of 80
+    assert leakage.value == pytest.approx(16 / 80)
     assert leakage.status.value == "alert"
-    # staleness: operational queries only: 32 chunks of 10 days + 8 of 200 days
-    assert stale.value == pytest.approx((32 * 10 + 8 * 200) / 40)
-    assert stale.sample_size == 40
+    # staleness: operational queries only: 64 chunks of 10 days + 16 of 200 days
+    assert stale.value == pytest.approx((64 * 10 + 16 * 200) / 80)
+    assert stale.sample_size == 80
     assert stale.status.value == "ok"
 
 
