@@ -22,6 +22,7 @@ GROUPS: tuple[str, ...] = (
     "service",
     "memory",
     "review",
+    "confirm",
     "judge",
     "kernel",
     "hook",
