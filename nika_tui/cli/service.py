@@ -202,6 +202,7 @@ def down_cmd(args: argparse.Namespace) -> int:
     from nika_tui.services.redis_server import stop_embedded
 
     stopped = False
+    signalled = False
     try:
         client: MemoryClient | None = MemoryClient.from_env()
     except ServiceNotRunning:
@@ -211,6 +212,7 @@ def down_cmd(args: argparse.Namespace) -> int:
         pid = int(info.get("pid", 0))
         if pid and pid_alive(pid):
             os.kill(pid, signal.SIGTERM)
+            signalled = True
             deadline = time.monotonic() + DOWN_TIMEOUT_S
             while pid_alive(pid) and time.monotonic() < deadline:
                 time.sleep(0.05)
@@ -220,9 +222,21 @@ def down_cmd(args: argparse.Namespace) -> int:
         stopped = True
     redis_stopped = stop_embedded() if args.redis else False
     if args.json:
-        print_json({"stopped": stopped, "redis_stopped": redis_stopped})
+        print_json(
+            {
+                "stopped": stopped,
+                "stopping": signalled and not stopped,
+                "redis_stopped": redis_stopped,
+            }
+        )
     else:
-        print("memory service stopped" if stopped else "memory service was not running")
+        if stopped:
+            print("memory service stopped")
+        elif signalled:
+            # It finishes the entry in hand and flushes before exiting; nothing is lost.
+            print(f"memory service is stopping (pid {info.get('pid') if info else '?'})")
+        else:
+            print("memory service was not running")
         if redis_stopped:
             print("embedded Redis stopped")
     return 0
