@@ -41,5 +41,5 @@ def test_up_reuses_and_down_stops(
 
     assert main(["down", "--redis", "--json"]) == 0
     down = json.loads(capsys.readouterr().out)
-    assert down == {"stopped": True, "redis_stopped": True}
+    assert down == {"stopped": True, "stopping": False, "redis_stopped": True}
     assert not tmux_server.has_session("nika-core")
