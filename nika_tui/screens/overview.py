@@ -139,11 +139,12 @@ class OverviewScreen(DashboardScreen):
 
     def __init__(self) -> None:
         super().__init__(id="overview")
-        self._shown: list[str] = []
+        self._rows: dict[str, TenantRow] = {}
         self._cells: dict[str, tuple[Text | str, ...]] = {}
+        self._pending: Snapshot | None = None
 
     def compose_body(self) -> ComposeResult:
-        yield Static(id="overview-filters")
+        yield Static(self._filters_text(), id="overview-filters")
         table = TenantTable(id="tenants", cursor_type="row", zebra_stripes=True)
         for key, label, width in COLUMNS:
             table.add_column(label, key=key, width=width)
@@ -155,7 +156,18 @@ class OverviewScreen(DashboardScreen):
         super().on_mount()
 
     def on_snapshot(self, snapshot: Snapshot) -> None:
+        if not self.is_current:
+            # Covered by another screen: nothing of the table is visible, keep only the latest
+            # snapshot and draw it when the overview comes back.
+            self._pending = snapshot
+            return
+        self._pending = None
         self._render_rows(snapshot)
+
+    def on_screen_resume(self) -> None:
+        if self._pending is not None:
+            snapshot, self._pending = self._pending, None
+            self._render_rows(snapshot)
 
     def visible_rows(self, snapshot: Snapshot) -> list[TenantRow]:
         """Rows after the filters, in the current sort order."""
@@ -167,33 +179,26 @@ class OverviewScreen(DashboardScreen):
         ]
         return sorted(rows, key=SORTS[self.sort_key])
 
+    def _cells_of(self, row: TenantRow) -> tuple[Text | str, ...]:
+        """The row's cells, rebuilt only when the tenant's row changed since the last poll."""
+        if self._rows.get(row.tenant_id) != row or row.tenant_id not in self._cells:
+            self._rows[row.tenant_id] = row
+            self._cells[row.tenant_id] = row_cells(row)
+        return self._cells[row.tenant_id]
+
     def _render_rows(self, snapshot: Snapshot) -> None:
         table = self.query_one("#tenants", TenantTable)
         rows = self.visible_rows(snapshot)
-        ids = [r.tenant_id for r in rows]
-        if ids == self._shown:
-            # Same rows in the same order: update only the cells that changed (any update
-            # re-renders the table, so a quiet second costs nothing), cursor and scroll kept.
-            for row in rows:
-                cells = row_cells(row)
-                old = self._cells.get(row.tenant_id, ())
-                changed = {
-                    key: value
-                    for i, ((key, _, _), value) in enumerate(zip(COLUMNS, cells, strict=True))
-                    if i >= len(old) or old[i] != value
-                }
-                if changed:
-                    table.update_row(row.tenant_id, changed)
-                self._cells[row.tenant_id] = cells
-        else:
-            keep = self.dashboard.selected_tenant
-            table.clear()
-            self._cells = {r.tenant_id: row_cells(r) for r in rows}
-            for row in rows:
-                table.add_row(*self._cells[row.tenant_id], key=row.tenant_id)
-            self._shown = ids
-            if keep in ids:
-                table.move_cursor(row=ids.index(keep), animate=False)
+        # One batched table update per poll or key: rows that left are removed, new ones
+        # added, changed cells replaced, the order set by key; unchanged cells keep their
+        # rendering (TenantTable caches it by value), cursor stays on the same tenant.
+        table.set_rows(
+            [(r.tenant_id, self._cells_of(r)) for r in rows], self.dashboard.selected_tenant
+        )
+        present = {r.tenant_id for r in snapshot.tenants}
+        for gone in [t for t in self._rows if t not in present]:
+            del self._rows[gone]
+            self._cells.pop(gone, None)
         empty = self.query_one("#overview-empty")
         show_empty = not rows and bool(snapshot.tenants)
         if empty.display != show_empty:  # an unchanged assignment still costs a style pass
@@ -225,12 +230,15 @@ class OverviewScreen(DashboardScreen):
         if sort:
             self.sort_key = sort
 
-    def _describe_filters(self) -> None:
+    def _filters_text(self) -> str:
         state = self.state_filter or "all states"
         needs = " · needs me only" if self.needs_me else ""
-        self.query_one("#overview-filters", Static).update(
-            f"filter: {state}{needs} · sort: {self.sort_key}   (f filter · n needs me · o sort)"
-        )
+        return f"filter: {state}{needs} · sort: {self.sort_key}   (f filter · n needs me · o sort)"
+
+    def _describe_filters(self) -> None:
+        # The line is composed with its text (one line); later changes keep it one line, so
+        # they skip the layout pass (which would re-render the whole screen on every key).
+        self.query_one("#overview-filters", Static).update(self._filters_text(), layout=False)
 
     def _refilter(self) -> None:
         if not self.is_mounted:

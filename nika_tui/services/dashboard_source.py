@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -115,8 +116,7 @@ class RedisDashboardSource:
         if kernels is None:
             # Import now, not from a worker inside the running app: libtmux reads
             # sys.stdout.encoding at import time, and Textual replaces sys.stdout while running.
-            with contextlib.suppress(ImportError):
-                import nika_tui.services.kernels  # noqa: F401
+            self.warm_up()
         self._rpc_override = rpc
         self._history_samples = history_samples
         self._debt_reports = debt_reports
@@ -178,8 +178,27 @@ class RedisDashboardSource:
             raise ServiceNotRunning("the memory client is not installed in this build") from exc
         return MemoryClient(client, timeout=timeout).call(op, body, timeout=timeout)
 
+    def warm_up(self) -> None:
+        """Import the kernel manager now (the constructor does; safe to call again).
+
+        libtmux reads ``sys.stdout.encoding`` at import time and Textual replaces
+        ``sys.stdout`` with a capture object that has none while it runs: the real stream is
+        put back for the duration of the import (call it from the UI thread).
+        """
+        if self._kernels is not None or "nika_tui.services.kernels" in sys.modules:
+            return
+        out = sys.stdout
+        if getattr(out, "encoding", None) is None and sys.__stdout__ is not None:
+            sys.stdout = sys.__stdout__
+        try:
+            with contextlib.suppress(ImportError):
+                import nika_tui.services.kernels  # noqa: F401
+        finally:
+            sys.stdout = out
+
     def _kernel_manager(self) -> KernelControl:
         if self._kernels is None:
+            self.warm_up()
             try:
                 from nika_tui.services.kernels import KernelManager
             except ImportError as exc:
