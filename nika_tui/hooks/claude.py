@@ -10,7 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from nika_tui.hooks import HookContext
-from nika_tui.hooks.common import bookkeeping, capture_prompt, capture_turn, session_start
+from nika_tui.hooks.common import (
+    bookkeeping_only,
+    capture_prompt,
+    capture_turn,
+    session_start,
+)
 from nika_tui.hooks.handoff import pre_compact
 
 EVENTS: tuple[str, ...] = (
@@ -29,21 +34,16 @@ def _stop(ctx: HookContext) -> str:
     return capture_turn(ctx, message if isinstance(message, str) else None)
 
 
-def _bookkeeping_only(ctx: HookContext) -> str:
-    bookkeeping(ctx)
-    return ""
-
-
 HANDLERS: dict[str, Callable[[HookContext], str]] = {
     "SessionStart": session_start,
     "UserPromptSubmit": capture_prompt,
     "PreCompact": pre_compact,
     "Stop": _stop,
-    "SessionEnd": _bookkeeping_only,
-    "Notification": _bookkeeping_only,
+    "SessionEnd": bookkeeping_only,
+    "Notification": bookkeeping_only,
 }
 
 
 def handle(ctx: HookContext) -> str:
     """Dispatch one Claude Code event; unknown events only get the bookkeeping."""
-    return HANDLERS.get(ctx.event, _bookkeeping_only)(ctx)
+    return HANDLERS.get(ctx.event, bookkeeping_only)(ctx)

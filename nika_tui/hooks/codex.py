@@ -12,7 +12,13 @@ from datetime import timedelta
 from pathlib import Path
 
 from nika_tui.hooks import HookContext
-from nika_tui.hooks.common import bookkeeping, capture_prompt, capture_turn, session_start
+from nika_tui.hooks.common import (
+    bookkeeping,
+    bookkeeping_only,
+    capture_prompt,
+    capture_turn,
+    session_start,
+)
 from nika_tui.hooks.handoff import pre_compact
 
 EVENTS: tuple[str, ...] = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop")
@@ -50,11 +56,6 @@ def _notify(ctx: HookContext) -> str:
     )
 
 
-def _bookkeeping_only(ctx: HookContext) -> str:
-    bookkeeping(ctx)
-    return ""
-
-
 HANDLERS: dict[str, Callable[[HookContext], str]] = {
     "SessionStart": session_start,
     "UserPromptSubmit": capture_prompt,
@@ -66,4 +67,4 @@ HANDLERS: dict[str, Callable[[HookContext], str]] = {
 
 def handle(ctx: HookContext) -> str:
     """Dispatch one Codex event; unknown events only get the bookkeeping."""
-    return HANDLERS.get(ctx.event, _bookkeeping_only)(ctx)
+    return HANDLERS.get(ctx.event, bookkeeping_only)(ctx)

@@ -361,3 +361,9 @@ def parse_iso(value: str | None) -> datetime | None:
         return datetime.fromisoformat(value)
     except ValueError:
         return None
+
+
+def bookkeeping_only(ctx: HookContext) -> str:
+    """An event we only record (fill, hook record, kernel state); it answers nothing."""
+    bookkeeping(ctx)
+    return ""
