@@ -17,7 +17,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
-from textual import work
+from textual import events, work
 from textual.app import App, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.command import DiscoveryHit, Hit, Hits, Provider
@@ -32,6 +32,7 @@ from nika_tui.services.ui_settings import (
     save_ui_settings,
     settings_path,
 )
+from nika_tui.ui_gc import IdleCollector
 from nika_tui.ui_model import DashboardSource, Snapshot
 
 Clock = Callable[[], datetime]
@@ -50,6 +51,7 @@ PALETTE: tuple[tuple[str, str, str], ...] = (
     ("debt", "Memory debt", "metrics against thresholds; run the audit"),
     ("review", "Review queue", "UNCERTAIN pairs: approve-replace, keep both, skip"),
     ("purge", "Purge confirmations", "the purge plan, dry-run count, confirm by typing the id"),
+    ("confirmations", "Confirmations", "escalated actions waiting for you: approve or reject"),
     ("bus", "Bus / log tail", "the JSONL bus, live, filterable"),
     ("recall", "Recall", "search the selected tenant's memory"),
     ("filter_state", "Filter by state", "cycle the kernel-state filter of the overview"),
@@ -72,7 +74,7 @@ class DashboardCommands(Provider):
         ]
         tenants = [r.tenant_id for r in app.snapshot.tenants] if app.snapshot else []
         for tenant in tenants:
-            for action in ("attach", "detail", "spawn", "review", "purge", "debt"):
+            for action in ("attach", "detail", "spawn", "review", "purge", "debt", "confirmations"):
                 title = dict((a, t) for a, t, _ in PALETTE)[action]
                 out.append(
                     (
@@ -161,9 +163,13 @@ class NikaDashboard(App[None]):
         self._poll_timer: Timer | None = None
         self._polling = False
         self._poll_again = False
+        self._warmed_up = False
+        self.gc = IdleCollector()
+        """Full garbage collections only while nobody types (see :mod:`nika_tui.ui_gc`)."""
 
     # --- lifecycle ----------------------------------------------------------------------
     def on_mount(self) -> None:
+        self.gc.install()
         from nika_tui.screens.overview import OverviewScreen
         from nika_tui.screens.welcome import WelcomeScreen
 
@@ -176,6 +182,7 @@ class NikaDashboard(App[None]):
         self.request_refresh()
 
     def on_unmount(self) -> None:
+        self.gc.uninstall()
         self.source.close()
 
     def _theme_changed(self, theme: Theme) -> None:
@@ -208,7 +215,13 @@ class NikaDashboard(App[None]):
         else:
             self.post_message(SnapshotReady(snap))
 
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, (events.Key, events.MouseDown)):
+            self.gc.input_seen()
+        await super().on_event(event)
+
     def _poll_finished(self) -> None:
+        self.gc.tick()
         self._polling = False
         if self._poll_again:
             self._poll_again = False
@@ -220,11 +233,21 @@ class NikaDashboard(App[None]):
         previous, self.snapshot = self.snapshot, message.snapshot
         if previous is not None:
             self._notify_changes(previous, message.snapshot)
+        elif not self._warmed_up:
+            # What the first frame does not need is loaded once it is on screen, in the UI
+            # thread (libtmux must be imported there), before any key can reach an action.
+            self._warmed_up = True
+            self.call_after_refresh(self._warm_up_source)
         for screen in self.screen_stack:
             show = getattr(screen, "show_snapshot", None)
             if show is not None:
                 show(message.snapshot)
         self._poll_finished()
+
+    def _warm_up_source(self) -> None:
+        warm_up = getattr(self.source, "warm_up", None)
+        if warm_up is not None:
+            warm_up()
 
     def on_source_failed(self, message: SourceFailed) -> None:
         for screen in self.screen_stack:
@@ -363,6 +386,12 @@ class NikaDashboard(App[None]):
 
         self._open(PurgeScreen)
 
+    def action_confirmations(self) -> None:
+        """Open the confirmations of the selected tenant (every tenant when none is selected)."""
+        from nika_tui.screens.confirmations import ConfirmationsScreen
+
+        self.push_screen(ConfirmationsScreen(self.selected_tenant))
+
     def action_recall(self) -> None:
         """Open the recall search."""
         from nika_tui.screens.recall import RecallScreen
@@ -442,7 +471,8 @@ def make_app(
     if source is None:
         from nika_tui.services.dashboard_source import RedisDashboardSource
 
-        source = RedisDashboardSource(e)
+        # libtmux is only needed for kernel actions: import it after the first frame.
+        source = RedisDashboardSource(e, defer_warm_up=True)
     path = settings_file if settings_file is not None else settings_path(e)
     welcome = show_welcome if show_welcome is not None else not list_tenant_ids(e)
     options = DashboardOptions(

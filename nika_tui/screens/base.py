@@ -9,9 +9,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Header
+from textual.widgets import Header
 
 from nika_tui.ui_model import Snapshot
+from nika_tui.widgets.key_bar import KeyBar
 from nika_tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ class DashboardScreen(Screen[None]):
         yield Header()
         yield from self.compose_body()
         yield StatusBar()
-        yield Footer()
+        yield KeyBar()
 
     def compose_body(self) -> ComposeResult:
         """The screen's own widgets."""

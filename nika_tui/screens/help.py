@@ -26,6 +26,7 @@ A `●` marks a tenant that needs you.
 | `d` | memory debt (`r` runs the audit now) |
 | `v` | review queue (`a` replace, `k` keep both, `s` skip, `space` mark, `A`/`K` batch) |
 | `p` | purge plan (`c` apply: type the tenant id to confirm) |
+| `c` | confirmations waiting for you (`a` approve, `x` reject, `t` this tenant / all) |
 | `b` | bus / log tail (filters: tenant, action_type, domain) |
 | `/` | recall in the selected tenant's memory |
 | `f` / `n` / `o` | filter by state / needs me / change sort (or click a header) |

@@ -123,6 +123,7 @@ class OverviewScreen(DashboardScreen):
         Binding("d", "app.debt", "Debt"),
         Binding("v", "app.review", "Review"),
         Binding("p", "app.purge", "Purge"),
+        Binding("c", "app.confirmations", "Confirm"),
         Binding("b", "app.bus", "Bus"),
         Binding("slash", "app.recall", "Recall"),
         Binding("f", "filter_state", "Filter"),

@@ -31,6 +31,7 @@ class TenantDetailScreen(DashboardScreen):
         Binding("R", "app.restart", "Restart"),
         Binding("d", "app.debt", "Debt"),
         Binding("v", "app.review", "Review"),
+        Binding("c", "app.confirmations", "Confirm"),
     ]
 
     class PaneReady(Message):

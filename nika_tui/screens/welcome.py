@@ -10,7 +10,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Center, Vertical
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Markdown
+from textual.widgets import Button, Markdown
+
+from nika_tui.widgets.key_bar import KeyBar
 
 if TYPE_CHECKING:
     from nika_tui.app import NikaDashboard
@@ -38,7 +40,7 @@ class WelcomeScreen(Screen[None]):
             yield Button("Try the demo tenant", id="demo")
             yield Button("Preview with sample data", id="preview")
             yield Button("Quit", id="quit", variant="error")
-        yield Footer()
+        yield KeyBar()
 
     @property
     def dashboard(self) -> NikaDashboard:

@@ -101,6 +101,7 @@ class RedisDashboardSource:
         rpc: Rpc | None = None,
         history_samples: int = 120,
         debt_reports: int = 30,
+        defer_warm_up: bool = False,
     ) -> None:
         """Build a source for one environment.
 
@@ -110,10 +111,13 @@ class RedisDashboardSource:
             rpc: ``(op, body, timeout) -> reply``; the memory service's client when ``None``.
             history_samples: Fill samples read for the detail screen.
             debt_reports: Audit reports read for the sparklines.
+            defer_warm_up: Do not import the kernel manager now; the caller calls
+                :meth:`warm_up` from its UI thread later (the dashboard: after its first frame,
+                which does not need it).
         """
         self.env: Mapping[str, str] = dict(os.environ if env is None else env)
         self._kernels = kernels
-        if kernels is None:
+        if kernels is None and not defer_warm_up:
             # Import now, not from a worker inside the running app: libtmux reads
             # sys.stdout.encoding at import time, and Textual replaces sys.stdout while running.
             self.warm_up()

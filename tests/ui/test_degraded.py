@@ -170,3 +170,30 @@ print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))
     assert "textual" in loaded  # the frame was really rendered
     heavy = {"torch", "sentence_transformers", "qdrant_client", "qdrant_edge", "transformers"}
     assert not (loaded & heavy), loaded & heavy
+
+
+def test_libtmux_is_loaded_after_the_first_frame_not_before(tmp_path: object) -> None:
+    # The first frame does not need the kernel manager (kernel states come from Redis); it
+    # is imported once the frame is on screen, in the UI thread, before any key is handled.
+    code = """
+import asyncio, json, sys
+from nika_tui.app import make_app
+app = make_app(show_welcome=False)
+at_start = "libtmux" in sys.modules
+seen = {}
+async def main():
+    async with app.run_test(size=(120, 30)) as pilot:
+        while app.snapshot is None:
+            await pilot.pause(0.02)
+        seen["at_first_snapshot"] = "libtmux" in sys.modules
+        for _ in range(100):
+            if "libtmux" in sys.modules:
+                break
+            await pilot.pause(0.05)
+        seen["after"] = "libtmux" in sys.modules
+asyncio.run(main())
+print(json.dumps({"at_start": at_start, **seen}))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen == {"at_start": False, "at_first_snapshot": False, "after": True}
