@@ -22,6 +22,7 @@ from collections.abc import Callable
 from nika_tui.domain.tenant import AutoMode
 from nika_tui.engine.audit import due_tenants, run_audit
 from nika_tui.engine.context import EngineContext
+from nika_tui.engine.index_maintenance import IndexMaintainer
 from nika_tui.engine.rem import rem_due, run_rem
 from nika_tui.errors import NikaError
 from nika_tui.services.config_store import list_tenant_ids
@@ -47,14 +48,17 @@ class DebtScheduler:
         # The first look comes one interval after start: a (re)started service first serves
         # the writers and readers that waited for it.
         self._next = monotonic() + check_every_s
+        # HNSW builds of idle tenants' Edge shards, in a child process (index_maintenance.py).
+        self.index = IndexMaintainer(ctx, check_every_s=check_every_s, monotonic=monotonic)
 
     def tick(self) -> list[str]:
         """Do what is due (at most one check per interval); return what was done."""
+        # Every tick: a finished index build is brought online as soon as the loop sees it.
+        done: list[str] = self.index.tick()
         now = self._monotonic()
         if now < self._next:
-            return []
+            return done
         self._next = now + self.check_every_s
-        done: list[str] = []
         for tenant_id in list(due_tenants(self.ctx)):
             try:
                 run_audit(self.ctx, tenant_id)
@@ -67,6 +71,10 @@ class DebtScheduler:
             except NikaError as exc:
                 log.warning("REM pass of %s failed: %s", tenant_id, exc)
         return done
+
+    def close(self) -> None:
+        """On service stop: stop a running index build and bring its shard online."""
+        self.index.close()
 
     def _rem(self, tenant_id: str) -> list[str]:
         if not rem_due(self.ctx, tenant_id):
