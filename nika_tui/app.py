@@ -171,13 +171,14 @@ class NikaDashboard(App[None]):
     def on_mount(self) -> None:
         self.gc.install()
         from nika_tui.screens.overview import OverviewScreen
-        from nika_tui.screens.welcome import WelcomeScreen
 
         if self.settings.theme in self.available_themes:
             self.theme = self.settings.theme
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.push_screen(OverviewScreen())
         if self.options.show_welcome:
+            from nika_tui.screens.welcome import WelcomeScreen
+
             self.push_screen(WelcomeScreen())
         self.request_refresh()
 
@@ -233,18 +234,26 @@ class NikaDashboard(App[None]):
         previous, self.snapshot = self.snapshot, message.snapshot
         if previous is not None:
             self._notify_changes(previous, message.snapshot)
-        elif not self._warmed_up:
-            # What the first frame does not need is loaded once it is on screen, in the UI
-            # thread (libtmux must be imported there), before any key can reach an action.
-            self._warmed_up = True
-            self.call_after_refresh(self._warm_up_source)
         for screen in self.screen_stack:
             show = getattr(screen, "show_snapshot", None)
             if show is not None:
                 show(message.snapshot)
         self._poll_finished()
 
-    def _warm_up_source(self) -> None:
+    @property
+    def warmed_up(self) -> bool:
+        """Whether :meth:`warm_up_once` ran."""
+        return self._warmed_up
+
+    def warm_up_once(self) -> None:
+        """Load what the first frame did not need (the kernel manager), once.
+
+        The overview calls it after its first rows are painted. It runs in the UI thread
+        (libtmux must be imported there), so no key can reach a kernel action before it.
+        """
+        if self._warmed_up:
+            return
+        self._warmed_up = True
         warm_up = getattr(self.source, "warm_up", None)
         if warm_up is not None:
             warm_up()

@@ -146,7 +146,9 @@ class OverviewScreen(DashboardScreen):
 
     def compose_body(self) -> ComposeResult:
         yield Static(self._filters_text(), id="overview-filters")
-        table = TenantTable(id="tenants", cursor_type="row", zebra_stripes=True)
+        # No zebra stripes: with them a row that moves by one place (a sort, a filter) looks
+        # different and must be drawn again; without, moved rows reuse their drawn lines.
+        table = TenantTable(id="tenants", cursor_type="row", zebra_stripes=False)
         for key, label, width in COLUMNS:
             table.add_column(label, key=key, width=width)
         yield table
@@ -200,6 +202,9 @@ class OverviewScreen(DashboardScreen):
         for gone in [t for t in self._rows if t not in present]:
             del self._rows[gone]
             self._cells.pop(gone, None)
+        if not self.dashboard.warmed_up:
+            # After this frame is painted: the kernel manager, which the frame did not need.
+            self.call_after_refresh(self.dashboard.warm_up_once)
         empty = self.query_one("#overview-empty")
         show_empty = not rows and bool(snapshot.tenants)
         if empty.display != show_empty:  # an unchanged assignment still costs a style pass

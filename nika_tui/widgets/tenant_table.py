@@ -121,14 +121,15 @@ class TenantTable(DataTable[Cell]):
         data = self._data[row_key]
         # Everything a data line's rendering depends on, except the row index itself: the
         # values, the zebra parity, whether the cursor / hover row is this one, sizes, styles.
+        # Parity and hover only when they show: otherwise a moved row would miss for nothing.
         key = (
             tuple(cell_identity(data.get(c.key)) for c in self.ordered_columns),
             tuple(c.get_render_width(self) for c in self.ordered_columns),
             line_no,
             self.rows[row_key].height,
-            row_index % 2,
+            row_index % 2 if self.zebra_stripes else 0,
             self.cursor_coordinate.row == row_index,
-            self.hover_coordinate.row == row_index,
+            self._show_hover_cursor and self.hover_coordinate.row == row_index,
             x1,
             x2,
             self.size.width,
