@@ -384,6 +384,7 @@ def screenshots(target: Path) -> list[str]:
         "review": ["v"],
         "purge": ["p"],
         "purge-confirm": ["p", "c"],
+        "confirmations": ["c", "t"],
         "bus": ["b"],
         "recall": ["down", "slash", "v", "a", "t", "enter"],
         "help": ["question_mark"],

@@ -175,6 +175,14 @@ class ConfirmationView:
 
 
 @dataclass(frozen=True, slots=True)
+class PendingConfirmation:
+    """A confirmation still waiting for a decision, and the tenant it belongs to."""
+
+    tenant_id: str
+    view: ConfirmationView
+
+
+@dataclass(frozen=True, slots=True)
 class TenantDetail:
     """The tenant detail screen, minus the live pane (polled separately)."""
 
@@ -361,6 +369,21 @@ class DashboardSource(Protocol):
 
     def apply_purge(self, tenant_id: str, confirm_tenant_id: str) -> PurgeResult:
         """Apply the plan; refused unless ``confirm_tenant_id`` equals ``tenant_id``."""
+        ...
+
+    def confirmations(self, tenant_id: str | None) -> Sequence[PendingConfirmation]:
+        """Pending confirmations of one tenant, or of every tenant (``None``), oldest first.
+
+        Unlike the other reads it raises :class:`nika_tui.errors.StoreUnavailable` when the
+        store cannot be read: an empty list would say that nothing waits for a decision.
+        """
+        ...
+
+    def resolve_confirmation(self, tenant_id: str, confirmation_id: str, approve: bool) -> str:
+        """Approve (run the escalated action) or reject (only record) one confirmation.
+
+        Returns a one-line outcome; raises when the action failed (it then stays pending).
+        """
         ...
 
     def bus_tail(self, flt: BusFilter, after: str | None) -> BusTail:

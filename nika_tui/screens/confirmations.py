@@ -1,7 +1,8 @@
 """Confirmations: the actions the memory service escalated (escalate mode), approved or rejected
 with a key.
 
-Approving does exactly what ``nika confirm approve`` does —
+Reads and decisions go through the App's source (``DashboardSource.confirmations`` /
+``resolve_confirmation``). Live, approving does exactly what ``nika confirm approve`` does —
 :func:`nika_tui.services.confirmations.resolve`: the kernel manager types ``/compact``, the
 memory service runs ``rem.run`` / ``purge.apply`` / ``debt.apply`` by RPC (so torch and the
 stores never load in the dashboard), and the decision is stored and logged on the bus.
@@ -10,14 +11,9 @@ Rejecting only records the decision. Redis or the service being down is shown in
 
 from __future__ import annotations
 
-import contextlib
-import json
-import sys
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import ClassVar, Protocol
+from collections.abc import Sequence
+from typing import ClassVar
 
-import redis
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -27,10 +23,9 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Input, Label, Static
 
-from nika_tui.errors import StoreUnavailable
 from nika_tui.screens.base import DashboardScreen
 from nika_tui.screens.purge import ConfirmPurge
-from nika_tui.ui_model import ConfirmationView
+from nika_tui.ui_model import PendingConfirmation
 
 CONFIRMATIONS_EVERY_S = 3.0
 PURGE_KIND = "purge.apply"
@@ -41,120 +36,6 @@ REPORT_ONLY_KINDS = frozenset({"debt.diagnose_spawn", "debt.audit_judge_prompt"}
 def asks_yes_no(kind: str) -> bool:
     """True when approving ``kind`` changes memory or a kernel's context (a question first)."""
     return kind != PURGE_KIND and kind not in REPORT_ONLY_KINDS
-
-
-@dataclass(frozen=True, slots=True)
-class PendingConfirmation:
-    """One pending confirmation and the tenant it belongs to."""
-
-    tenant_id: str
-    view: ConfirmationView
-
-
-class ConfirmationDesk(Protocol):
-    """Where the screen reads pending confirmations and sends decisions (blocking calls)."""
-
-    def pending(self, tenant_id: str | None) -> list[PendingConfirmation]:
-        """Pending confirmations of one tenant, or of every tenant (``None``), oldest first."""
-        ...
-
-    def resolve(self, tenant_id: str, confirmation_id: str, approve: bool) -> str:
-        """Approve (run the action) or reject one confirmation; a one-line outcome."""
-        ...
-
-
-class RedisConfirmationDesk:
-    """The confirmations hash in Redis, resolved by the same code as ``nika confirm``."""
-
-    def __init__(self, env: Mapping[str, str]) -> None:
-        """Args:
-        env: The dashboard's environment (config / data dirs, ``REDIS_URL``, tmux socket).
-        """
-        self.env: dict[str, str] = dict(env)
-        self._client: redis.Redis | None = None
-        _warm_up_kernels()
-
-    def _redis(self) -> redis.Redis:
-        from nika_tui.services.redis_server import redis_url
-
-        if self._client is None:
-            # Never start Redis from the dashboard (a reader); the socket timeout stays above
-            # MemoryClient's 1 s BLPOP slices.
-            self._client = redis.Redis.from_url(
-                redis_url(self.env, start=False),
-                decode_responses=True,
-                socket_timeout=5.0,
-                socket_connect_timeout=1.0,
-            )
-        return self._client
-
-    def _down(self, exc: Exception) -> StoreUnavailable:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
-        return StoreUnavailable(f"Redis is not reachable ({exc})", "start it with `nika up`")
-
-    def pending(self, tenant_id: str | None) -> list[PendingConfirmation]:
-        """See :meth:`ConfirmationDesk.pending`.
-
-        Raises:
-            StoreUnavailable: Redis is down.
-        """
-        from nika_tui.services.config_store import list_tenant_ids
-        from nika_tui.services.confirmations import list_confirmations
-        from nika_tui.services.dashboard_parse import parse_confirmation
-
-        tenants = [tenant_id] if tenant_id else list_tenant_ids(self.env)
-        out: list[PendingConfirmation] = []
-        try:
-            for t in tenants:
-                out.extend(
-                    PendingConfirmation(t, parse_confirmation(item))
-                    for item in list_confirmations(self._redis(), t)
-                )
-        except (redis.RedisError, OSError) as exc:
-            raise self._down(exc) from exc
-        # Oldest first across tenants; an entry without a date goes last.
-        return sorted(
-            out, key=lambda p: (p.view.created_at is None, str(p.view.created_at), p.tenant_id)
-        )
-
-    def resolve(self, tenant_id: str, confirmation_id: str, approve: bool) -> str:
-        """See :meth:`ConfirmationDesk.resolve`.
-
-        Raises:
-            StoreUnavailable: Redis is down.
-            ServiceNotRunning: approving needs the memory service and it is down.
-            NikaError: the action failed (the confirmation then stays pending).
-        """
-        from nika_tui.services.confirmations import resolve
-
-        try:
-            out = resolve(self._redis(), tenant_id, confirmation_id, approve, env=self.env)
-        except (redis.RedisError, OSError) as exc:
-            raise self._down(exc) from exc
-        line = f"{out['status']} {out['kind']} for {tenant_id}"
-        if out.get("result"):
-            line += f": {json.dumps(out['result'], default=str)[:160]}"
-        return line
-
-
-def _warm_up_kernels() -> None:
-    """Import the kernel manager on the UI thread (approving ``compact`` uses it).
-
-    libtmux reads ``sys.stdout.encoding`` at import time and Textual's capture of stdout has
-    none: the real stream is put back for the import (as ``RedisDashboardSource`` does).
-    """
-    if "nika_tui.services.kernels" in sys.modules:
-        return
-    out = sys.stdout
-    if getattr(out, "encoding", None) is None and sys.__stdout__ is not None:
-        sys.stdout = sys.__stdout__
-    try:
-        with contextlib.suppress(ImportError):
-            import nika_tui.services.kernels  # noqa: F401
-    finally:
-        sys.stdout = out
 
 
 class ApproveAction(ModalScreen[bool]):
@@ -253,10 +134,9 @@ class ConfirmationsScreen(DashboardScreen):
             self.outcome = outcome
             self.error = error
 
-    def __init__(self, tenant_id: str | None, desk: ConfirmationDesk | None = None) -> None:
+    def __init__(self, tenant_id: str | None) -> None:
         """Args:
         tenant_id: The tenant to show; ``None`` shows every tenant.
-        desk: Where confirmations live; Redis (the app's environment) when ``None``.
         """
         super().__init__(id="confirmations")
         self.tenant_id = tenant_id
@@ -268,15 +148,7 @@ class ConfirmationsScreen(DashboardScreen):
         """Why the last read failed ('' once a read succeeds)."""
         self.decision_error = ""
         """Why the last decision failed ('' once a decision succeeds)."""
-        self._desk = desk
         self._in_flight: set[str] = set()
-
-    @property
-    def desk(self) -> ConfirmationDesk:
-        """The desk (built on first use from the app's environment)."""
-        if self._desk is None:
-            self._desk = RedisConfirmationDesk(self.dashboard.options.env)
-        return self._desk
 
     def compose_body(self) -> ComposeResult:
         yield Static("confirmations", id="confirmations-title")
@@ -288,7 +160,9 @@ class ConfirmationsScreen(DashboardScreen):
 
     def on_mount(self) -> None:
         super().on_mount()
-        self.desk  # noqa: B018 - built on the UI thread (it imports the kernel manager)
+        # Approving `compact` uses the kernel manager, which must be imported on the UI thread;
+        # the overview does it after its first frame, unless this screen opened before that.
+        self.dashboard.warm_up_once()
         self._describe_scope()
         self._load()
 
@@ -303,7 +177,7 @@ class ConfirmationsScreen(DashboardScreen):
     def _load(self) -> None:
         scope = self._scope()
         try:
-            items = self.desk.pending(scope)
+            items = self.dashboard.source.confirmations(scope)
         except Exception as exc:  # noqa: BLE001 - UI edge: shown in the screen, retried
             self.post_message(self.ItemsReady(scope, None, str(exc)))
         else:
@@ -441,7 +315,9 @@ class ConfirmationsScreen(DashboardScreen):
             if approve and item.view.kind == PURGE_KIND:
                 # Checked in the dialog and again here, like the purge screen's source.
                 check_purge_confirmation(item.tenant_id, typed)
-            outcome = self.desk.resolve(item.tenant_id, item.view.id, approve)
+            outcome = self.dashboard.source.resolve_confirmation(
+                item.tenant_id, item.view.id, approve
+            )
         except Exception as exc:  # noqa: BLE001 - UI edge: shown in the screen
             self.post_message(self.Resolved(item, "", str(exc)))
         else:

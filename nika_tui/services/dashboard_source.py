@@ -27,7 +27,14 @@ from typing import Any, Protocol
 import redis
 
 from nika_tui.domain.tenant import TenantConfig
-from nika_tui.errors import ConfigError, KernelError, NikaError, ServiceNotRunning, ValidationFailed
+from nika_tui.errors import (
+    ConfigError,
+    KernelError,
+    NikaError,
+    ServiceNotRunning,
+    StoreUnavailable,
+    ValidationFailed,
+)
 from nika_tui.paths import tenant_config_path, tenant_data_dir, tmux_socket_name
 from nika_tui.services import redis_keys as keys
 from nika_tui.services.config_store import list_tenant_ids, parse_config
@@ -55,6 +62,7 @@ from nika_tui.ui_model import (
     BusTail,
     ConfirmationView,
     DebtView,
+    PendingConfirmation,
     PurgePlanView,
     PurgeResult,
     RecallView,
@@ -73,6 +81,9 @@ MAX_PROVENANCE = 20
 TAIL_BYTES = 32 * 1024
 MAX_TAIL_LINES = 500
 _REDIS_ERRORS = (redis.RedisError, OSError)
+RESOLVE_SOCKET_TIMEOUT_S = 5.0
+"""Socket timeout of the connection that resolves a confirmation (see
+:meth:`RedisDashboardSource.resolve_confirmation`)."""
 
 
 class KernelControl(Protocol):
@@ -436,6 +447,65 @@ class RedisDashboardSource:
             message=str(reply.get("message", "")),
         )
 
+    # --- confirmations (escalate mode) ----------------------------------------------------
+    def confirmations(self, tenant_id: str | None) -> Sequence[PendingConfirmation]:
+        """Pending confirmations, read like ``nika confirm list``; oldest first.
+
+        Raises:
+            StoreUnavailable: Redis is down (shown by the screen, which keeps polling).
+        """
+        from nika_tui.services.confirmations import list_confirmations
+
+        tenants = [tenant_id] if tenant_id else list_tenant_ids(self.env)
+        out: list[PendingConfirmation] = []
+        try:
+            for t in tenants:
+                out.extend(
+                    PendingConfirmation(t, parse_confirmation(item))
+                    for item in list_confirmations(self._client(), t)
+                )
+        except _REDIS_ERRORS as exc:
+            self._drop_client()
+            raise _redis_down(exc) from exc
+        # Oldest first across tenants; an entry without a date goes last.
+        return sorted(
+            out, key=lambda p: (p.view.created_at is None, str(p.view.created_at), p.tenant_id)
+        )
+
+    def resolve_confirmation(self, tenant_id: str, confirmation_id: str, approve: bool) -> str:
+        """Approve or reject one confirmation exactly as ``nika confirm approve|reject`` does.
+
+        Approving ``compact`` has the kernel manager type ``/compact`` (imported by
+        :meth:`warm_up` on the UI thread); the other kinds run in the memory service by RPC.
+
+        Raises:
+            StoreUnavailable: Redis is down.
+            ServiceNotRunning: approving needs the memory service and it is down.
+            NikaError: the action failed (the confirmation then stays pending).
+        """
+        from nika_tui.services.confirmations import resolve
+
+        # Not self._client(): its 1 s socket timeout suits the 1 s polls, but MemoryClient waits
+        # for the service's reply in BLPOP slices of 1 s, which need a socket timeout above
+        # them. A decision is rare (a key press), so a connection of its own, closed after it,
+        # costs nothing and leaves the polling client's fail-fast timeout alone.
+        client = redis.Redis.from_url(
+            redis_url(self.env, start=False),
+            decode_responses=True,
+            socket_timeout=RESOLVE_SOCKET_TIMEOUT_S,
+            socket_connect_timeout=1.0,
+        )
+        try:
+            out = resolve(client, tenant_id, confirmation_id, approve, env=self.env)
+        except _REDIS_ERRORS as exc:
+            raise _redis_down(exc) from exc
+        finally:
+            client.close()
+        line = f"{out['status']} {out['kind']} for {tenant_id}"
+        if out.get("result"):
+            line += f": {json.dumps(out['result'], default=str)[:160]}"
+        return line
+
     # --- bus, recall --------------------------------------------------------------------
     def bus_tail(self, flt: BusFilter, after: str | None) -> BusTail:
         """New lines of every (or one) tenant's bus since ``after``."""
@@ -503,6 +573,11 @@ class _Bad:
 
     def __init__(self, exc: Exception) -> None:
         self.exc = exc
+
+
+def _redis_down(exc: Exception) -> StoreUnavailable:
+    """The error an action shows when Redis cannot be reached."""
+    return StoreUnavailable(f"Redis is not reachable ({exc})", "start it with `nika up`")
 
 
 def check_purge_confirmation(tenant_id: str, typed: str) -> None:

@@ -1,5 +1,6 @@
-"""The confirmations screen on the real embedded Redis: approve applies, reject only records,
-the purge kind wants the typed tenant id, Redis / service down is shown and the screen stays up."""
+"""The confirmations screen on the real embedded Redis (the live source): approve applies, reject
+only records, the purge kind wants the typed tenant id, Redis / service down is shown and the
+screen stays up; and on the fixture source (the offline preview, a deterministic snapshot)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from nika_tui.services import kernel_store, redis_keys
 from nika_tui.services.bus import open_bus
 from nika_tui.services.config_store import save_tenant
 from nika_tui.services.dashboard_source import RedisDashboardSource
+from nika_tui.services.fixture_source import FixtureSource
 from tests.ui.conftest import SIZE
 from tests.ui.pilot_helpers import notes, ready, run, screen_is, wait_for
 
@@ -344,6 +346,59 @@ def test_confirmations_snapshot(
         await pilot.pause(0.2)
 
     assert snap_compare(_app(env, tmp_path), terminal_size=SIZE, run_before=before)
+
+
+def _fixture_app(env: dict[str, str], tmp_path: Path, source: FixtureSource) -> NikaDashboard:
+    return make_app(
+        env=env,
+        source=source,
+        clock=lambda: source.now,
+        show_welcome=False,
+        settings_file=tmp_path / "ui.yaml",
+    )
+
+
+def test_confirmations_snapshot_from_the_fixture(
+    snap_compare: Any, isolated_env: dict[str, str], tmp_path: Path
+) -> None:
+    # The sample data `nika dashboard --offline-ui` and docs/screenshots show: no Redis.
+    async def before(pilot: Pilot[Any]) -> None:
+        app = await ready(pilot)
+        assert app.selected_tenant == "beta"  # needs-me first
+        await pilot.press("c", "t")  # beta's, then every tenant's
+        await _listed(pilot, 3)
+        await pilot.pause(0.2)
+
+    app = _fixture_app(isolated_env, tmp_path, FixtureSource.from_file())
+    assert snap_compare(app, terminal_size=SIZE, run_before=before)
+
+
+def test_the_screen_resolves_through_the_apps_source(
+    isolated_env: dict[str, str], tmp_path: Path
+) -> None:
+    source = FixtureSource.from_file()
+
+    async def scenario() -> None:
+        async with _fixture_app(isolated_env, tmp_path, source).run_test(size=SIZE) as pilot:
+            app = await ready(pilot)
+            await pilot.press("c")
+            screen = await _listed(pilot, 3)
+            await pilot.press("x")  # the oldest: the purge, rejected without a question
+            await wait_for(pilot, lambda: len(screen.items) == 2, "the purge left the list")
+            await pilot.press("a")  # the compact: a yes/no question first
+            await screen_is(pilot, "ApproveAction")
+            await pilot.press("y")
+            await wait_for(pilot, lambda: len(screen.items) == 1, "the compact left the list")
+            assert [i.view.kind for i in screen.items] == ["debt.dedup"]
+            await wait_for(
+                pilot, lambda: any("approved compact for beta" in n for n in notes(app)), "said"
+            )
+
+    run(scenario())
+    assert source.actions == [
+        ("confirmation", "beta", "c-2", "rejected"),
+        ("confirmation", "beta", "c-1", "approved"),
+    ]
 
 
 def test_approving_imports_no_engine_in_the_dashboard_process() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
 from textual.widgets import DataTable, Input, RichLog, Static
 
 from nika_tui.app import NikaDashboard
@@ -179,6 +180,41 @@ def test_purge_source_refuses_a_wrong_id_itself(fixture_source: FixtureSource) -
     else:
         raise AssertionError("a wrong confirmation was accepted")
     assert ("purge", "beta") not in fixture_source.actions
+
+
+def test_fixture_confirmations_list_approve_and_reject_are_recorded(
+    fixture_source: FixtureSource,
+) -> None:
+    from nika_tui.errors import ServiceNotRunning, StoreUnavailable, ValidationFailed
+
+    listed = fixture_source.confirmations(None)
+    assert [(p.tenant_id, p.view.id, p.view.kind) for p in listed] == [
+        ("beta", "c-2", "purge.apply"),  # oldest first
+        ("beta", "c-1", "compact"),
+        ("beta", "c-3", "debt.dedup"),
+    ]
+    assert fixture_source.confirmations("acme") == []
+    assert fixture_source.resolve_confirmation("beta", "c-1", True) == "approved compact for beta"
+    assert fixture_source.resolve_confirmation("beta", "c-3", False) == (
+        "rejected debt.dedup for beta"
+    )
+    assert [p.view.id for p in fixture_source.confirmations("beta")] == ["c-2"]
+    with pytest.raises(ValidationFailed, match="no pending confirmation 'c-1'"):
+        fixture_source.resolve_confirmation("beta", "c-1", False)  # already decided
+    fixture_source.service_ok = False
+    with pytest.raises(ServiceNotRunning):
+        fixture_source.resolve_confirmation("beta", "c-2", True)  # the purge runs in the service
+    assert fixture_source.actions == [
+        ("confirmation", "beta", "c-1", "approved"),
+        ("confirmation", "beta", "c-3", "rejected"),
+    ]
+    snap = fixture_source.snapshot(fixture_source.now).row("beta")
+    assert snap is not None and snap.confirmation_count == 1
+    logged = fixture_source.bus_tail(BusFilter(tenant="beta"), None).lines
+    assert [ln.kind for ln in logged[-2:]] == ["confirmation.resolved"] * 2
+    fixture_source.redis_ok = False
+    with pytest.raises(StoreUnavailable, match="Redis is not reachable"):
+        fixture_source.confirmations(None)  # said, not an empty list
 
 
 def test_bus_tail_filters_and_keeps_unreadable_lines(
