@@ -4,6 +4,9 @@ One loop, one thread, one process: it reads the ingest stream and the RPC stream
 ``XREADGROUP`` (both groups are named ``memory-service``), answers RPCs first, and ingests in
 batches (one embedder call per batch). Being single-threaded is what makes it the single writer:
 Qdrant Edge shards are opened by this process only, and no two operations interleave.
+The one exception is embed-ahead (:mod:`nika_tui.engine.embed_ahead`): while batch k is stored
+in the loop, batch k+1 (read, not yet acknowledged) is embedded on one worker thread that
+touches no store. ``NIKA_EMBED_AHEAD=0`` (or ``MemoryService(embed_ahead=False)``) turns it off.
 
 Durability: an ingest entry is acknowledged (``XACK`` + ``XDEL``) only after :func:`ingest`
 returned, i.e. after the point was written durably. On start the service first re-processes
@@ -28,6 +31,7 @@ import socket
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import redis
@@ -36,6 +40,7 @@ from nika_tui.domain.debt import ingest_allowed
 from nika_tui.domain.ports import VectorStore
 from nika_tui.domain.requests import RememberRequest
 from nika_tui.engine.context import EngineContext
+from nika_tui.engine.embed_ahead import EmbedAhead, PendingVectors
 from nika_tui.engine.ingest import ingest_batch, parse_request
 from nika_tui.engine.ops import OpHandler
 from nika_tui.engine.ops_registry import load_ops
@@ -64,6 +69,21 @@ READ_ONLY_OPS = frozenset({"recall", "history", "review.list", "stats", "ping"})
 if redis_keys.INGEST_GROUP != redis_keys.RPC_GROUP:  # pragma: no cover - a contract check
     raise RuntimeError("the service reads both streams with one XREADGROUP: same group name")
 GROUP = redis_keys.INGEST_GROUP
+
+_Parsed = tuple[str, dict[str, str], RememberRequest]
+"""An ingest entry: stream id, raw fields, parsed request."""
+
+
+@dataclass
+class _AheadBatch:
+    """Ingest entries read ahead (parsed, admitted, unacknowledged) and their embedding."""
+
+    parsed: list[_Parsed]
+    vectors: PendingVectors
+
+
+def _texts(parsed: list[_Parsed]) -> list[str]:
+    return [req.text for _, _, req in parsed]
 
 
 def _error_body(exc: NikaError) -> dict[str, str]:
@@ -110,7 +130,16 @@ def ensure_single(r: redis.Redis) -> None:
 class MemoryService:
     """The ingest + RPC loop around one :class:`EngineContext`."""
 
-    def __init__(self, ctx: EngineContext, consumer: str = CONSUMER) -> None:
+    def __init__(
+        self, ctx: EngineContext, consumer: str = CONSUMER, embed_ahead: bool | None = None
+    ) -> None:
+        """Args:
+        ctx: the engine context (with embed-ahead on, its embedder is replaced by a
+            serialised wrapper so the loop's own embeds and the worker's never overlap).
+        consumer: consumer name in the groups.
+        embed_ahead: embed the next ingest batch while storing the current one; ``None``
+            reads ``NIKA_EMBED_AHEAD`` from ``ctx.env`` (on unless ``0``).
+        """
         self.ctx = ctx
         self.r = ctx.redis
         self.consumer = consumer
@@ -123,6 +152,14 @@ class MemoryService:
         self._last_retry = time.monotonic()
         self._started_at = ctx.clock().isoformat()
         self.processed = 0
+        if embed_ahead is None:
+            embed_ahead = ctx.env.get("NIKA_EMBED_AHEAD", "1").strip() != "0"
+        self._embed_ahead: EmbedAhead | None = None
+        if embed_ahead:
+            self._embed_ahead = EmbedAhead(ctx.embedder)
+            ctx.embedder = self._embed_ahead.embedder  # recall's query embeds share its lock
+        self._ahead: _AheadBatch | None = None
+        """The next ingest batch, read during the last step and being embedded."""
         from nika_tui.engine.debt_schedule import DebtScheduler
 
         # Debt audit every 6 h and the REM pass when kernels sleep (issue 5), from this loop.
@@ -204,6 +241,7 @@ class MemoryService:
                     self._retry_pending = True
                     self._stop.wait(RETRY_BACKOFF_S)
         finally:
+            self.debt.close()  # a running index build: child killed, its shard back online
             try:
                 self._clear_heartbeat()
             except redis.RedisError:
@@ -212,16 +250,22 @@ class MemoryService:
 
     # --- one iteration --------------------------------------------------------------------
     def step(self, block_ms: int = BLOCK_MS) -> None:
-        """Process pending entries (if a retry is due) or one batch of new ones."""
+        """Process pending entries (if a retry is due), then the batch read ahead or new ones."""
         if self._has_deferred and time.monotonic() - self._last_retry >= DEFER_RETRY_S:
             self._retry_pending = True
         if self._retry_pending:
+            # The drain re-reads every unacknowledged entry, the look-ahead's included: storing
+            # the look-ahead as well would ingest those twice.
+            self._ahead = None
             self._retry_pending = False
             self._has_deferred = False
             self._last_retry = time.monotonic()
             self._drain_pending(check_deliveries=self._first_drain)
             self._first_drain = False
             self._drain_pending_rpc()
+        if self._ahead is not None:
+            self._handle_ahead()  # already read: no new batch until it is stored
+            return
         reply: Any = self.r.xreadgroup(
             GROUP,
             self.consumer,
@@ -236,7 +280,7 @@ class MemoryService:
         for entry_id, fields in rpc:
             self._handle_rpc(entry_id, fields)
         if ingest_entries:
-            self._handle_ingest(ingest_entries)
+            self._handle_ingest(ingest_entries, look_ahead=True)
 
     def _drain_pending(self, check_deliveries: bool = False) -> None:
         """Re-process every ingest entry read earlier but never acknowledged (crash recovery).
@@ -293,20 +337,92 @@ class MemoryService:
         return {str(row["message_id"]): int(row["times_delivered"]) for row in rows}
 
     # --- ingest ---------------------------------------------------------------------------
-    def _handle_ingest(self, entries: list[tuple[str, dict[str, str]]]) -> None:
-        """Ingest a batch, make it durable, then acknowledge each entry (never before)."""
-        parsed: list[tuple[str, dict[str, str], RememberRequest]] = []
+    def _handle_ingest(
+        self, entries: list[tuple[str, dict[str, str]]], look_ahead: bool = False
+    ) -> None:
+        """Ingest a batch, make it durable, then acknowledge each entry (never before).
+
+        ``look_ahead`` (new entries, embed-ahead on): the batch is embedded on the worker thread
+        and the next batch is read and queued behind it before this one is stored. The drain
+        passes ``False``: it replays a few batches after a crash and need not be fast.
+        """
+        parsed = self._admit(entries)
+        if not parsed:
+            return
+        self._serve_waiting_rpc()
+        if look_ahead and self._embed_ahead is not None:
+            self._store_pipelined(parsed, self._embed_ahead.submit(_texts(parsed)))
+        else:
+            self._store(parsed, None)
+
+    def _admit(self, entries: list[tuple[str, dict[str, str]]]) -> list[_Parsed]:
+        """Parse entries: invalid ones are dead-lettered, a paused tenant's bulk writes wait."""
+        parsed: list[_Parsed] = []
         for entry_id, fields in entries:
             try:
                 parsed.append((entry_id, fields, parse_request(fields.get("req", ""))))
             except ValidationFailed as exc:
                 self._dead_letter(entry_id, fields, exc)
-        parsed = self._without_deferred(parsed)
-        if not parsed:
+        return self._without_deferred(parsed)
+
+    def _handle_ahead(self) -> None:
+        """Store the batch the previous step read ahead, after the RPCs that arrived since."""
+        assert self._ahead is not None
+        ahead, self._ahead = self._ahead, None
+        self._serve_waiting_rpc()  # reads stay as responsive as between two fresh batches
+        self._store_pipelined(ahead.parsed, ahead.vectors)
+
+    def _read_ahead(self) -> None:
+        """Read the next ingest batch without blocking and start embedding it on the worker.
+
+        Its entries are delivered but stay unacknowledged until their own flush, so a crash
+        leaves them pending and the drain replays them like any other.
+        """
+        if self._embed_ahead is None or self.stopping:
             return
-        self._serve_waiting_rpc()
+        reply: Any = self.r.xreadgroup(
+            GROUP, self.consumer, {redis_keys.INGEST_STREAM: ">"}, count=BATCH
+        )
+        parsed = self._admit(reply[0][1]) if reply else []
+        if parsed:
+            self._ahead = _AheadBatch(parsed, self._embed_ahead.submit(_texts(parsed)))
+
+    def _store_pipelined(self, parsed: list[_Parsed], pending: PendingVectors) -> None:
+        """Read ahead the next batch, then store this one with the vectors of ``pending``."""
+        self._read_ahead()
+        try:
+            # An embedder error surfaces here and propagates exactly as an inline embed's would.
+            vectors = pending.result()
+            # A debt pause may have begun since these entries were admitted (debt.tick, RPCs).
+            parsed, vectors = self._still_allowed(parsed, vectors)
+            if parsed:
+                self._store(parsed, vectors)
+        except BaseException:
+            # This batch stays pending, as without look-ahead; the one read ahead too: forget it
+            # and let the drain replay it rather than hold entries the drain will re-read.
+            self._drop_ahead()
+            raise
+
+    def _drop_ahead(self) -> None:
+        """Forget the batch read ahead; its entries are pending, so ask for a drain."""
+        if self._ahead is not None:
+            self._ahead = None
+            self._retry_pending = True
+
+    def _still_allowed(
+        self, parsed: list[_Parsed], vectors: list[list[float]]
+    ) -> tuple[list[_Parsed], list[list[float]]]:
+        """Re-apply the debt pause to entries admitted earlier, each vector kept with its entry."""
+        kept = self._without_deferred(parsed)
+        if len(kept) == len(parsed):
+            return parsed, vectors
+        by_id = {entry_id: v for (entry_id, _, _), v in zip(parsed, vectors, strict=True)}
+        return kept, [by_id[entry_id] for entry_id, _, _ in kept]
+
+    def _store(self, parsed: list[_Parsed], vectors: list[list[float]] | None) -> None:
+        """Ingest (embedding here unless ``vectors`` are given), flush, then acknowledge."""
         # StoreUnavailable propagates: nothing of the batch is acked, the loop replays it.
-        results = ingest_batch(self.ctx, [req for _, _, req in parsed])
+        results = ingest_batch(self.ctx, [req for _, _, req in parsed], vectors)
         self._flush()
         for (entry_id, fields, req), result in zip(parsed, results, strict=True):
             if isinstance(result, NikaError):
