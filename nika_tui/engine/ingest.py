@@ -178,40 +178,62 @@ def ingest_batch(
     for (tenant_id, layer), points in groups.items():
         ctx.vectors.upsert(tenant_id, layer, points)
     later = {p.record.id for p in todo}
+    logged = [p for p in todo if not p.replay]
     for p in todo:
         later.discard(p.record.id)
-        _finish(ctx, p, exclude=later, now=now)
+        _finish(ctx, p, exclude=later)
+    _log_ingested(ctx, logged, now)
     return [p.outcome if isinstance(p, _Prepared) else p for p in results]
 
 
-def _finish(ctx: EngineContext, p: _Prepared, exclude: set[str], now: datetime) -> None:
+def _finish(ctx: EngineContext, p: _Prepared, exclude: set[str]) -> None:
     result = supersede(ctx, p.record, p.vector, exclude=exclude)
     out = p.outcome
     out.retired, out.reviews, out.kept = result.retired, result.reviews, result.kept
     out.judgements = result.judgements
     if p.replay:
         out.status = "replayed"
+
+
+def _log_ingested(ctx: EngineContext, done: Sequence[_Prepared], now: datetime) -> None:
+    """The bus line, metric and entity-feed event of each new memory, batched.
+
+    One bus append (one lock, one fsync per tenant) and one Redis round trip for the whole
+    batch: per memory, they were about half of the store's CPU in the service, measured.
+    """
+    if not done:
         return
-    tenant_id = p.req.tenant_id
-    ctx.bus(tenant_id).append(
-        "memory.ingested",
-        {
-            "memory_id": p.record.id,
-            "layer": p.req.layer.value,
-            "content_hash": p.record.content_hash,
-            "retired": result.retired,
-            "reviews": result.reviews,
-        },
-        meta=p.req.meta,
-        now=now,
-    )
-    ctx.redis.hincrby(redis_keys.metrics(tenant_id), "ingested", 1)
-    ctx.redis.xadd(
-        redis_keys.ENTITY_FEED,
-        {"event": "ingested", "tenant_id": tenant_id, "id": p.record.id},
-        maxlen=10_000,
-        approximate=True,
-    )
+    by_tenant: dict[str, list[_Prepared]] = {}
+    for p in done:
+        by_tenant.setdefault(p.req.tenant_id, []).append(p)
+    for tenant_id, prepared in by_tenant.items():
+        ctx.bus(tenant_id).append_many(
+            [
+                (
+                    "memory.ingested",
+                    {
+                        "memory_id": p.record.id,
+                        "layer": p.req.layer.value,
+                        "content_hash": p.record.content_hash,
+                        "retired": p.outcome.retired,
+                        "reviews": p.outcome.reviews,
+                    },
+                    p.req.meta,
+                    now,
+                )
+                for p in prepared
+            ]
+        )
+    pipe = ctx.redis.pipeline(transaction=False)
+    for p in done:
+        pipe.hincrby(redis_keys.metrics(p.req.tenant_id), "ingested", 1)
+        pipe.xadd(
+            redis_keys.ENTITY_FEED,
+            {"event": "ingested", "tenant_id": p.req.tenant_id, "id": p.record.id},
+            maxlen=10_000,
+            approximate=True,
+        )
+    pipe.execute()
 
 
 def ingest(

@@ -30,7 +30,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -424,12 +424,14 @@ class MemoryService:
         # StoreUnavailable propagates: nothing of the batch is acked, the loop replays it.
         results = ingest_batch(self.ctx, [req for _, _, req in parsed], vectors)
         self._flush()
+        acks: list[tuple[str, RememberRequest, Mapping[str, Any]]] = []
         for (entry_id, fields, req), result in zip(parsed, results, strict=True):
             if isinstance(result, NikaError):
                 self._dead_letter(entry_id, fields, result, req)
             else:
-                self._ack(entry_id, req, result.to_dict())
-                self.processed += 1
+                acks.append((entry_id, req, result.to_dict()))
+        self._ack(acks)
+        self.processed += len(acks)
         self.beat()
 
     def _paused(self, tenant_id: str) -> bool:
@@ -471,14 +473,22 @@ class MemoryService:
         if callable(flush):
             flush()
 
-    def _ack(self, entry_id: str, req: RememberRequest, outcome: Mapping[str, Any]) -> None:
-        done = redis_keys.ingest_done(req.tenant_id, req.idempotency_key)
+    def _ack(self, acks: Sequence[tuple[str, RememberRequest, Mapping[str, Any]]]) -> None:
+        """Acknowledge stored entries and hand their outcomes to waiting writers.
+
+        One MULTI/EXEC for the batch: a round trip per entry was a tenth of the store's CPU
+        per memory, measured; atomic all the same (every entry or none is acknowledged).
+        """
+        if not acks:
+            return
         pipe = self.r.pipeline(transaction=True)
-        pipe.xack(redis_keys.INGEST_STREAM, GROUP, entry_id)
-        pipe.xdel(redis_keys.INGEST_STREAM, entry_id)
-        if req.idempotency_key:
-            pipe.rpush(done, json.dumps(dict(outcome), default=str))
-            pipe.expire(done, INGEST_DONE_TTL_S)
+        for entry_id, req, outcome in acks:
+            pipe.xack(redis_keys.INGEST_STREAM, GROUP, entry_id)
+            pipe.xdel(redis_keys.INGEST_STREAM, entry_id)
+            if req.idempotency_key:
+                done = redis_keys.ingest_done(req.tenant_id, req.idempotency_key)
+                pipe.rpush(done, json.dumps(dict(outcome), default=str))
+                pipe.expire(done, INGEST_DONE_TTL_S)
         pipe.execute()
 
     def _dead_letter(

@@ -21,7 +21,7 @@ import json
 import os
 import re
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -77,34 +77,67 @@ class Bus:
         now: datetime | None = None,
     ) -> dict[str, Any]:
         """Append one message durably (fsync) and return it."""
-        at = now or datetime.now(UTC)
-        envelope = meta or NikaMeta(timestamp=at, trigger=Trigger.SYSTEM)
-        message: dict[str, Any] = {
-            "id": uuid.uuid4().hex,
-            "tenant_id": self.tenant_id,
-            "kind": kind,
-            "at": at.isoformat(),
-            "NIKA_META": envelope.to_payload(),
-            "body": dict(body),
-        }
-        line = (json.dumps(message, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+        return self.append_many([(kind, body, meta, now)])[0]
+
+    def append_many(
+        self,
+        items: Sequence[tuple[str, Mapping[str, Any], NikaMeta | None, datetime | None]],
+    ) -> list[dict[str, Any]]:
+        """Append messages in order, durably: one lock, one write and one fsync per day file.
+
+        The memory service logs a whole ingest batch this way: a lock, an open and an fsync
+        per message were half of the store's CPU per memory, measured.
+
+        Args:
+            items: (kind, body, meta, now) per message, as :meth:`append` takes them.
+
+        Returns:
+            The messages, in order.
+        """
+        messages: list[dict[str, Any]] = []
+        lines: dict[date, list[bytes]] = {}
+        for kind, body, meta, now in items:
+            at = now or datetime.now(UTC)
+            envelope = meta or NikaMeta(timestamp=at, trigger=Trigger.SYSTEM)
+            message: dict[str, Any] = {
+                "id": uuid.uuid4().hex,
+                "tenant_id": self.tenant_id,
+                "kind": kind,
+                "at": at.isoformat(),
+                "NIKA_META": envelope.to_payload(),
+                "body": dict(body),
+            }
+            messages.append(message)
+            line = json.dumps(message, ensure_ascii=False, default=str) + "\n"
+            lines.setdefault(at.date(), []).append(line.encode("utf-8"))
+        if not messages:
+            return messages
         try:
             ensure_private_dir(self.root)
             with self._lock:
-                path = self._day_file(at.date())
-                self._rotate_if_full(path, len(line))
-                fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
-                try:
-                    os.write(fd, line)
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
+                for day, day_lines in lines.items():
+                    self._write_day(day, day_lines)
         except OSError as exc:
             raise StoreUnavailable(
                 f"cannot append to the bus in {self.root}: {exc.strerror}",
                 "check disk space and permissions",
             ) from exc
-        return message
+        return messages
+
+    def _write_day(self, day: date, lines: list[bytes]) -> None:
+        """Append ``lines`` to the day's live file (rotating first when full); fsync."""
+        path = self._day_file(day)
+        # Rotation is by file: a batch never splits, so one file may pass max_bytes by a
+        # batch's size (bounded by the service's batch).
+        self._rotate_if_full(path, sum(len(line) for line in lines))
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+        try:
+            data = memoryview(b"".join(lines))
+            while data:  # a regular file takes it all at once; a short write is still handled
+                data = data[os.write(fd, data) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     @property
     def archive_root(self) -> Path:

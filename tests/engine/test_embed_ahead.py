@@ -82,9 +82,10 @@ class RecordingService(MemoryService):
         super()._flush()
         self.events.append(("flushed", "", threading.get_ident()))
 
-    def _ack(self, entry_id: str, req: RememberRequest, outcome: Any) -> None:
-        super()._ack(entry_id, req, outcome)
-        self.events.append(("acked", _label([req.text]), threading.get_ident()))
+    def _ack(self, acks: Sequence[tuple[str, RememberRequest, Any]]) -> None:
+        super()._ack(acks)
+        for _entry_id, req, _outcome in acks:
+            self.events.append(("acked", _label([req.text]), threading.get_ident()))
 
     def _handle_rpc(self, entry_id: str, fields: Any) -> None:
         super()._handle_rpc(entry_id, fields)

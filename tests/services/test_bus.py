@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import stat
 import threading
 from datetime import UTC, date, datetime
+
+import pytest
 
 from nika_tui.domain.envelope import ActionType, NikaMeta, Trigger
 from nika_tui.services.bus import Bus, open_bus
@@ -73,3 +76,26 @@ def test_concurrent_appends_lose_nothing() -> None:
         t.join()
     bodies = {(line.data["body"]["k"], line.data["body"]["i"]) for line in bus.read() if line.data}
     assert len(bodies) == 200
+
+
+def test_append_many_writes_a_batch_in_order_with_one_fsync_per_day_file(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    bus = open_bus("acme")
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    next_day = datetime(2026, 12, 3, 0, 5, tzinfo=UTC)
+    items = [("memory.ingested", {"i": i}, None, NOW) for i in range(5)]
+    items.append(("memory.ingested", {"i": 5}, None, next_day))
+    messages = bus.append_many(items)
+    assert [m["body"]["i"] for m in messages] == list(range(6))
+    assert [line.data["body"]["i"] for line in bus.read(date(2026, 12, 2)) if line.data] == [
+        0,
+        1,
+        2,
+        3,
+        4,
+    ]
+    assert [line.data for line in bus.read(date(2026, 12, 3))] == [messages[5]]
+    assert len(synced) == 2  # one per day file, not one per message
