@@ -83,16 +83,27 @@ def _drain_s(ctx: EngineContext, service: MemoryService) -> float:
     return time.perf_counter() - t
 
 
-def _measure(ctx: EngineContext, texts: list[str], workload: str, chunk: int) -> dict[str, Any]:
-    """Rounds of (embedder alone, service off, service on), order rotating; totals per mode."""
+def _measure(
+    ctx: EngineContext,
+    texts: list[str],
+    workload: str,
+    chunk: int,
+    tenants: tuple[str, str] = ("bench-off", "bench-on"),
+) -> dict[str, Any]:
+    """Rounds of (embedder alone, service off, service on), order rotating; totals per mode.
+
+    ``tenants`` receive the look-ahead-off and -on writes (``recall_413k.py`` passes two
+    populated tenants, so supersede searches a full-size shard).
+    """
     from nika_tui.domain.tenant import TenantConfig
     from nika_tui.engine.service import BATCH, MemoryService
     from nika_tui.services.config_store import save_tenant
 
     raw = ctx.embedder
     services: dict[str, MemoryService] = {}
+    tenant_of = dict(zip(("off", "on"), tenants, strict=True))
     for mode in ("off", "on"):
-        save_tenant(TenantConfig(tenant_id=f"bench-{mode}", display_name=mode))
+        save_tenant(TenantConfig(tenant_id=tenant_of[mode], display_name=mode))
         services[mode] = MemoryService(ctx, embed_ahead=mode == "on")
         services[mode].setup()
     # The "on" service wrapped ctx.embedder in its lock; uncontended, the "off" one pays ~0.
@@ -107,7 +118,7 @@ def _measure(ctx: EngineContext, texts: list[str], workload: str, chunk: int) ->
             if what == "embedder":
                 took[what] = _embed_alone_s(raw, part, BATCH)
             else:
-                _queue(ctx, f"bench-{what}", part, first, workload)
+                _queue(ctx, tenant_of[what], part, first, workload)
                 took[what] = _drain_s(ctx, services[what])
             totals[what] += took[what]
         rounds.append({k: round(len(part) / v, 1) for k, v in took.items()})

@@ -11,8 +11,10 @@ batches: WAL + flush before ``upsert`` returns), then reports:
   (``optimize_offline``), the shard reopening from disk — and a short untimed warm-up; with
   recall@10 of the dense search against exact brute force (computed after the timed loops),
   and how often the query's source point is in the top 10;
-- ingest throughput of the store against the embedder's own throughput, measured in the same
-  run: embed N real sentences with all-MiniLM-L6-v2, then store them in a populated tenant;
+- ingest throughput against the embedder's own throughput, measured in the same run: the
+  store alone on N real sentences (all-MiniLM-L6-v2) in a populated tenant, and the memory
+  service's whole ingest loop (Redis stream, bus, supersede, flush, acks; with and without its
+  embed-ahead look-ahead) writing into two populated tenants of the full store;
 - RSS (current and peak) and the store's size on disk.
 
 Usage: ``.venv/bin/python benchmarks/recall_413k.py [--points N] [--skip-optimize]``.
@@ -29,6 +31,7 @@ import platform
 import resource
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 import uuid
@@ -305,7 +308,7 @@ def run_queries(store: EdgeVectorStore, data: Dataset, n_queries: int, seed: int
 def embed_vs_store(
     store: EdgeVectorStore, n_sentences: int, batch: int, seed: int
 ) -> dict[str, Any]:
-    """The embedder's own throughput, then the store's on the same real vectors."""
+    """The embedder's own throughput, then the store's alone on the same real vectors."""
     from nika_tui.services.embeddings import SentenceTransformerEmbedder
 
     rng = np.random.default_rng(seed)
@@ -331,21 +334,59 @@ def embed_vs_store(
     for start in range(0, len(points), batch):
         store.upsert(tenant_id, Layer.SEMANTIC, points[start : start + batch])
     store_s = time.perf_counter() - t2
-
-    embed_rate = n_sentences / embed_s
-    store_rate = n_sentences / store_s
-    pipeline_rate = n_sentences / (embed_s + store_s)
     return {
         "sentences": n_sentences,
         "batch": batch,
         "embedder": embedder.name,
         "embedder_load_s": round(load_s, 2),
-        "embedder_sentences_per_s": round(embed_rate, 1),
-        "store_points_per_s": round(store_rate, 1),
-        "embed_then_store_per_s": round(pipeline_rate, 1),
-        "ingest_ratio_vs_embedder": round(pipeline_rate / embed_rate, 4),
-        "store_share_of_ingest_time": round(store_s / (embed_s + store_s), 4),
+        "embedder_sentences_per_s": round(n_sentences / embed_s, 1),
+        "store_points_per_s": round(n_sentences / store_s, 1),
+        "store_vs_embedder_speed": round(embed_s / store_s, 1),
+        "embed_then_store_ratio_vs_embedder": round(embed_s / (embed_s + store_s), 4),
     }
+
+
+def service_ingest(root: Path, n: int, chunk: int) -> dict[str, Any]:
+    """The memory service's own ingest loop on this full-size store, against the embedder.
+
+    The real ``MemoryService`` (embedded Redis, bus, supersede, flush per batch, acks, with
+    and without its embed-ahead look-ahead) writes into two populated tenants of the store,
+    in rounds alternating with the embedder alone on the same texts
+    (``benchmarks/memory_service_ingest.py``). The store is reopened the way the service
+    opens it (``flush_writes=False``: one flush per batch, before the acks).
+    """
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script
+    from benchmarks.memory_service_ingest import _measure, _texts
+    from nika_tui.engine.context import EngineContext
+    from nika_tui.engine.service import BATCH
+    from nika_tui.services.embeddings import SentenceTransformerEmbedder
+    from nika_tui.services.redis_server import connect, stop_embedded
+
+    env = {
+        "NIKA_OS_CONFIG_DIR": str(root / "config"),
+        "NIKA_OS_DATA_DIR": str(root / "data"),
+        "HF_HUB_OFFLINE": "1",
+    }
+    os.environ.update(env)
+    os.environ.pop("REDIS_URL", None)
+    store = EdgeVectorStore(root / "qdrant", DIM, flush_writes=False)
+    ctx = EngineContext(
+        env=dict(os.environ),
+        redis=connect(env, start=True),
+        vectors=store,
+        embedder=SentenceTransformerEmbedder(),
+    )
+    try:
+        texts = _texts(n)
+        ctx.embedder.embed(texts[:BATCH])  # warm-up: the first forward pass is slower
+        for tenant_id in ("tenant-00", "tenant-01"):
+            store.count(tenant_id, Layer.SEMANTIC)  # open the shards outside the timing
+        out = _measure(ctx, texts, "distinct", chunk, tenants=("tenant-00", "tenant-01"))
+    finally:
+        store.close()
+        stop_embedded(env)
+    out.pop("rounds_per_s", None)
+    return {"n": n, "batch": BATCH, **out}
 
 
 def optimize_all(store: EdgeVectorStore, workers: int) -> float:
@@ -442,6 +483,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=256, help="points per durable upsert")
     parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument("--sentences", type=int, default=2000, help="real sentences to embed")
+    parser.add_argument(
+        "--service-texts", type=int, default=2048, help="remember requests through the service"
+    )
     parser.add_argument("--skip-optimize", action="store_true")
     parser.add_argument(
         "--optimize-workers", type=int, default=2, help="shards optimised at once (children)"
@@ -489,6 +533,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 lambda: embed_vs_store(store, args.sentences, args.batch, args.seed + 2),
             )
             print(json.dumps(result["embed_vs_store"]), flush=True)
+            store.close()  # the service opens the shards itself
+            result["service_ingest"] = timed(
+                "memory service ingest vs embedder",
+                lambda: service_ingest(root, args.service_texts, 512),
+            )
+            print(json.dumps(result["service_ingest"]), flush=True)
         result["rss_end_mb"], result["rss_peak_mb"] = rss_mb()
         result["load_average_end"] = load_average()
     finally:
