@@ -288,6 +288,26 @@ def test_welcome_offers_wizard_demo_and_preview(
     run(scenario())
 
 
+def test_leaving_the_welcome_shows_the_overview_keys(
+    build_app: Build, fixture_source: FixtureSource
+) -> None:
+    from nika_tui.widgets.key_bar import KeyBar
+
+    async def scenario() -> None:
+        async with build_app(fixture_source, show_welcome=True).run_test(size=SIZE) as pilot:
+            app = pilot.app
+            await screen_is(pilot, "WelcomeScreen")
+            await pilot.click("#preview")
+            await screen_is(pilot, "OverviewScreen")
+            bar = app.screen.query_one(KeyBar)
+            await wait_for(pilot, lambda: "Spawn" in str(bar.render()), "overview keys shown")
+            await pilot.pause()
+            rendered = "".join(s.text for s in bar.render_line(0))
+            assert "Spawn" in rendered and "Filter" in rendered
+
+    run(scenario())
+
+
 def test_welcome_is_shown_when_no_tenant_exists(
     isolated_env: dict[str, str], tmp_path: object
 ) -> None:
