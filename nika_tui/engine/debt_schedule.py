@@ -10,7 +10,9 @@ most once a minute (``check_every_s``) and then:
   if ``auto_actions.rem`` is ``autonomous``, queues one ``rem.run`` confirmation if it is
   ``escalate``, does nothing if ``off``.
 
-A failing tenant is logged and skipped: maintenance never stops the single writer.
+Every tick also runs :class:`~nika_tui.engine.index_maintenance.IndexMaintainer` (HNSW builds of
+idle tenants' Edge shards in a child process). A failing tenant is logged and skipped:
+maintenance never stops the single writer.
 """
 
 from __future__ import annotations
