@@ -91,6 +91,20 @@ class FixtureSource:
     def _tenants(self) -> list[dict[str, Any]]:
         return list(self._data.get("tenants") or [])
 
+    def _log(
+        self, tenant_id: str, line_id: str, kind: str, action_type: str, body: dict[str, Any]
+    ) -> None:
+        """A bus line for a decision taken on the sample data (as the live stores log it)."""
+        line = {
+            "id": line_id,
+            "tenant_id": tenant_id,
+            "kind": kind,
+            "at": self._data.get("now"),
+            "NIKA_META": {"action_type": action_type, "domain": "memory"},
+            "body": body,
+        }
+        self._t(tenant_id).setdefault("bus", []).append(json.dumps(line))
+
     def _t(self, tenant_id: str) -> dict[str, Any]:
         for t in self._tenants():
             if t.get("tenant_id") == tenant_id:
@@ -209,15 +223,13 @@ class FixtureSource:
                 return f"{item_id} was already resolved"
             t["review"] = kept
             self.actions.append(("review", tenant_id, item_id, resolution))
-            line = {
-                "id": f"res-{item_id}",
-                "tenant_id": tenant_id,
-                "kind": "review.resolved",
-                "at": self._data.get("now"),
-                "NIKA_META": {"action_type": "review", "domain": "memory"},
-                "body": {"review_id": item_id, "resolution": resolution},
-            }
-            t.setdefault("bus", []).append(json.dumps(line))
+            self._log(
+                tenant_id,
+                f"res-{item_id}",
+                "review.resolved",
+                "review",
+                {"review_id": item_id, "resolution": resolution},
+            )
         return f"{item_id}: {resolution}"
 
     def purge_plan(self, tenant_id: str) -> PurgePlanView:
@@ -279,15 +291,13 @@ class FixtureSource:
             item["resolved_at"] = self._data.get("now")
             kind = str(item.get("kind", ""))
             self.actions.append(("confirmation", tenant_id, confirmation_id, status))
-            line = {
-                "id": f"conf-{confirmation_id}",
-                "tenant_id": tenant_id,
-                "kind": "confirmation.resolved",
-                "at": self._data.get("now"),
-                "NIKA_META": {"action_type": "system", "domain": "memory"},
-                "body": {"id": confirmation_id, "kind": kind, "status": status},
-            }
-            self._t(tenant_id).setdefault("bus", []).append(json.dumps(line))
+            self._log(
+                tenant_id,
+                f"conf-{confirmation_id}",
+                "confirmation.resolved",
+                "system",
+                {"id": confirmation_id, "kind": kind, "status": status},
+            )
         return f"{status} {kind} for {tenant_id}"
 
     def _pending_confirmation(self, tenant_id: str, confirmation_id: str) -> dict[str, Any]:
