@@ -346,7 +346,9 @@ def embed_vs_store(
     }
 
 
-def service_ingest(root: Path, n: int, chunk: int) -> dict[str, Any]:
+def service_ingest(
+    root: Path, n: int, chunk: int, tenants: tuple[str, str] = ("tenant-00", "tenant-01")
+) -> dict[str, Any]:
     """The memory service's own ingest loop on this full-size store, against the embedder.
 
     The real ``MemoryService`` (embedded Redis, bus, supersede, flush per batch, acks, with
@@ -379,9 +381,9 @@ def service_ingest(root: Path, n: int, chunk: int) -> dict[str, Any]:
     try:
         texts = _texts(n)
         ctx.embedder.embed(texts[:BATCH])  # warm-up: the first forward pass is slower
-        for tenant_id in ("tenant-00", "tenant-01"):
+        for tenant_id in tenants:
             store.count(tenant_id, Layer.SEMANTIC)  # open the shards outside the timing
-        out = _measure(ctx, texts, "distinct", chunk, tenants=("tenant-00", "tenant-01"))
+        out = _measure(ctx, texts, "distinct", chunk, tenants=tenants)
     finally:
         store.close()
         stop_embedded(env)

@@ -13,7 +13,7 @@ Order, chosen so that a crash at any step is repaired by a replay: upsert the ne
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
@@ -74,10 +74,17 @@ class _Prepared:
 
 
 def _prepare(
-    ctx: EngineContext, req: RememberRequest, vector: Sequence[float], now: datetime
+    ctx: EngineContext,
+    req: RememberRequest,
+    vector: Sequence[float],
+    now: datetime,
+    existing: Mapping[str, MemoryRecord],
 ) -> _Prepared | IngestOutcome:
-    """Validate one request and build its record; a duplicate comes back as its outcome."""
-    ctx.tenant(req.tenant_id)
+    """Validate one request and build its record; a duplicate comes back as its outcome.
+
+    ``existing``: the stored records of the batch's point ids (one retrieve per tenant and
+    layer for the whole batch, by :func:`_stored`).
+    """
     if not req.text.strip():
         raise ValidationFailed("text is empty", "remember a non-empty fact")
     key = idempotency_key(req)
@@ -100,8 +107,7 @@ def _prepare(
             outcome.status = "duplicate"
             outcome.duplicate_of = outcome.id = same_text[0].id
             return outcome
-    existing = ctx.vectors.retrieve(req.tenant_id, req.layer, [point_id])
-    previous = MemoryRecord.from_payload(dict(existing[0].payload)) if existing else None
+    previous = existing.get(point_id)
     replay = previous is not None and previous.status is Status.CURRENT
     record = MemoryRecord(
         id=point_id,
@@ -118,6 +124,39 @@ def _prepare(
     payload = record.to_payload()
     payload["idempotency_key"] = key
     return _Prepared(req, record, payload, list(vector), outcome, replay)
+
+
+def _stored(ctx: EngineContext, reqs: Sequence[RememberRequest]) -> dict[str, MemoryRecord]:
+    """The records already stored under the requests' point ids: one retrieve per group.
+
+    A retrieve per memory was a tenth of the store's CPU per memory on a full shard.
+    """
+    wanted: dict[tuple[str, Layer], list[str]] = {}
+    for req in reqs:
+        wanted.setdefault((req.tenant_id, req.layer), []).append(
+            memory_id(req.tenant_id, idempotency_key(req))
+        )
+    return {
+        point.id: MemoryRecord.from_payload(dict(point.payload))
+        for (tenant_id, layer), ids in wanted.items()
+        for point in ctx.vectors.retrieve(tenant_id, layer, ids)
+    }
+
+
+def _known_tenants(
+    ctx: EngineContext, reqs: Sequence[RememberRequest]
+) -> dict[str, NikaError | None]:
+    """Each tenant of the batch checked once: ``None`` if it has a config, else its error."""
+    known: dict[str, NikaError | None] = {}
+    for tenant_id in {req.tenant_id for req in reqs}:
+        try:
+            ctx.tenant(tenant_id)
+            known[tenant_id] = None
+        except StoreUnavailable:
+            raise
+        except NikaError as exc:
+            known[tenant_id] = exc
+    return known
 
 
 def ingest_batch(
@@ -145,12 +184,18 @@ def ingest_batch(
     if vectors is None:
         vectors = ctx.embedder.embed([r.text for r in reqs]) if reqs else []
     now = ctx.clock()
+    known = _known_tenants(ctx, reqs)
+    existing = _stored(ctx, [req for req in reqs if known[req.tenant_id] is None])
     results: list[IngestOutcome | NikaError | _Prepared] = []
     by_id: dict[str, _Prepared] = {}
     by_hash: dict[tuple[str, str], _Prepared] = {}
     for req, vector in zip(reqs, vectors, strict=True):
+        refused = known[req.tenant_id]
+        if refused is not None:
+            results.append(refused)
+            continue
         try:
-            prepared = _prepare(ctx, req, vector, now)
+            prepared = _prepare(ctx, req, vector, now, existing)
         except StoreUnavailable:
             raise
         except NikaError as exc:
@@ -225,8 +270,9 @@ def _log_ingested(ctx: EngineContext, done: Sequence[_Prepared], now: datetime) 
             ]
         )
     pipe = ctx.redis.pipeline(transaction=False)
+    for tenant_id, prepared in by_tenant.items():
+        pipe.hincrby(redis_keys.metrics(tenant_id), "ingested", len(prepared))
     for p in done:
-        pipe.hincrby(redis_keys.metrics(p.req.tenant_id), "ingested", 1)
         pipe.xadd(
             redis_keys.ENTITY_FEED,
             {"event": "ingested", "tenant_id": p.req.tenant_id, "id": p.record.id},

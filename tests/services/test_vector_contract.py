@@ -289,6 +289,66 @@ def test_edge_reopen_after_close_keeps_data(tmp_path: Path) -> None:
     again.close()
 
 
+def test_edge_stores_the_envelope_as_one_string_and_reads_both_forms(tmp_path: Path) -> None:
+    """NIKA_META goes to Edge as one JSON string (per-value conversion is the write's main
+    cost); reads give the dict back, also for points written as a nested dict before."""
+    import qdrant_edge
+
+    from nika_tui.services.vectors.edge import DENSE, EdgeVectorStore
+
+    now = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
+    text = "the staging server moved to host-42"
+    record = MemoryRecord(
+        id=str(uuid.uuid4()),
+        tenant_id="acme",
+        text=text,
+        meta=NikaMeta(timestamp=now, project_id="infra", job_id="j-7"),
+        valid_from=now,
+        asserted_at=now,
+        content_hash=content_hash("acme", SEM, text, "infra"),
+    )
+    store = EdgeVectorStore(tmp_path / "qdrant", DIM)
+    store.upsert("acme", SEM, [VectorPoint(record.id, unit(1), text, record.to_payload())])
+    shard = store._shard("acme", SEM, create=False)
+    [raw] = shard.retrieve([uuid.UUID(record.id)], with_payload=True, with_vector=False)
+    assert isinstance(raw.payload["meta"], str)
+    # A point written by an earlier version: the envelope as a nested object.
+    old_id = str(uuid.uuid4())
+    old_payload = {**record.to_payload(), "id": old_id}
+    shard.update(
+        qdrant_edge.UpdateOperation.upsert_points(
+            [qdrant_edge.Point(old_id, {DENSE: unit(2)}, old_payload)]
+        )
+    )
+    by_id = {h.id: h for h in store.retrieve("acme", SEM, [record.id, old_id])}
+    assert MemoryRecord.from_payload(dict(by_id[record.id].payload)) == record
+    assert by_id[old_id].payload["meta"] == record.to_payload()["meta"]
+    store.set_payload("acme", SEM, old_id, {"meta": {**old_payload["meta"], "job_id": "j-8"}})
+    [patched] = store.retrieve("acme", SEM, [old_id])
+    assert patched.payload["meta"]["job_id"] == "j-8"
+    store.close()
+
+
+def test_edge_keeps_payloads_of_optimised_segments_in_memory(tmp_path: Path) -> None:
+    """Optimised segments hold their payloads populated (recall returns every hit's payload;
+    Edge's "cold" default read them from disk on first touch after each restart)."""
+    import json
+
+    from nika_tui.services.vectors.edge import EdgeVectorStore
+
+    store = EdgeVectorStore(tmp_path / "qdrant", DIM)
+    store.upsert("acme", SEM, [point("acme", unit(1.0, float(i))) for i in range(40)])
+    store.optimize("acme", SEM)
+    store.close()
+    config = json.loads((tmp_path / "qdrant/acme/semantic/edge_config.json").read_text())
+    assert config["payload_memory"] == "cached"
+    kinds = {
+        json.loads(seg.read_text())["config"]["payload_storage_type"]["type"]
+        for seg in (tmp_path / "qdrant/acme/semantic/segments").glob("*/segment.json")
+    }
+    assert kinds == {"in_ram_mmap"}
+
+
 def test_edge_second_opener_gets_a_clear_error(tmp_path: Path) -> None:
     from nika_tui.services.vectors.edge import EdgeVectorStore
 
