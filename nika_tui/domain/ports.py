@@ -18,10 +18,13 @@ class PointFilter:
     """Conjunction of keyword matches on top-level payload keys.
 
     ``equals``: key must equal value. ``any_of``: key must equal one of the values.
+    ``exclude_ids``: points never to return (e.g. a new memory searching for its own
+    neighbours), dropped by the store before it reads their payloads.
     """
 
     equals: Mapping[str, str] = field(default_factory=dict)
     any_of: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    exclude_ids: Sequence[str] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,10 @@ in the loop, batch k+1 (read, not yet acknowledged) is embedded on one worker th
 touches no store. ``NIKA_EMBED_AHEAD=0`` (or ``MemoryService(embed_ahead=False)``) turns it off.
 
 Durability: an ingest entry is acknowledged (``XACK`` + ``XDEL``) only after :func:`ingest`
-returned, i.e. after the point was written durably. On start the service first re-processes
+returned and the store was flushed, i.e. after the point was written durably. Under a backlog
+(the next batch already read ahead), two batches share one flush and one acknowledgement
+(group commit, :data:`GROUP_COMMIT_BATCHES`); a batch with nothing behind it is committed at
+once. On start the service first re-processes
 its pending entries (those read but never acknowledged, ``XAUTOCLAIM``-ed from any previous
 consumer), so ``kill -9`` at any moment loses nothing; a replay rewrites the same point id, so
 it never duplicates. An entry that fails for a reason a retry cannot fix (unknown tenant,
@@ -59,6 +62,14 @@ BATCH = 128
 BLOCK_MS = 1000
 INGEST_DONE_TTL_S = 600
 """Seconds an ingest outcome waits for its writer in ``ingest_done`` before expiring."""
+GROUP_COMMIT_BATCHES = 2
+"""Batches flushed and acknowledged together while a backlog lasts.
+
+A flush costs about the same for 16 points as for 256 (~26 ms wall, fsyncs of every segment
+and index file, measured), and with the acks it was a third of the store side of an ingest.
+Under a backlog the first batch's acks wait for the second batch (~0.7 s at 128 facts); alone,
+a batch is acknowledged as soon as it is flushed.
+"""
 MAX_DELIVERIES = 10
 RETRY_BACKOFF_S = 2.0
 DEFER_RETRY_S = 5.0
@@ -160,6 +171,9 @@ class MemoryService:
             ctx.embedder = self._embed_ahead.embedder  # recall's query embeds share its lock
         self._ahead: _AheadBatch | None = None
         """The next ingest batch, read during the last step and being embedded."""
+        self._uncommitted: list[tuple[str, RememberRequest, Mapping[str, Any]]] = []
+        """Entries stored but not yet flushed and acknowledged (group commit)."""
+        self._uncommitted_batches = 0
         from nika_tui.engine.debt_schedule import DebtScheduler
 
         # Debt audit every 6 h and the REM pass when kernels sleep (issue 5), from this loop.
@@ -241,6 +255,10 @@ class MemoryService:
                     self._retry_pending = True
                     self._stop.wait(RETRY_BACKOFF_S)
         finally:
+            try:
+                self._commit()  # stored entries of a group in progress: flush and ack them now
+            except (StoreUnavailable, redis.RedisError) as exc:
+                log.warning("could not commit the last batches, they will be replayed: %s", exc)
             self.debt.close()  # a running index build: child killed, its shard back online
             try:
                 self._clear_heartbeat()
@@ -257,6 +275,7 @@ class MemoryService:
             # The drain re-reads every unacknowledged entry, the look-ahead's included: storing
             # the look-ahead as well would ingest those twice.
             self._ahead = None
+            self._commit()  # stored before the drain re-reads every unacknowledged entry
             self._retry_pending = False
             self._has_deferred = False
             self._last_retry = time.monotonic()
@@ -396,10 +415,14 @@ class MemoryService:
             # A debt pause may have begun since these entries were admitted (debt.tick, RPCs).
             parsed, vectors = self._still_allowed(parsed, vectors)
             if parsed:
-                self._store(parsed, vectors)
+                self._store(parsed, vectors, more_coming=self._ahead is not None)
+            else:
+                self._commit()
         except BaseException:
             # This batch stays pending, as without look-ahead; the one read ahead too: forget it
             # and let the drain replay it rather than hold entries the drain will re-read.
+            # So do the stored but uncommitted ones of the group: never acked without a flush.
+            self._uncommitted, self._uncommitted_batches = [], 0
             self._drop_ahead()
             raise
 
@@ -419,17 +442,35 @@ class MemoryService:
         by_id = {entry_id: v for (entry_id, _, _), v in zip(parsed, vectors, strict=True)}
         return kept, [by_id[entry_id] for entry_id, _, _ in kept]
 
-    def _store(self, parsed: list[_Parsed], vectors: list[list[float]] | None) -> None:
-        """Ingest (embedding here unless ``vectors`` are given), flush, then acknowledge."""
+    def _store(
+        self,
+        parsed: list[_Parsed],
+        vectors: list[list[float]] | None,
+        more_coming: bool = False,
+    ) -> None:
+        """Ingest (embedding here unless ``vectors`` are given), then flush and acknowledge.
+
+        ``more_coming``: the next batch is already read; unless a group is already open, this
+        batch's flush and acks wait for it (:data:`GROUP_COMMIT_BATCHES`).
+        """
         # StoreUnavailable propagates: nothing of the batch is acked, the loop replays it.
         results = ingest_batch(self.ctx, [req for _, _, req in parsed], vectors)
-        self._flush()
-        acks: list[tuple[str, RememberRequest, Mapping[str, Any]]] = []
         for (entry_id, fields, req), result in zip(parsed, results, strict=True):
             if isinstance(result, NikaError):
-                self._dead_letter(entry_id, fields, result, req)
+                self._dead_letter(entry_id, fields, result, req)  # nothing stored to flush
             else:
-                acks.append((entry_id, req, result.to_dict()))
+                self._uncommitted.append((entry_id, req, result.to_dict()))
+        self._uncommitted_batches += 1
+        if more_coming and self._uncommitted_batches < GROUP_COMMIT_BATCHES:
+            return
+        self._commit()
+
+    def _commit(self) -> None:
+        """Flush the store, then acknowledge every stored entry of the group (never before)."""
+        if not self._uncommitted_batches:
+            return
+        self._flush()
+        acks, self._uncommitted, self._uncommitted_batches = self._uncommitted, [], 0
         self._ack(acks)
         self.processed += len(acks)
         self.beat()

@@ -150,9 +150,10 @@ def test_the_next_batch_is_embedded_on_a_worker_before_this_one_is_acked(
 ) -> None:
     service = _service(engine_ctx, events)
     service.step(block_ms=10)
-    # Batch 1 is stored; batch 2 is read (delivered, unacknowledged) but not stored yet.
+    # Batch 1 is stored; batch 2 is read (delivered, unacknowledged) but not stored yet, and
+    # batch 1 waits to share batch 2's flush and acks (group commit under a backlog).
     assert len(_stored(engine_ctx)) == 4
-    assert _pending(engine_ctx.redis) == 4
+    assert _pending(engine_ctx.redis) == 8
     service.step(block_ms=10)
     assert set(_stored(engine_ctx)) == queued
     assert engine_ctx.redis.xlen(redis_keys.INGEST_STREAM) == 0
@@ -161,11 +162,10 @@ def test_the_next_batch_is_embedded_on_a_worker_before_this_one_is_acked(
     assert _index(events, "embed-start", "b2") < _index(events, "acked", "b1")
     loop = threading.get_ident()
     assert {t for what, lb, t in events if what == "embed-start" and lb == "b2"} != {loop}
-    # Each batch is acknowledged only after its own flush: one flush before each run of acks.
+    # Both batches are acknowledged after one flush that follows them both, never before it.
     assert _loop_events(events) == [
         ("flushed", ""),
         *[("acked", "b1")] * 4,
-        ("flushed", ""),
         *[("acked", "b2")] * 4,
     ]
 
@@ -187,7 +187,7 @@ def test_a_batch_read_ahead_survives_a_crash_and_is_stored_exactly_once(
     engine_ctx: EngineContext, queued: set[str], events: list[Event]
 ) -> None:
     _service(engine_ctx, events).step(block_ms=10)
-    assert _pending(engine_ctx.redis) == 4
+    assert _pending(engine_ctx.redis) == 8  # batch 1 stored, not committed; batch 2 read
     # kill -9 now: the object is abandoned mid-pipeline; a new service starts on the same
     # stores and replays the unacknowledged entries first.
     restarted = MemoryService(engine_ctx)
@@ -207,10 +207,11 @@ def test_an_embedder_error_in_the_batch_read_ahead_takes_the_failure_path(
     assert len(_stored(engine_ctx)) == 4
     with pytest.raises(EmbedderUnavailable):
         service.step(block_ms=10)  # ...and surfaces when batch 2 is to be stored
-    # Nothing of batch 2 acknowledged, stored or dead-lettered: it waits, pending.
+    # Nothing of batch 2 acknowledged, stored or dead-lettered: it waits, pending; so does
+    # batch 1, stored but not yet flushed with it (acked only after a flush, or replayed).
     assert len(_stored(engine_ctx)) == 4
-    assert _pending(engine_ctx.redis) == 4
-    assert ("acked", "b2") not in _loop_events(events)
+    assert _pending(engine_ctx.redis) == 8
+    assert [e for e in _loop_events(events) if e[0] == "acked"] == []
     assert engine_ctx.redis.xlen(redis_keys.INGEST_DEAD) == 0
     # As before embed-ahead, the service stops on it; the restarted one replays batch 2.
     restarted = MemoryService(engine_ctx)
@@ -235,15 +236,66 @@ def test_rpcs_are_answered_between_a_batch_and_the_one_read_ahead(
     retry_until(lambda: engine_ctx.redis.xlen(redis_keys.RPC_STREAM), what="the recall queued")
     service.step(block_ms=10)
     caller.join(timeout=30)
-    # Answered between the batches: it finds batch 1's facts and none of batch 2's yet.
+    # Answered between the batches: it finds batch 1's facts (stored, their commit shared
+    # with batch 2) and none of batch 2's yet.
     assert answers and answers[0].hits
     assert {hit.record.text.split()[0] for hit in answers[0].hits} == {"b1"}
     assert _loop_events(events) == [
-        ("flushed", ""),
-        *[("acked", "b1")] * 4,
         ("rpc", "recall"),
         ("flushed", ""),
+        *[("acked", "b1")] * 4,
         *[("acked", "b2")] * 4,
+    ]
+
+
+def test_a_batch_with_nothing_behind_it_is_committed_at_once(
+    engine_ctx: EngineContext,
+    make_tenant: Callable[..., TenantConfig],
+    events: list[Event],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(service_module, "BATCH", 4)
+    make_tenant(TENANT)
+    client = MemoryClient(engine_ctx.redis)
+    t0 = datetime(2026, 3, 1, tzinfo=UTC)
+    for i in range(3):
+        client.remember(
+            RememberRequest(
+                tenant_id=TENANT,
+                text=f"b1 fact {i}",
+                meta=NikaMeta(timestamp=t0, project_id=f"p{i}"),
+            )
+        )
+    service = _service(engine_ctx, events)
+    service.step(block_ms=10)
+    assert _pending(engine_ctx.redis) == 0
+    assert _loop_events(events) == [("flushed", ""), *[("acked", "b1")] * 3]
+
+
+def test_three_batches_make_at_most_two_per_flush(
+    engine_ctx: EngineContext, queued: set[str], events: list[Event]
+) -> None:
+    client = MemoryClient(engine_ctx.redis)
+    t0 = datetime(2026, 3, 1, tzinfo=UTC)
+    for i in range(4):
+        client.remember(
+            RememberRequest(
+                tenant_id=TENANT,
+                text=f"b3 fact {i}",
+                meta=NikaMeta(timestamp=t0, project_id=f"q{i}"),
+            )
+        )
+    service = _service(engine_ctx, events)
+    for _ in range(3):
+        service.step(block_ms=10)
+    assert len(_stored(engine_ctx)) == 12
+    assert _pending(engine_ctx.redis) == 0
+    assert _loop_events(events) == [
+        ("flushed", ""),
+        *[("acked", "b1")] * 4,
+        *[("acked", "b2")] * 4,
+        ("flushed", ""),
+        *[("acked", "b3")] * 4,
     ]
 
 

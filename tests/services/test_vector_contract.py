@@ -200,6 +200,20 @@ def test_filters_equals_and_any_of(store: VectorStore) -> None:
     assert store.count("acme", SEM, nothing) == 0
 
 
+def test_filter_excludes_the_given_ids(store: VectorStore) -> None:
+    a = point("acme", unit(1), project="p1")
+    b = point("acme", unit(1, 0.1), project="p1")
+    c = point("acme", unit(1, 0.2), project="p2")
+    store.upsert("acme", SEM, [a, b, c])
+    not_a = PointFilter(equals={"project_id": "p1"}, exclude_ids=(a.id,))
+    assert [h.id for h in store.search_dense("acme", SEM, unit(1), not_a)] == [b.id]
+    assert [h.id for h in store.search_hybrid("acme", SEM, unit(1), "fact", not_a)] == [b.id]
+    assert store.count("acme", SEM, not_a) == 1
+    assert [p.id for p in store.scroll("acme", SEM, not_a)] == [b.id]
+    only_ids = PointFilter(exclude_ids=(a.id, b.id))
+    assert [h.id for h in store.search_dense("acme", SEM, unit(1), only_ids)] == [c.id]
+
+
 def test_tenant_b_never_sees_tenant_a(store: VectorStore) -> None:
     secret = point("acme", unit(1), "acme secret XK-9931 on host-42")
     store.upsert("acme", SEM, [secret])
@@ -347,6 +361,30 @@ def test_edge_keeps_payloads_of_optimised_segments_in_memory(tmp_path: Path) -> 
         for seg in (tmp_path / "qdrant/acme/semantic/segments").glob("*/segment.json")
     }
     assert kinds == {"in_ram_mmap"}
+
+
+def test_edge_indexes_no_key_that_is_constant_in_a_shard(tmp_path: Path) -> None:
+    """A shard is one tenant's layer: tenant_id and layer indexes cost on every write and flush
+    and narrow nothing. A shard written by an earlier version loses them on open."""
+    from qdrant_edge import PayloadSchemaType, UpdateOperation
+
+    from nika_tui.services.vectors import INDEXED_KEYS
+    from nika_tui.services.vectors.edge import EDGE_INDEXED_KEYS, EdgeVectorStore
+
+    store = EdgeVectorStore(tmp_path / "qdrant", DIM)
+    store.upsert("acme", SEM, [point("acme", unit(1))])
+    shard = store._shard("acme", SEM, create=False)
+    assert set(shard.info().payload_schema) == set(EDGE_INDEXED_KEYS)
+    assert set(INDEXED_KEYS) - set(EDGE_INDEXED_KEYS) == {"tenant_id", "layer"}
+    for field in ("tenant_id", "layer"):  # as an earlier version left it
+        shard.update(UpdateOperation.create_field_index(field, PayloadSchemaType.Keyword))
+    store.close()
+    again = EdgeVectorStore(tmp_path / "qdrant", DIM)
+    assert set(again._shard("acme", SEM, create=False).info().payload_schema) == set(
+        EDGE_INDEXED_KEYS
+    )
+    assert again.count("acme", SEM, PointFilter(equals={"project_id": "p1"})) == 1
+    again.close()
 
 
 def test_edge_second_opener_gets_a_clear_error(tmp_path: Path) -> None:

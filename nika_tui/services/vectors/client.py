@@ -157,6 +157,9 @@ class ClientVectorStore:
                 must.append(models.FieldCondition(key=key, match=models.MatchValue(value=value)))
             for key, values in flt.any_of.items():
                 must.append(models.FieldCondition(key=key, match=models.MatchAny(any=list(values))))
+            if flt.exclude_ids:
+                skip = models.HasIdCondition(has_id=[check_point_id(i) for i in flt.exclude_ids])
+                return models.Filter(must=must, must_not=[skip])
         return models.Filter(must=must)
 
     @staticmethod
