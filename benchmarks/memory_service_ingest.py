@@ -89,11 +89,14 @@ def _measure(
     workload: str,
     chunk: int,
     tenants: tuple[str, str] = ("bench-off", "bench-on"),
+    project_offset: int = 0,
 ) -> dict[str, Any]:
     """Rounds of (embedder alone, service off, service on), order rotating; totals per mode.
 
     ``tenants`` receive the look-ahead-off and -on writes (``recall_413k.py`` passes two
-    populated tenants, so supersede searches a full-size shard).
+    populated tenants, so supersede searches a full-size shard). ``project_offset`` shifts the
+    ``distinct`` workload's project names, so a second run on a kept store meets no memory of
+    the first one.
     """
     from nika_tui.domain.tenant import TenantConfig
     from nika_tui.engine.service import BATCH, MemoryService
@@ -118,7 +121,7 @@ def _measure(
             if what == "embedder":
                 took[what] = _embed_alone_s(raw, part, BATCH)
             else:
-                _queue(ctx, tenant_of[what], part, first, workload)
+                _queue(ctx, tenant_of[what], part, first + project_offset, workload)
                 took[what] = _drain_s(ctx, services[what])
             totals[what] += took[what]
         rounds.append({k: round(len(part) / v, 1) for k, v in took.items()})
