@@ -469,8 +469,10 @@ class MemoryService:
         """Flush the store, then acknowledge every stored entry of the group (never before)."""
         if not self._uncommitted_batches:
             return
-        self._flush()
         acks, self._uncommitted, self._uncommitted_batches = self._uncommitted, [], 0
+        # If the flush fails, the entries stay pending and the drain replays them (idempotent):
+        # never kept here as well, or a later commit would acknowledge them a second time.
+        self._flush()
         self._ack(acks)
         self.processed += len(acks)
         self.beat()

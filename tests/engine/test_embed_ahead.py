@@ -26,6 +26,7 @@ from nika_tui.engine import service as service_module
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.embed_ahead import EmbedAhead
 from nika_tui.engine.service import MemoryService
+from nika_tui.errors import StoreUnavailable
 from nika_tui.services import redis_keys
 from nika_tui.services.embeddings import EmbedderUnavailable
 from nika_tui.services.memory_client import MemoryClient
@@ -319,3 +320,31 @@ def test_embed_calls_never_overlap_whichever_thread_makes_them(
         ("embed-start", "query"),
         ("embed-end", "query"),
     ]
+
+
+def test_a_failed_group_flush_acknowledges_nothing_and_the_drain_stores_each_once(
+    engine_ctx: EngineContext, queued: set[str], events: list[Event]
+) -> None:
+    service = _service(engine_ctx, events)
+    real_flush = engine_ctx.vectors.flush  # type: ignore[attr-defined]
+    failures = [StoreUnavailable("disk full", "free some space")]
+
+    def flaky_flush() -> None:
+        if failures:
+            raise failures.pop()
+        real_flush()
+
+    engine_ctx.vectors.flush = flaky_flush  # type: ignore[attr-defined]
+    service.step(block_ms=10)  # batch 1 stored, its commit waits for batch 2
+    with pytest.raises(StoreUnavailable):
+        service.step(block_ms=10)  # batch 2 stored, the group's flush fails
+    assert _pending(engine_ctx.redis) == 8
+    assert [e for e in _loop_events(events) if e[0] == "acked"] == []
+    service._retry_pending = True  # what the run loop does after StoreUnavailable
+    service.step(block_ms=10)
+    assert set(_stored(engine_ctx)) == queued
+    assert _pending(engine_ctx.redis) == 0
+    acked = [label for what, label in _loop_events(events) if what == "acked"]
+    assert sorted(acked) == ["b1"] * 4 + ["b2"] * 4  # each entry acknowledged once
+    done = engine_ctx.redis.keys(redis_keys.ingest_done(TENANT, "*"))
+    assert len(done) == 8 and all(engine_ctx.redis.llen(k) == 1 for k in done)
