@@ -249,6 +249,20 @@ def test_rpcs_are_answered_between_a_batch_and_the_one_read_ahead(
     ]
 
 
+def _remember_facts(ctx: EngineContext, label: str, n: int) -> None:
+    """Queue ``n`` facts labelled ``label``, each in its own project (no supersede)."""
+    client = MemoryClient(ctx.redis)
+    t0 = datetime(2026, 3, 1, tzinfo=UTC)
+    for i in range(n):
+        client.remember(
+            RememberRequest(
+                tenant_id=TENANT,
+                text=f"{label} fact {i}",
+                meta=NikaMeta(timestamp=t0, project_id=f"{label}-{i}"),
+            )
+        )
+
+
 def test_a_batch_with_nothing_behind_it_is_committed_at_once(
     engine_ctx: EngineContext,
     make_tenant: Callable[..., TenantConfig],
@@ -257,16 +271,7 @@ def test_a_batch_with_nothing_behind_it_is_committed_at_once(
 ) -> None:
     monkeypatch.setattr(service_module, "BATCH", 4)
     make_tenant(TENANT)
-    client = MemoryClient(engine_ctx.redis)
-    t0 = datetime(2026, 3, 1, tzinfo=UTC)
-    for i in range(3):
-        client.remember(
-            RememberRequest(
-                tenant_id=TENANT,
-                text=f"b1 fact {i}",
-                meta=NikaMeta(timestamp=t0, project_id=f"p{i}"),
-            )
-        )
+    _remember_facts(engine_ctx, "b1", 3)
     service = _service(engine_ctx, events)
     service.step(block_ms=10)
     assert _pending(engine_ctx.redis) == 0
@@ -276,16 +281,7 @@ def test_a_batch_with_nothing_behind_it_is_committed_at_once(
 def test_three_batches_make_at_most_two_per_flush(
     engine_ctx: EngineContext, queued: set[str], events: list[Event]
 ) -> None:
-    client = MemoryClient(engine_ctx.redis)
-    t0 = datetime(2026, 3, 1, tzinfo=UTC)
-    for i in range(4):
-        client.remember(
-            RememberRequest(
-                tenant_id=TENANT,
-                text=f"b3 fact {i}",
-                meta=NikaMeta(timestamp=t0, project_id=f"q{i}"),
-            )
-        )
+    _remember_facts(engine_ctx, "b3", 4)
     service = _service(engine_ctx, events)
     for _ in range(3):
         service.step(block_ms=10)

@@ -96,10 +96,11 @@ def test_upsert_then_retrieve_returns_payload_and_normalised_vector(store: Vecto
     assert list(hit.vector)[:2] == pytest.approx([0.6, 0.8], abs=1e-6)
 
 
-def test_memory_record_payload_round_trips(store: VectorStore) -> None:
+def _staging_record() -> MemoryRecord:
+    """A full memory record of tenant acme (project infra, job j-7)."""
     now = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
     text = "the staging server moved to host-42"
-    record = MemoryRecord(
+    return MemoryRecord(
         id=str(uuid.uuid4()),
         tenant_id="acme",
         text=text,
@@ -108,6 +109,11 @@ def test_memory_record_payload_round_trips(store: VectorStore) -> None:
         asserted_at=now,
         content_hash=content_hash("acme", SEM, text, "infra"),
     )
+
+
+def test_memory_record_payload_round_trips(store: VectorStore) -> None:
+    record = _staging_record()
+    text = record.text
     store.upsert("acme", SEM, [VectorPoint(record.id, unit(1), text, record.to_payload())])
     [hit] = store.retrieve("acme", SEM, [record.id])
     assert MemoryRecord.from_payload(dict(hit.payload)) == record
@@ -310,17 +316,8 @@ def test_edge_stores_the_envelope_as_one_string_and_reads_both_forms(tmp_path: P
 
     from nika_tui.services.vectors.edge import DENSE, EdgeVectorStore
 
-    now = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
-    text = "the staging server moved to host-42"
-    record = MemoryRecord(
-        id=str(uuid.uuid4()),
-        tenant_id="acme",
-        text=text,
-        meta=NikaMeta(timestamp=now, project_id="infra", job_id="j-7"),
-        valid_from=now,
-        asserted_at=now,
-        content_hash=content_hash("acme", SEM, text, "infra"),
-    )
+    record = _staging_record()
+    text = record.text
     store = EdgeVectorStore(tmp_path / "qdrant", DIM)
     store.upsert("acme", SEM, [VectorPoint(record.id, unit(1), text, record.to_payload())])
     shard = store._shard("acme", SEM, create=False)
