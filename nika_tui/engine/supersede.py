@@ -19,11 +19,11 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from nika_tui.domain.memory import Layer, MemoryRecord, Status
-from nika_tui.domain.ports import PointFilter
+from nika_tui.domain.ports import Judge, PointFilter
 from nika_tui.domain.verdicts import Fact, Judgement, Verdict
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.retire import retire
-from nika_tui.engine.review import enqueue
+from nika_tui.engine.review import ReviewItem, enqueue, new_item
 from nika_tui.errors import JudgeError
 
 SUPERSEDE_MIN_COSINE = 0.40
@@ -86,8 +86,7 @@ def find_candidates(
     return sorted(found, key=lambda c: (c.record.valid_from, c.record.asserted_at, c.record.id))
 
 
-def _judge(ctx: EngineContext, old: MemoryRecord, new: MemoryRecord) -> Judgement:
-    judge = ctx.judge_for(new.tenant_id)
+def _judge(judge: Judge, old: MemoryRecord, new: MemoryRecord) -> Judgement:
     try:
         judgement = judge.judge(Fact(old.text, old.valid_from), Fact(new.text, new.valid_from))
     except JudgeError as exc:
@@ -108,19 +107,27 @@ def supersede(
     new: MemoryRecord,
     vector: Sequence[float],
     exclude: Collection[str] = (),
+    reviews: list[ReviewItem] | None = None,
 ) -> SupersedeOutcome:
     """Judge every candidate against ``new`` (already stored) and apply the verdicts.
 
     ``exclude``: ids never to treat as candidates (memories later in the same ingest batch).
+    ``reviews``: when given, UNCERTAIN pairs are added to it for the caller to queue with
+    :func:`~nika_tui.engine.review.enqueue_many` (once per batch); otherwise queued at once.
+    A retirement is always applied at once: a later memory of the batch must not see it current.
     """
     outcome = SupersedeOutcome()
     if new.layer is not Layer.SEMANTIC:
         # Episodic memories are events ("deployed v1.2 on Monday"): a later event does not
         # make an earlier one untrue, so only semantic facts supersede each other.
         return outcome
-    for cand in find_candidates(ctx, new, vector, exclude):
+    candidates = find_candidates(ctx, new, vector, exclude)
+    if not candidates:
+        return outcome
+    judge = ctx.judge_for(new.tenant_id)  # once per memory: it reads the tenant's config
+    for cand in candidates:
         old = cand.record
-        judgement = _judge(ctx, old, new)
+        judgement = _judge(judge, old, new)
         outcome.judgements.append(
             {
                 "old_id": old.id,
@@ -141,7 +148,11 @@ def supersede(
             )
             outcome.retired.append(old.id)
         elif judgement.verdict is Verdict.UNCERTAIN:
-            outcome.reviews.append(enqueue(ctx, old, new, judgement).id)
+            if reviews is None:
+                outcome.reviews.append(enqueue(ctx, old, new, judgement).id)
+            else:
+                reviews.append(new_item(ctx, old, new, judgement))
+                outcome.reviews.append(reviews[-1].id)
         else:
             outcome.kept.append(old.id)
     return outcome

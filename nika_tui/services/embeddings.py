@@ -124,7 +124,8 @@ class SentenceTransformerEmbedder:
             convert_to_numpy=True,
             show_progress_bar=False,
         )
-        return [[float(v) for v in row] for row in array.tolist()]
+        vectors: list[list[float]] = array.tolist()  # Python floats already
+        return vectors
 
 
 def embeddings_url(base: str) -> str:

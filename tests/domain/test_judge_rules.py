@@ -385,3 +385,14 @@ def test_flags(case: Flag) -> None:
         case.negated,
         case.change_cue,
     )
+
+
+def test_a_parse_is_cached_and_cannot_be_changed_by_one_of_its_readers() -> None:
+    from nika_tui.domain.fact_parse import parse_fact
+
+    text = "The billing service runs version 4.2 on node-7.acme.internal"
+    parsed = parse_fact(text)
+    assert parse_fact(text) is parsed  # supersede judges one new fact against 8 candidates
+    with pytest.raises(TypeError):
+        parsed.values["version"] = frozenset({"9.9"})  # type: ignore[index]
+    assert parse_fact(text).values == parsed.values

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -13,8 +14,8 @@ from nika_tui.domain.memory import Layer, MemoryRecord, Status, memory_id
 from nika_tui.domain.requests import RememberRequest
 from nika_tui.domain.tenant import TenantConfig
 from nika_tui.engine.context import EngineContext
-from nika_tui.engine.ingest import ingest
-from nika_tui.errors import TenantNotFound
+from nika_tui.engine.ingest import IngestOutcome, ingest, ingest_batch
+from nika_tui.errors import StoreUnavailable, TenantNotFound
 from nika_tui.services import redis_keys
 from nika_tui.services.memory_client import idempotency_key
 from tests.plugins.memory import Clock, RunningService
@@ -153,3 +154,70 @@ def test_a_debt_pause_defers_bulk_writes_only_and_loses_none(
     client.redis.delete(redis_keys.ingest_paused("acme"))
     assert client.wait_ingested("acme", bulk_key, timeout=30)["status"] == "ingested"
     assert client.redis.xlen(redis_keys.INGEST_STREAM) == 0
+
+
+STAGING = "The staging server is staging-1.acme.internal"
+HEDGED_MOVES = [
+    "The staging server might move to staging-3.acme.internal, not sure yet",
+    "Maybe the staging server moves to staging-4.acme.internal, to be confirmed",
+]
+
+
+def _kinds(ctx: EngineContext) -> list[str]:
+    return [line.data["kind"] for line in ctx.bus("acme").read() if line.data]
+
+
+def test_a_batch_queues_its_uncertain_pairs_in_one_bus_write_before_its_ingest_lines(
+    engine_ctx: EngineContext,
+    make_tenant: Callable[..., TenantConfig],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from nika_tui.engine.review import list_items
+    from nika_tui.services.bus import Bus
+
+    make_tenant("acme")
+    ingest(engine_ctx, _req(STAGING))
+    writes: list[list[str]] = []
+    real_append_many = Bus.append_many
+
+    def counted(bus: Bus, items: Any) -> Any:
+        writes.append([kind for kind, *_ in items])
+        return real_append_many(bus, items)
+
+    monkeypatch.setattr(Bus, "append_many", counted)
+    outcomes = ingest_batch(engine_ctx, [_req(t) for t in HEDGED_MOVES])
+    reviews = [r for o in outcomes if isinstance(o, IngestOutcome) for r in o.reviews]
+    assert len(reviews) >= 2  # each hedged move against the stored fact, at least
+    assert {i.id for i in list_items(engine_ctx.redis, "acme")} == set(reviews)
+    # One write for all the batch's review requests, then one for its ingest lines.
+    assert writes == [["review.requested"] * len(reviews), ["memory.ingested"] * 2]
+    assert _kinds(engine_ctx)[1:] == ["review.requested"] * len(reviews) + ["memory.ingested"] * 2
+
+
+def test_a_batch_that_fails_before_queueing_its_reviews_queues_them_once_on_replay(
+    engine_ctx: EngineContext,
+    make_tenant: Callable[..., TenantConfig],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from nika_tui.engine import ingest as ingest_module
+    from nika_tui.engine.review import enqueue_many, list_items
+
+    make_tenant("acme")
+    ingest(engine_ctx, _req(STAGING))
+
+    def redis_gone(*_: Any) -> Any:
+        raise StoreUnavailable("Redis went away", "start it again")
+
+    monkeypatch.setattr(ingest_module, "enqueue_many", redis_gone)
+    with pytest.raises(StoreUnavailable):
+        ingest_batch(engine_ctx, [_req(t) for t in HEDGED_MOVES])
+    # Nothing queued and nothing logged: the service acknowledges nothing, so it replays.
+    assert list_items(engine_ctx.redis, "acme") == []
+    assert _kinds(engine_ctx) == ["memory.ingested"]
+    monkeypatch.setattr(ingest_module, "enqueue_many", enqueue_many)
+    for _ in range(2):  # the replay, then a second replay of the same entries
+        outcomes = ingest_batch(engine_ctx, [_req(t) for t in HEDGED_MOVES])
+    reviews = {r for o in outcomes if isinstance(o, IngestOutcome) for r in o.reviews}
+    assert len(reviews) >= 2
+    assert {i.id for i in list_items(engine_ctx.redis, "acme")} == reviews
+    assert _kinds(engine_ctx).count("review.requested") == len(reviews)
