@@ -132,7 +132,7 @@ def enqueue_many(ctx: EngineContext, items: Sequence[ReviewItem]) -> list[Review
         for item in fresh:
             pipe.hsetnx(key, item.id, item.model_dump_json())
         queued = [item for item, was_set in zip(fresh, pipe.execute(), strict=True) if was_set]
-        # HSETNX: a concurrent enqueue of the same pair keeps the first one (and logs it).
+        # HSETNX: of two concurrent enqueues of one pair, the first is kept and logs it.
         for item in fresh:
             found[item.id] = item
         if not queued:

@@ -167,12 +167,23 @@ def _kinds(ctx: EngineContext) -> list[str]:
     return [line.data["kind"] for line in ctx.bus("acme").read() if line.data]
 
 
+def _ingest_hedged_moves(ctx: EngineContext) -> set[str]:
+    """Ingest the hedged moves as one batch; the review ids their outcomes name."""
+    outcomes = ingest_batch(ctx, [_req(t) for t in HEDGED_MOVES])
+    return {r for o in outcomes if isinstance(o, IngestOutcome) for r in o.reviews}
+
+
+def _queued(ctx: EngineContext) -> set[str]:
+    from nika_tui.engine.review import list_items
+
+    return {item.id for item in list_items(ctx.redis, "acme")}
+
+
 def test_a_batch_queues_its_uncertain_pairs_in_one_bus_write_before_its_ingest_lines(
     engine_ctx: EngineContext,
     make_tenant: Callable[..., TenantConfig],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from nika_tui.engine.review import list_items
     from nika_tui.services.bus import Bus
 
     make_tenant("acme")
@@ -185,10 +196,9 @@ def test_a_batch_queues_its_uncertain_pairs_in_one_bus_write_before_its_ingest_l
         return real_append_many(bus, items)
 
     monkeypatch.setattr(Bus, "append_many", counted)
-    outcomes = ingest_batch(engine_ctx, [_req(t) for t in HEDGED_MOVES])
-    reviews = [r for o in outcomes if isinstance(o, IngestOutcome) for r in o.reviews]
+    reviews = _ingest_hedged_moves(engine_ctx)
     assert len(reviews) >= 2  # each hedged move against the stored fact, at least
-    assert {i.id for i in list_items(engine_ctx.redis, "acme")} == set(reviews)
+    assert _queued(engine_ctx) == reviews
     # One write for all the batch's review requests, then one for its ingest lines.
     assert writes == [["review.requested"] * len(reviews), ["memory.ingested"] * 2]
     assert _kinds(engine_ctx)[1:] == ["review.requested"] * len(reviews) + ["memory.ingested"] * 2
@@ -200,7 +210,7 @@ def test_a_batch_that_fails_before_queueing_its_reviews_queues_them_once_on_repl
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from nika_tui.engine import ingest as ingest_module
-    from nika_tui.engine.review import enqueue_many, list_items
+    from nika_tui.engine.review import enqueue_many
 
     make_tenant("acme")
     ingest(engine_ctx, _req(STAGING))
@@ -210,14 +220,13 @@ def test_a_batch_that_fails_before_queueing_its_reviews_queues_them_once_on_repl
 
     monkeypatch.setattr(ingest_module, "enqueue_many", redis_gone)
     with pytest.raises(StoreUnavailable):
-        ingest_batch(engine_ctx, [_req(t) for t in HEDGED_MOVES])
+        _ingest_hedged_moves(engine_ctx)
     # Nothing queued and nothing logged: the service acknowledges nothing, so it replays.
-    assert list_items(engine_ctx.redis, "acme") == []
+    assert _queued(engine_ctx) == set()
     assert _kinds(engine_ctx) == ["memory.ingested"]
     monkeypatch.setattr(ingest_module, "enqueue_many", enqueue_many)
     for _ in range(2):  # the replay, then a second replay of the same entries
-        outcomes = ingest_batch(engine_ctx, [_req(t) for t in HEDGED_MOVES])
-    reviews = {r for o in outcomes if isinstance(o, IngestOutcome) for r in o.reviews}
+        reviews = _ingest_hedged_moves(engine_ctx)
     assert len(reviews) >= 2
-    assert {i.id for i in list_items(engine_ctx.redis, "acme")} == reviews
+    assert _queued(engine_ctx) == reviews
     assert _kinds(engine_ctx).count("review.requested") == len(reviews)
