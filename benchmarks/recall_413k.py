@@ -565,7 +565,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--service-ingest-only",
         action="store_true",
-        help="with --root: only the service ingest on that kept store, JSON on one line",
+        help="with --root: only the service ingest on that kept store, --runs times",
     )
     parser.add_argument("--tag", default="", help="makes a rerun's texts and projects new")
     parser.add_argument(

@@ -167,6 +167,16 @@ def _kinds(ctx: EngineContext) -> list[str]:
     return [line.data["kind"] for line in ctx.bus("acme").read() if line.data]
 
 
+@pytest.fixture
+def staging_stored(
+    engine_ctx: EngineContext, make_tenant: Callable[..., TenantConfig]
+) -> EngineContext:
+    """Tenant ``acme`` with the staging-server fact stored: what the hedged moves question."""
+    make_tenant("acme")
+    ingest(engine_ctx, _req(STAGING))
+    return engine_ctx
+
+
 def _ingest_hedged_moves(ctx: EngineContext) -> set[str]:
     """Ingest the hedged moves as one batch; the review ids their outcomes name."""
     outcomes = ingest_batch(ctx, [_req(t) for t in HEDGED_MOVES])
@@ -180,14 +190,11 @@ def _queued(ctx: EngineContext) -> set[str]:
 
 
 def test_a_batch_queues_its_uncertain_pairs_in_one_bus_write_before_its_ingest_lines(
-    engine_ctx: EngineContext,
-    make_tenant: Callable[..., TenantConfig],
-    monkeypatch: pytest.MonkeyPatch,
+    staging_stored: EngineContext, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from nika_tui.services.bus import Bus
 
-    make_tenant("acme")
-    ingest(engine_ctx, _req(STAGING))
+    engine_ctx = staging_stored
     writes: list[list[str]] = []
     real_append_many = Bus.append_many
 
@@ -205,15 +212,12 @@ def test_a_batch_queues_its_uncertain_pairs_in_one_bus_write_before_its_ingest_l
 
 
 def test_a_batch_that_fails_before_queueing_its_reviews_queues_them_once_on_replay(
-    engine_ctx: EngineContext,
-    make_tenant: Callable[..., TenantConfig],
-    monkeypatch: pytest.MonkeyPatch,
+    staging_stored: EngineContext, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from nika_tui.engine import ingest as ingest_module
     from nika_tui.engine.review import enqueue_many
 
-    make_tenant("acme")
-    ingest(engine_ctx, _req(STAGING))
+    engine_ctx = staging_stored
 
     def redis_gone(*_: Any) -> Any:
         raise StoreUnavailable("Redis went away", "start it again")
