@@ -56,6 +56,12 @@ def build_parser(groups: Sequence[str] = GROUPS) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script."""
     arguments = list(sys.argv[1:] if argv is None else argv)
+    from nika_tui.hookd.client import is_fast_call
+
+    if is_fast_call(arguments):
+        from nika_tui.hookd.client import main as hook_main
+
+        return hook_main(arguments[1:])
     # Bare `nika` opens the dashboard: its first frame should not wait for other commands.
     groups = FAST_PATHS.get(arguments[0], GROUPS) if arguments else ("dashboard",)
     parser = build_parser(groups)

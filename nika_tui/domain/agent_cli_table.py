@@ -48,11 +48,12 @@ AGENT_CLIS: dict[AgentCli, AgentCliSpec] = {
     ),
     AgentCli.GEMINI_CLI: AgentCliSpec(
         cli=AgentCli.GEMINI_CLI,
-        home_env=None,
+        home_env="GEMINI_CLI_HOME",
         exit_command="/quit",
         compact_command="/compress",
-        native_compact_threshold=False,
-        session_start_hook=False,
+        # settings.json model.compressionThreshold = 0.61, written by the hook installer.
+        native_compact_threshold=True,
+        session_start_hook=True,
     ),
     AgentCli.OPENCODE: AgentCliSpec(
         cli=AgentCli.OPENCODE,

@@ -1,0 +1,164 @@
+"""The lean hook entry: ``nika hook CLI EVENT`` as the agent CLIs run it, before every prompt.
+
+A hook's own work is a few Redis round trips; what cost ~0.4 s a run was starting Python and
+importing redis-py (which loads its asyncio, cluster and telemetry modules), pydantic and the
+models. This module imports only the standard library and :mod:`nika_tui.paths`, then hands the
+run to the hook server (:mod:`nika_tui.hookd.server`), a process that has imported everything
+once and forks one child per hook run: the child runs the same :func:`nika_tui.hooks.run_hook`
+with this process's payload, environment and working directory, and sends back what to print.
+
+When no server answers (first run, after an upgrade, ``NIKA_HOOKD=0``) the hook runs here,
+in-process, exactly as before, and a server is started in the background for the next run.
+Either way the process exits 0 and prints nothing or the hook's JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import struct
+import sys
+import zlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from nika_tui.paths import data_dir
+
+MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
+"""Same limit as :data:`nika_tui.hooks.MAX_PAYLOAD_BYTES` (not imported: it is the heavy side)."""
+REPLY_TIMEOUT_S = 12.0
+"""Above the hook's own 8 s budget, below the 15 s the CLIs give a hook."""
+MAX_SOCKET_PATH = 100
+_HEADER = struct.Struct("!I")
+STALE = b"S"
+"""The server's one-byte answer when its code changed since it started (it then exits)."""
+
+
+def server_id() -> str:
+    """Which Python and which ``nika_tui`` a server runs: a client only talks to its own."""
+    package = str(Path(__file__).resolve().parents[1])
+    return f"{zlib.adler32(f'{sys.executable}|{package}'.encode()):08x}"
+
+
+def socket_path(env: Mapping[str, str]) -> Path:
+    """``{data}/run/hookd-{id}.sock``, or a short path under ``/tmp`` when that one is too long
+    for a unix socket (108 bytes on Linux)."""
+    path = data_dir(env) / "run" / f"hookd-{server_id()}.sock"
+    if len(str(path)) <= MAX_SOCKET_PATH:
+        return path
+    digest = zlib.adler32(str(path).encode())
+    return Path("/tmp") / f"nika-hookd-{os.getuid()}" / f"{digest:08x}-{server_id()}.sock"
+
+
+def enabled(env: Mapping[str, str]) -> bool:
+    """False when ``NIKA_HOOKD`` is ``0`` / ``off`` / ``false`` (every run in-process)."""
+    return env.get("NIKA_HOOKD", "1").strip().lower() not in ("0", "off", "false", "no")
+
+
+def send_frame(sock: socket.socket, data: bytes) -> None:
+    """One length-prefixed frame."""
+    sock.sendall(_HEADER.pack(len(data)) + data)
+
+
+def recv_frame(sock: socket.socket, limit: int) -> bytes | None:
+    """One length-prefixed frame, or None when the peer closed or sent more than ``limit``."""
+    head = _recv_exact(sock, _HEADER.size)
+    if head is None:
+        return None
+    (size,) = _HEADER.unpack(head)
+    if size > limit:
+        return None
+    return _recv_exact(sock, size)
+
+
+def _recv_exact(sock: socket.socket, size: int) -> bytes | None:
+    chunks: list[bytes] = []
+    left = size
+    while left:
+        chunk = sock.recv(min(left, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def _read_payload(argv: Sequence[str]) -> bytes | None:
+    if len(argv) > 2:
+        return argv[2].encode("utf-8", "replace")
+    if sys.stdin is None or sys.stdin.isatty():
+        return None
+    # One byte over the limit is enough to know it is too big (run_hook refuses it).
+    return sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
+
+
+def _via_server(path: Path, cli: str, event: str, raw: bytes | None) -> str | None:
+    """The hook's output from the server; None when no server took the run (nothing ran)."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(1.0)
+        sock.connect(str(path))
+    except OSError:
+        sock.close()
+        return None
+    with sock:
+        head = {"cli": cli, "event": event, "cwd": os.getcwd(), "env": dict(os.environ)}
+        try:
+            sock.settimeout(REPLY_TIMEOUT_S)
+            send_frame(sock, json.dumps(head).encode())
+            send_frame(sock, b"\x00" if raw is None else b"\x01" + raw)
+            reply = recv_frame(sock, MAX_PAYLOAD_BYTES)
+        except OSError:
+            return ""  # the server took the run and failed or timed out: print nothing
+        if reply == STALE:
+            return None  # its code changed: it is exiting, nothing ran
+        if reply is None or reply[:1] != b"\x01":
+            return ""  # it took the run and failed: print nothing, never run it twice
+        return reply[1:].decode("utf-8", "replace")
+
+
+def _start_server(path: Path) -> None:
+    import contextlib
+    import subprocess
+
+    # On failure the next run tries again; this one still runs in-process.
+    with contextlib.suppress(OSError):
+        subprocess.Popen(
+            [sys.executable, "-m", "nika_tui.hookd.server", str(path)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,  # never the agent's pipe: it would wait for us
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+        )
+
+
+def is_fast_call(argv: Sequence[str]) -> bool:
+    """True for ``hook CLI EVENT [PAYLOAD]`` without options (``--help`` goes to argparse)."""
+    return (
+        len(argv) in (3, 4) and argv[0] == "hook" and not any(a.startswith("-") for a in argv[1:3])
+    )
+
+
+def main(argv: Sequence[str]) -> int:
+    """``CLI EVENT [PAYLOAD]``: run one hook; print its output. Always returns 0."""
+    if len(argv) < 2:
+        sys.stderr.write("usage: nika hook CLI EVENT [PAYLOAD]\n")
+        return 0
+    cli, event = argv[0], argv[1]
+    raw = _read_payload(argv)
+    output: str | None = None
+    if enabled(os.environ):
+        path = socket_path(os.environ)
+        output = _via_server(path, cli, event, raw)
+        if output is None:
+            _start_server(path)
+    if output is None:
+        from nika_tui.hooks import run_hook
+
+        output = run_hook(cli, event, raw)
+    if output:
+        sys.stdout.write(output + "\n")
+        sys.stdout.flush()
+    return 0
