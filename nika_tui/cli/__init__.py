@@ -6,13 +6,14 @@ hooks and ``--help`` start fast.
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from nika_tui import __version__
-from nika_tui.cli.common import run_handler
+
+if TYPE_CHECKING:
+    import argparse
 
 # Order is the order of ``nika --help``.
 GROUPS: tuple[str, ...] = (
@@ -41,6 +42,10 @@ FAST_PATHS: dict[str, tuple[str, ...]] = {"hook": ("hook",)}
 
 def build_parser(groups: Sequence[str] = GROUPS) -> argparse.ArgumentParser:
     """The argument parser with ``groups`` registered (all of them by default)."""
+    # Imported here: a hook (the fast path in :func:`main`) needs neither.
+    import argparse
+    import importlib
+
     parser = argparse.ArgumentParser(
         prog="nika",
         description="nika-os: one shared, current memory for every AI coding agent of a tenant.",
@@ -66,6 +71,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     groups = FAST_PATHS.get(arguments[0], GROUPS) if arguments else ("dashboard",)
     parser = build_parser(groups)
     args = parser.parse_args(arguments)
+    from nika_tui.cli.common import run_handler
+
     if getattr(args, "handler", None) is None:
         from nika_tui.cli.dashboard import default_entry
 

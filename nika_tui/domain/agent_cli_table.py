@@ -57,11 +57,12 @@ AGENT_CLIS: dict[AgentCli, AgentCliSpec] = {
     ),
     AgentCli.OPENCODE: AgentCliSpec(
         cli=AgentCli.OPENCODE,
-        home_env=None,
+        home_env="OPENCODE_CONFIG_DIR",
         exit_command="/exit",
         compact_command="/compact",
         native_compact_threshold=False,
-        session_start_hook=False,
+        # nika's plugin injects the SessionStart digest with the session's first prompt.
+        session_start_hook=True,
     ),
     # A ``shell`` tenant runs whatever ``kernel.command`` says ($SHELL by default). nika
     # speaks the slash-command convention the agent CLIs share (/compact, /exit) to it; a bare

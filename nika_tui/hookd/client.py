@@ -14,16 +14,15 @@ Either way the process exits 0 and prints nothing or the hook's JSON.
 
 from __future__ import annotations
 
-import json
+# Deliberately few and small imports: ``_socket`` (the C module, without ``socket``'s enum and
+# selectors), no json (a NUL-separated wire format), no pathlib. ``python -X importtime`` shows
+# what each one costs.
+import _socket
 import os
-import socket
 import struct
 import sys
 import zlib
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-
-from nika_tui.paths import data_dir
 
 MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
 """Same limit as :data:`nika_tui.hooks.MAX_PAYLOAD_BYTES` (not imported: it is the heavy side)."""
@@ -33,22 +32,33 @@ MAX_SOCKET_PATH = 100
 _HEADER = struct.Struct("!I")
 STALE = b"S"
 """The server's one-byte answer when its code changed since it started (it then exits)."""
+OK = b"\x01"
+APP = "nika-os"
 
 
 def server_id() -> str:
     """Which Python and which ``nika_tui`` a server runs: a client only talks to its own."""
-    package = str(Path(__file__).resolve().parents[1])
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     return f"{zlib.adler32(f'{sys.executable}|{package}'.encode()):08x}"
 
 
-def socket_path(env: Mapping[str, str]) -> Path:
+def data_root(env: Mapping[str, str]) -> str:
+    """:func:`nika_tui.paths.data_dir` without pathlib (same order: env, XDG, home)."""
+    if env.get("NIKA_OS_DATA_DIR"):
+        return os.path.expanduser(env["NIKA_OS_DATA_DIR"])
+    if env.get("XDG_DATA_HOME"):
+        return os.path.join(os.path.expanduser(env["XDG_DATA_HOME"]), APP)
+    return os.path.join(os.path.expanduser("~"), ".local", "share", APP)
+
+
+def socket_path(env: Mapping[str, str]) -> str:
     """``{data}/run/hookd-{id}.sock``, or a short path under ``/tmp`` when that one is too long
     for a unix socket (108 bytes on Linux)."""
-    path = data_dir(env) / "run" / f"hookd-{server_id()}.sock"
-    if len(str(path)) <= MAX_SOCKET_PATH:
+    path = os.path.join(data_root(env), "run", f"hookd-{server_id()}.sock")
+    if len(path) <= MAX_SOCKET_PATH:
         return path
-    digest = zlib.adler32(str(path).encode())
-    return Path("/tmp") / f"nika-hookd-{os.getuid()}" / f"{digest:08x}-{server_id()}.sock"
+    digest = zlib.adler32(path.encode())
+    return os.path.join("/tmp", f"nika-hookd-{os.getuid()}", f"{digest:08x}-{server_id()}.sock")
 
 
 def enabled(env: Mapping[str, str]) -> bool:
@@ -56,12 +66,27 @@ def enabled(env: Mapping[str, str]) -> bool:
     return env.get("NIKA_HOOKD", "1").strip().lower() not in ("0", "off", "false", "no")
 
 
-def send_frame(sock: socket.socket, data: bytes) -> None:
+def encode_env(env: Mapping[str, str]) -> bytes:
+    """``KEY=VALUE`` pairs separated by NUL (no variable can contain a NUL)."""
+    return b"\0".join(os.fsencode(f"{k}={v}") for k, v in env.items())
+
+
+def decode_env(raw: bytes) -> dict[str, str]:
+    """The inverse of :func:`encode_env`."""
+    out: dict[str, str] = {}
+    for item in raw.split(b"\0"):
+        key, sep, value = os.fsdecode(item).partition("=")
+        if sep and key:
+            out[key] = value
+    return out
+
+
+def send_frame(sock: _socket.socket, data: bytes) -> None:
     """One length-prefixed frame."""
     sock.sendall(_HEADER.pack(len(data)) + data)
 
 
-def recv_frame(sock: socket.socket, limit: int) -> bytes | None:
+def recv_frame(sock: _socket.socket, limit: int) -> bytes | None:
     """One length-prefixed frame, or None when the peer closed or sent more than ``limit``."""
     head = _recv_exact(sock, _HEADER.size)
     if head is None:
@@ -72,7 +97,7 @@ def recv_frame(sock: socket.socket, limit: int) -> bytes | None:
     return _recv_exact(sock, size)
 
 
-def _recv_exact(sock: socket.socket, size: int) -> bytes | None:
+def _recv_exact(sock: _socket.socket, size: int) -> bytes | None:
     chunks: list[bytes] = []
     left = size
     while left:
@@ -93,39 +118,41 @@ def _read_payload(argv: Sequence[str]) -> bytes | None:
     return sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
 
 
-def _via_server(path: Path, cli: str, event: str, raw: bytes | None) -> str | None:
+def _via_server(path: str, cli: str, event: str, raw: bytes | None) -> str | None:
     """The hook's output from the server; None when no server took the run (nothing ran)."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.settimeout(1.0)
-        sock.connect(str(path))
+        sock.connect(path)
     except OSError:
         sock.close()
         return None
-    with sock:
-        head = {"cli": cli, "event": event, "cwd": os.getcwd(), "env": dict(os.environ)}
-        try:
-            sock.settimeout(REPLY_TIMEOUT_S)
-            send_frame(sock, json.dumps(head).encode())
-            send_frame(sock, b"\x00" if raw is None else b"\x01" + raw)
-            reply = recv_frame(sock, MAX_PAYLOAD_BYTES)
-        except OSError:
-            return ""  # the server took the run and failed or timed out: print nothing
-        if reply == STALE:
-            return None  # its code changed: it is exiting, nothing ran
-        if reply is None or reply[:1] != b"\x01":
-            return ""  # it took the run and failed: print nothing, never run it twice
-        return reply[1:].decode("utf-8", "replace")
+    try:
+        sock.settimeout(REPLY_TIMEOUT_S)
+        # Frames: cli NUL event NUL cwd, the environment, then the payload (0 = none, 1 + bytes).
+        send_frame(sock, b"\0".join(os.fsencode(x) for x in (cli, event, os.getcwd())))
+        send_frame(sock, encode_env(os.environ))
+        send_frame(sock, b"\x00" if raw is None else OK + raw)
+        reply = recv_frame(sock, MAX_PAYLOAD_BYTES)
+    except OSError:
+        return ""  # the server took the run and failed or timed out: print nothing
+    finally:
+        sock.close()
+    if reply == STALE:
+        return None  # its code changed: it is exiting, nothing ran
+    if reply is None or reply[:1] != OK:
+        return ""  # it took the run and failed: print nothing, never run it twice
+    return reply[1:].decode("utf-8", "replace")
 
 
-def _start_server(path: Path) -> None:
+def _start_server(path: str) -> None:
     import contextlib
     import subprocess
 
     # On failure the next run tries again; this one still runs in-process.
     with contextlib.suppress(OSError):
         subprocess.Popen(
-            [sys.executable, "-m", "nika_tui.hookd.server", str(path)],
+            [sys.executable, "-m", "nika_tui.hookd.server", path],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,  # never the agent's pipe: it would wait for us
             stderr=subprocess.DEVNULL,

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import select
 import signal
@@ -27,9 +26,15 @@ import struct
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
-from nika_tui.hookd.client import MAX_PAYLOAD_BYTES, STALE, recv_frame, send_frame
+from nika_tui.hookd.client import (
+    MAX_PAYLOAD_BYTES,
+    OK,
+    STALE,
+    decode_env,
+    recv_frame,
+    send_frame,
+)
 from nika_tui.paths import FILE_MODE, ensure_private_dir
 
 DEFAULT_IDLE_S = 600.0
@@ -39,7 +44,7 @@ REQUEST_TIMEOUT_S = 5.0
 def _preload() -> None:
     # Every module a hook run may import, so that a child imports nothing.
     from nika_tui import hooks
-    from nika_tui.hooks import claude, codex, common, gemini, handoff, inject  # noqa: F401
+    from nika_tui.hooks import claude, codex, common, gemini, handoff, inject, opencode  # noqa: F401
     from nika_tui.services import bus, kernel_store, memory_client, wm_store  # noqa: F401
 
     _ = hooks.run_hook
@@ -82,22 +87,25 @@ def _peer_uid(conn: socket.socket) -> int:
 def _child(conn: socket.socket) -> None:
     """Run one hook for the connected client (in the forked child)."""
     conn.settimeout(REQUEST_TIMEOUT_S)
-    head_raw = recv_frame(conn, MAX_PAYLOAD_BYTES)
+    head = recv_frame(conn, 64 * 1024)
+    env_raw = recv_frame(conn, MAX_PAYLOAD_BYTES)
     body = recv_frame(conn, MAX_PAYLOAD_BYTES + 2)
-    if head_raw is None or body is None:
+    if head is None or env_raw is None or body is None:
         return
-    head: dict[str, Any] = json.loads(head_raw)
-    env = {str(k): str(v) for k, v in dict(head.get("env") or {}).items()}
+    parts = [os.fsdecode(p) for p in head.split(b"\0")]
+    if len(parts) != 3:
+        return
+    cli, event, cwd = parts
+    env = decode_env(env_raw)
     os.environ.clear()
     os.environ.update(env)
     with contextlib.suppress(OSError):
-        os.chdir(str(head.get("cwd") or "/"))
-    raw = body[1:] if body[:1] == b"\x01" else None
+        os.chdir(cwd or "/")
+    raw = body[1:] if body[:1] == OK else None
     from nika_tui.hooks import run_hook
 
-    output = run_hook(str(head.get("cli") or ""), str(head.get("event") or ""), raw, env=env)
-    conn.settimeout(REQUEST_TIMEOUT_S)
-    send_frame(conn, b"\x01" + output.encode())
+    output = run_hook(cli, event, raw, env=env)
+    send_frame(conn, OK + output.encode())
 
 
 def serve(path: Path, idle_s: float) -> int:

@@ -307,9 +307,14 @@ def _run(
     now: datetime | None,
     entry: dict[str, Any],
 ) -> tuple[str, HookContext | None]:
-    from nika_tui.hooks import claude, codex, gemini
+    from nika_tui.hooks import claude, codex, gemini, opencode
 
-    handlers = {"claude": claude.handle, "codex": codex.handle, "gemini": gemini.handle}
+    handlers = {
+        "claude": claude.handle,
+        "codex": codex.handle,
+        "gemini": gemini.handle,
+        "opencode": opencode.handle,
+    }
     if cli not in handlers:
         entry["outcome"], entry["detail"] = "skipped", f"unknown cli {cli!r}"
         return "", None

@@ -272,4 +272,8 @@ def install_agent_hooks(
         from nika_tui.services.gemini_settings import install_gemini_hooks
 
         return install_gemini_hooks(tenant_id, env, workdir=workdir)
+    if cli == "opencode":
+        from nika_tui.services.opencode_settings import install_opencode_plugin
+
+        return install_opencode_plugin(tenant_id, env)
     return InstallReport()
