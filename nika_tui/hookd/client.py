@@ -151,14 +151,23 @@ def _start_server(path: str) -> None:
 
     # On failure the next run tries again; this one still runs in-process.
     with contextlib.suppress(OSError):
-        subprocess.Popen(
-            [sys.executable, "-m", "nika_tui.hookd.server", path],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,  # never the agent's pipe: it would wait for us
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            close_fds=True,
+        logs = os.path.join(data_root(os.environ), "logs")
+        os.makedirs(logs, mode=0o700, exist_ok=True)
+        # Its stderr goes to a log of its own, never to the agent's pipe (the CLI waits on it).
+        err = os.open(
+            os.path.join(logs, "hookd.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600
         )
+        try:
+            subprocess.Popen(
+                [sys.executable, "-m", "nika_tui.hookd.server", path],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+                start_new_session=True,
+                close_fds=True,
+            )
+        finally:
+            os.close(err)
 
 
 def is_fast_call(argv: Sequence[str]) -> bool:

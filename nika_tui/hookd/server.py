@@ -44,7 +44,7 @@ REQUEST_TIMEOUT_S = 5.0
 def _preload() -> None:
     # Every module a hook run may import, so that a child imports nothing.
     from nika_tui import hooks
-    from nika_tui.hooks import claude, codex, common, gemini, handoff, inject, opencode  # noqa: F401
+    from nika_tui.hooks import claude, codex, common, gemini, handoff, opencode, prompt_inject  # noqa: F401
     from nika_tui.services import bus, kernel_store, memory_client, wm_store  # noqa: F401
 
     _ = hooks.run_hook

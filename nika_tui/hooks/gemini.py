@@ -7,13 +7,17 @@ Verified on Gemini CLI 0.61.0 (``nika_tui/services/gemini_sessions.py`` has the 
   headless it prepends it to the prompt inside ``<hook_context>``).
 - ``BeforeAgent`` (``prompt``, once per user turn, before the model is called) → the prompt's
   own recall and, after a compression, the newest handoff packet, each shown once per session
-  (:mod:`nika_tui.hooks.inject`); then the user's words are captured (semantic). The prompt is
-  cleaned of injected blocks first: headless Gemini CLI puts SessionStart's block inside it.
+  (:mod:`nika_tui.hooks.prompt_inject`); then the user's words are captured (semantic). The
+  prompt is cleaned of injected blocks first: headless Gemini CLI puts SessionStart's block
+  inside it.
 - ``AfterAgent`` (``prompt_response``) → the model's reply (episodic), read from the session
   file (the payload's text may repeat its last streamed chunk).
-- ``PreCompress`` (``trigger`` manual | auto) → the handoff packet, but only when a compression
-  really runs: Gemini CLI fires ``auto`` before *every* turn and compares the context with its
-  threshold afterwards, so an ``auto`` below the threshold only gets the bookkeeping.
+- ``PreCompress`` (``trigger`` manual | auto) → the handoff packet, but only for a compression
+  that really runs: Gemini CLI fires ``auto`` before *every* turn and only then compares the
+  context with its threshold, and even past it may find nothing to compress. So PreCompress
+  only notes that a compression is due (past the threshold, or manual); the packet is built at
+  the first later event whose session file shows the rewrite a compression leaves (a
+  ``$set.messages`` carrying a ``<state_snapshot>``, after the offset noted).
 - ``SessionEnd``, ``Notification`` → bookkeeping.
 
 Every event reads the fill from the session file (``tokens.input`` of the last answer over
@@ -29,8 +33,8 @@ from pathlib import Path
 from nika_tui.hooks import HookContext
 from nika_tui.hooks.common import bookkeeping, capture_prompt, capture_turn, session_start
 from nika_tui.hooks.handoff import pre_compact
-from nika_tui.hooks.inject import mark_shown, prompt_context, shown_ids, strip_injected
-from nika_tui.services import wm_store
+from nika_tui.hooks.prompt_inject import mark_shown, prompt_context, shown_ids, strip_injected
+from nika_tui.services import redis_keys, wm_store
 from nika_tui.services.gemini_sessions import (
     GeminiExchange,
     compression_due,
@@ -39,6 +43,7 @@ from nika_tui.services.gemini_sessions import (
     read_settings,
 )
 
+PENDING_TTL_S = 3600
 EVENTS: tuple[str, ...] = (
     "SessionStart",
     "BeforeAgent",
@@ -100,16 +105,45 @@ def _after_agent(ctx: HookContext, exchange: GeminiExchange | None) -> str:
     return capture_turn(ctx, reply)
 
 
+def _pending_key(ctx: HookContext) -> str:
+    return redis_keys.tenant_key(ctx.tenant_id, f"gemini:compress-pending:{ctx.session_id}")
+
+
 def _pre_compress(ctx: HookContext, exchange: GeminiExchange | None) -> str:
-    if ctx.payload.get("trigger") != "manual":
-        threshold = compression_threshold(read_settings(ctx.env.get("GEMINI_CLI_HOME")))
-        if not compression_due(exchange.fill if exchange else None, threshold):
-            ctx.notes.append(f"PreCompress auto below {threshold:.0%}: no compression, no packet")
-            bookkeeping(ctx)
-            return ""
+    threshold = compression_threshold(read_settings(ctx.env.get("GEMINI_CLI_HOME")))
+    manual = ctx.payload.get("trigger") == "manual"
+    if not manual and not compression_due(exchange.fill if exchange else None, threshold):
+        ctx.notes.append(f"PreCompress auto below {threshold:.0%}: no compression, no packet")
+    elif ctx.session_id and exchange is not None:
+        # Gemini CLI may still find nothing to compress (a history too short to split): the
+        # packet waits until the session file shows the compression (see _confirm).
+        pending = json.dumps({"offset": exchange.size, "trigger": ctx.payload.get("trigger")})
+        ctx.step("pending", lambda: ctx.redis.set(_pending_key(ctx), pending, ex=PENDING_TTL_S))
+        ctx.notes.append("compression due: the packet follows once the session file shows it")
+    bookkeeping(ctx)
+    return ""
+
+
+def _confirm(ctx: HookContext, exchange: GeminiExchange | None) -> None:
+    """The handoff packet, once the session file shows the compression a PreCompress announced."""
+    if exchange is None or exchange.last_compression_at is None or not ctx.session_id:
+        return
+    raw = ctx.step("pending_read", lambda: ctx.redis.get(_pending_key(ctx)))
+    if not raw:
+        return
+    pending = json.loads(str(raw))
+    if exchange.last_compression_at < int(pending.get("offset") or 0):
+        return
+    ctx.step("pending_clear", lambda: ctx.redis.delete(_pending_key(ctx)))
+    event, trigger = ctx.event, ctx.payload.get("trigger")
     # The packet, its Redis copy and the compaction record, under Claude Code's event name.
-    ctx.event = "PreCompact"
-    return pre_compact(ctx)
+    ctx.event, ctx.payload["trigger"] = "PreCompact", pending.get("trigger") or "auto"
+    pre_compact(ctx)
+    ctx.event = event
+    if trigger is None:
+        ctx.payload.pop("trigger", None)
+    else:
+        ctx.payload["trigger"] = trigger
 
 
 def _bookkeeping(ctx: HookContext, exchange: GeminiExchange | None) -> str:
@@ -134,4 +168,5 @@ def handle(ctx: HookContext) -> str:
     exchange = _read(ctx, session_file)
     if session_file is not None:
         _record_fill(ctx, exchange, session_file)
+    _confirm(ctx, exchange)
     return HANDLERS.get(ctx.event, _bookkeeping)(ctx, exchange)

@@ -27,7 +27,7 @@ from nika_tui.domain.context_fill import fill_percent
 from nika_tui.hooks import HookContext
 from nika_tui.hooks.common import bookkeeping_only, capture_prompt, capture_turn, session_start
 from nika_tui.hooks.handoff import pre_compact
-from nika_tui.hooks.inject import (
+from nika_tui.hooks.prompt_inject import (
     already_shown,
     mark_shown,
     prompt_context,

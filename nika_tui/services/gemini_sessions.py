@@ -45,6 +45,11 @@ class GeminiExchange:
     fill: ContextFill | None
     last_user: str
     last_reply: str
+    size: int = 0
+    """The file's size when read (an offset later reads compare with)."""
+    last_compression_at: int | None = None
+    """Byte offset of the last history rewrite that carries a ``<state_snapshot>`` (what a
+    compression writes), when one is in the part read."""
 
 
 def _text(content: Any) -> str:
@@ -65,7 +70,7 @@ def _parse_ts(value: Any) -> datetime | None:
         return None
 
 
-def _records(path: Path, max_bytes: int) -> list[dict[str, Any]]:
+def _records(path: Path, max_bytes: int) -> tuple[list[tuple[int, dict[str, Any]]], int]:
     try:
         with path.open("rb") as fh:
             size = fh.seek(0, 2)
@@ -77,18 +82,19 @@ def _records(path: Path, max_bytes: int) -> list[dict[str, Any]]:
             f"cannot read the Gemini session {path}: {exc.strerror}",
             "check the file exists",
         ) from exc
-    lines = raw.split(b"\n")
-    if start:
-        lines = lines[1:]  # the first line of a tail is torn
-    out: list[dict[str, Any]] = []
-    for line in lines:
+    out: list[tuple[int, dict[str, Any]]] = []
+    offset = start
+    for index, line in enumerate(raw.split(b"\n")):
+        at, offset = offset, offset + len(line) + 1
+        if start and index == 0:
+            continue  # the first line of a tail is torn
         try:
             obj = json.loads(line)
         except ValueError:
             continue  # a torn last line, or a line we cannot read
         if isinstance(obj, dict):
-            out.append(obj)
-    return out
+            out.append((at, obj))
+    return out, size
 
 
 def read_exchange(path: Path | str, max_bytes: int = TAIL_BYTES) -> GeminiExchange:
@@ -97,15 +103,18 @@ def read_exchange(path: Path | str, max_bytes: int = TAIL_BYTES) -> GeminiExchan
     Raises:
         TranscriptError: the file cannot be read.
     """
-    records = _records(Path(path), max_bytes)
+    records, size = _records(Path(path), max_bytes)
     fill: ContextFill | None = None
     last_user = last_reply = ""
-    for rec in records:
+    compressed_at: int | None = None
+    for at, rec in records:
         messages: list[Any]
         if isinstance(rec.get("$set"), dict) and isinstance(rec["$set"].get("messages"), list):
             # A rewrite of the history (start, or after a compression): earlier usage is gone.
             messages = rec["$set"]["messages"]
             fill = None
+            if "<state_snapshot>" in json.dumps(messages):
+                compressed_at = at
         elif "type" in rec and "content" in rec:
             messages = [rec]
         else:
@@ -132,7 +141,7 @@ def read_exchange(path: Path | str, max_bytes: int = TAIL_BYTES) -> GeminiExchan
                         model=model,
                         at=_parse_ts(msg.get("timestamp")),
                     )
-    return GeminiExchange(fill, last_user, last_reply)
+    return GeminiExchange(fill, last_user, last_reply, size, compressed_at)
 
 
 def compression_threshold(settings: Mapping[str, Any]) -> float:

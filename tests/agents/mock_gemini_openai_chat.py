@@ -77,7 +77,7 @@ def default_reply(entry: Logged) -> str:
     """A short answer; a compression request (its system prompt asks for a snapshot or a
     summary of the conversation) gets one."""
     head = entry.system()[:400].lower()
-    if "state_snapshot" in head or "summar" in head:
+    if "state_snapshot" in head or "summar" in head or "<state_snapshot>" in entry.last_user():
         return "<state_snapshot>The user shared project facts. Nothing pending.</state_snapshot>"
     return "Noted. I have recorded that and I am ready for the next step of the task."
 
@@ -105,7 +105,8 @@ def _from_schema(schema: Any) -> Any:
 class MockModelServer:
     """The server's state: the request log, the reply function, the usage to report."""
 
-    reply: Callable[[Logged], str] = default_reply
+    reply: Callable[[Logged], str | dict[str, Any]] = default_reply
+    """The answer: text, or a dict that is one Gemini ``functionCall`` part's value."""
     prompt_tokens: int = 1200
     requests: list[Logged] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -212,7 +213,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(404, {"error": {"message": f"unknown path {self.path}"}})
 
     # --- Gemini API ---------------------------------------------------------------------
-    def _gemini_text(self, entry: Logged) -> str:
+    def _gemini_text(self, entry: Logged) -> str | dict[str, Any]:
         config = entry.body.get("generationConfig") or {}
         if config.get("responseSchema") or config.get("responseJsonSchema"):
             # Gemini CLI's own side questions (next speaker, loop check) ask for JSON.
@@ -220,13 +221,16 @@ class _Handler(BaseHTTPRequestHandler):
             return json.dumps(_from_schema(schema), ensure_ascii=False)
         return self.state.reply(entry)
 
-    def _gemini_response(self, entry: Logged, text: str, final: bool) -> dict[str, Any]:
-        candidate: dict[str, Any] = {"content": {"role": "model", "parts": [{"text": text}]}}
+    def _gemini_response(
+        self, entry: Logged, text: str | dict[str, Any], final: bool
+    ) -> dict[str, Any]:
+        part = {"functionCall": text} if isinstance(text, dict) else {"text": text}
+        candidate: dict[str, Any] = {"content": {"role": "model", "parts": [part]}}
         candidate["index"] = 0
         response: dict[str, Any] = {"candidates": [candidate], "modelVersion": "mock-gemini"}
         if final:
             candidate["finishReason"] = "STOP"
-            out = max(1, len(text) // 4)
+            out = max(1, len(str(text)) // 4)
             response["usageMetadata"] = {
                 "promptTokenCount": self.state.prompt_tokens,
                 "candidatesTokenCount": out,
@@ -236,8 +240,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _gemini_stream(self, entry: Logged) -> None:
         text = self._gemini_text(entry)
-        half = len(text) // 2
-        chunks = [text[:half], text[half:]]
+        chunks: list[str | dict[str, Any]]
+        if isinstance(text, dict):
+            chunks = [text]
+        else:
+            half = len(text) // 2
+            chunks = [text[:half], text[half:]]
         events = [
             json.dumps(self._gemini_response(entry, chunk, final=i == len(chunks) - 1))
             for i, chunk in enumerate(chunks)
@@ -246,7 +254,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     # --- OpenAI Chat Completions -----------------------------------------------------------
     def _chat(self, entry: Logged) -> None:
-        text = self.state.reply(entry)
+        answer = self.state.reply(entry)
+        text = answer if isinstance(answer, str) else json.dumps(answer)
         model = str(entry.body.get("model") or "mock-model")
         ident, created = f"chatcmpl-{uuid.uuid4().hex[:12]}", int(time.time())
         out = max(1, len(text) // 4)

@@ -15,6 +15,7 @@ import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,7 +24,7 @@ from nika_tui.domain.requests import RecallQuery
 from nika_tui.services import redis_keys
 from nika_tui.services.gemini_settings import gemini_home, install_gemini_hooks
 from tests.agents.cli_install import CliInstallError, install_cli
-from tests.agents.mock_gemini_openai_chat import Logged, MockModelServer
+from tests.agents.mock_gemini_openai_chat import Logged, MockModelServer, default_reply
 from tests.helpers import retry_until
 from tests.plugins.memory import RunningService
 
@@ -100,6 +101,13 @@ def gemini(
     return Gemini(gemini_bin, project, env, model)
 
 
+def _hook_notes(gemini: Gemini) -> list[tuple[str, object]]:
+    """What each Gemini hook run logged (for a failure's message)."""
+    log = Path(gemini.env["NIKA_OS_DATA_DIR"]) / "logs" / "hooks.log"
+    entries = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return [(e["event"], e.get("notes")) for e in entries if e.get("cli") == "gemini"]
+
+
 def _main_requests(server: MockModelServer) -> list[Logged]:
     """Requests of the agent's own turns (not Gemini CLI's routing / JSON side questions)."""
     return [
@@ -166,3 +174,64 @@ def test_hooks_capture_the_reply_and_record_the_fill(
         return any("ready for the next step" in h.record.text for h in found.hits)
 
     retry_until(reply_stored, timeout=60, interval=0.2, what="the model's reply stored")
+
+
+def _tool_then_text(entry: Logged) -> str | dict[str, Any]:
+    """A tool call for a "migration plan" turn (Gemini CLI then checks for compression before
+    sending the tool's result), text otherwise."""
+    contents = entry.body.get("contents") or []
+    last = contents[-1] if contents else {}
+    answered = any("functionResponse" in p for p in last.get("parts", []))
+    if "Gemini CLI" in entry.text() and "migration plan" in entry.last_user() and not answered:
+        return {"name": "list_directory", "args": {"dir_path": "."}}
+    return default_reply(entry)
+
+
+def test_compressions_hand_off_the_newest_packet_once(
+    gemini: Gemini, redis_url: str, running_service: RunningService
+) -> None:
+    import redis
+
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    copies = redis_keys.handoff_packet(TENANT, "*")
+    gemini.server.reply = _tool_then_text
+    # 70% of the 1,048,576-token window: above the 61% the installer set.
+    gemini.server.prompt_tokens = 734_000
+
+    def compressions() -> int:
+        asks = ("Generate a new <state_snapshot>", "A previous <state_snapshot> exists")
+        return sum(any(a in r.last_user() for a in asks) for r in gemini.server.requests)
+
+    def packet() -> str:
+        keys = client.keys(copies)
+        assert len(keys) <= 1, "one session, one newest packet"
+        return str(client.get(keys[0])) if keys else ""
+
+    # Past the threshold but nothing to compress yet (one exchange): PreCompress fires, no packet.
+    gemini.run("We decided that the billing service moves to Postgres 16 this sprint.")
+    assert compressions() == 0 and packet() == ""
+
+    gemini.run("Continue the migration plan with the schema changes.", "--resume", "latest")
+    assert compressions() == 1, _hook_notes(gemini)
+    first = packet()
+    assert first.startswith("HANDOFF PACKET"), _hook_notes(gemini)
+
+    before = len(_main_requests(gemini.server))
+    gemini.run("Go on with the migration plan: the data copy.", "--resume", "latest")
+    contents = json.dumps(
+        _main_requests(gemini.server)[before].body["contents"], ensure_ascii=False
+    )
+    assert contents.count("HANDOFF PACKET") == 1 and first.splitlines()[1] in contents
+    assert compressions() == 2
+    second = packet()
+    assert second != first
+
+    before = len(_main_requests(gemini.server))
+    gemini.run("Which risks remain open?", "--resume", "latest")
+    asked = _main_requests(gemini.server)[before]
+    contents = json.dumps(asked.body["contents"], ensure_ascii=False)
+    # The newest packet, once. (The first one may still sit in the turns Gemini CLI kept
+    # uncompressed, inside the message it was injected with; it is not injected again.)
+    assert contents.count(second.splitlines()[1]) == 1, "the newest packet, once"
+    this_turn = asked.last_user()
+    assert second.splitlines()[1] in this_turn and first.splitlines()[1] not in this_turn

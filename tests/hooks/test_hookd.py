@@ -61,7 +61,7 @@ def test_runs_through_the_server_store_what_in_process_runs_store(
     payload = workspace.payload("claude/hook_user_prompt_submit.json", prompt=prompts[0])
     first = run_hook("claude", "UserPromptSubmit", payload, extra_env={"NIKA_HOOKD_IDLE_S": "30"})
     assert first.returncode == 0 and first.stdout == ""
-    retry_until(lambda: _server_pid(server_env), timeout=30, what="the hook server started")
+    retry_until(lambda: _server_pid(server_env), timeout=120, what="the hook server started")
     for prompt in prompts[1:]:
         payload = workspace.payload("claude/hook_user_prompt_submit.json", prompt=prompt)
         run = run_hook("claude", "UserPromptSubmit", payload)
@@ -76,7 +76,7 @@ def test_bad_payloads_through_the_server_exit_0_and_print_nothing(
     run_hook: Callable[..., HookRun], server_env: dict[str, str]
 ) -> None:
     run_hook("claude", "Stop", "{}")
-    retry_until(lambda: _server_pid(server_env), timeout=30, what="the hook server started")
+    retry_until(lambda: _server_pid(server_env), timeout=120, what="the hook server started")
     for raw in ("", "not json", "[1, 2]", "\udcff".encode("utf-8", "surrogatepass")):
         run = run_hook("claude", "SessionStart", raw)
         assert (run.returncode, run.stdout) == (0, "")
@@ -90,7 +90,7 @@ def test_a_server_killed_mid_run_costs_the_agent_nothing(
     run_hook: Callable[..., HookRun], workspace: Workspace, server_env: dict[str, str]
 ) -> None:
     run_hook("claude", "Stop", "{}")
-    pid = retry_until(lambda: _server_pid(server_env), timeout=30, what="server started")
+    pid = retry_until(lambda: _server_pid(server_env), timeout=120, what="server started")
     os.kill(pid, signal.SIGKILL)
     retry_until(lambda: _server_pid(server_env) != pid or None, timeout=10, what="server gone")
     # The socket file is left behind by a killed server: the client falls back in-process.
@@ -107,7 +107,7 @@ def test_the_server_exits_when_idle(
 ) -> None:
     run_hook("claude", "Stop", "{}", extra_env={"NIKA_HOOKD_IDLE_S": "2"})
     path = socket_path(server_env)
-    retry_until(lambda: os.path.exists(path), timeout=60, what="the server listening")
+    retry_until(lambda: os.path.exists(path), timeout=120, what="the server listening")
     retry_until(lambda: not os.path.exists(path), timeout=60, what="the server gone when idle")
     assert _server_pid(server_env) is None
 

@@ -21,11 +21,13 @@ import hashlib
 import re
 from collections.abc import Iterable, Sequence
 
+from nika_tui.domain.handoff import HANDOFF_MARKER
 from nika_tui.domain.requests import RecallQuery, RecallResult
 from nika_tui.hooks import HookContext
-from nika_tui.hooks.common import HANDOFF_TITLE, hit_line, memory_client, render_context
+from nika_tui.hooks.common import hit_line, memory_client, render_context
 from nika_tui.services import redis_keys
 
+HANDOFF_TITLE = "Handoff packet from before the compaction"
 INJECTED_TTL_S = 24 * 3600
 PROMPT_RECALL_LIMIT = 5
 MAX_QUERY_CHARS = 1500
@@ -119,7 +121,13 @@ def prompt_context(ctx: HookContext, prompt: str) -> tuple[str, list[str]]:
             session_id=ctx.session_id,
         )
         found: RecallResult | None = ctx.step("prompt_recall", lambda: client.recall(recall))
-        fresh = [h for h in (found.hits if found else []) if h.record.id[:8] not in shown]
+        # A handoff packet is served by its own section (the newest of this session), never
+        # as a recalled memory: an older one would contradict it, this one would repeat it.
+        fresh = [
+            h
+            for h in (found.hits if found else [])
+            if h.record.id[:8] not in shown and not h.record.text.startswith(HANDOFF_MARKER)
+        ]
         if fresh:
             sections.append(("Recalled for this prompt", [hit_line(h) for h in fresh]))
             marks += [h.record.id[:8] for h in fresh]
