@@ -31,6 +31,9 @@ GROUPS: tuple[str, ...] = (
     "demo",
     "debt",
     "dashboard",
+    "scale",
+    "quota",
+    "billing",
 )
 
 

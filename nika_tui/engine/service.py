@@ -178,6 +178,10 @@ class MemoryService:
 
         # Debt audit every 6 h and the REM pass when kernels sleep (issue 5), from this loop.
         self.debt = DebtScheduler(ctx)
+        from nika_tui.scale.scheduler import ScaleScheduler
+
+        # Strategy B (issue 18): host samples once a minute, scale plans per auto_actions.scale.
+        self.scale = ScaleScheduler(ctx)
 
     # --- lifecycle ----------------------------------------------------------------------
     def stop(self) -> None:
@@ -241,6 +245,7 @@ class MemoryService:
                 try:
                     self.step()
                     self.debt.tick()
+                    self.scale.tick()
                 except StoreUnavailable as exc:
                     log.warning("store unavailable, retrying in %.0fs: %s", RETRY_BACKOFF_S, exc)
                     self._retry_pending = True

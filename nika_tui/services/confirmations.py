@@ -106,6 +106,11 @@ def resolve(
         result = {"command": command}
     elif kind == "rem.run":
         result = memory.call("rem.run", {"tenant_id": tenant_id}, timeout=600)
+    elif kind == "scale.apply":
+        from nika_tui.scale.approve import approve_scale
+
+        # The plan id, not the confirmation, is the idempotency key: applied at most once.
+        result = approve_scale(tenant_id, str(item.get("plan_id", "")), env, at)
     elif kind == "purge.apply":
         result = memory.call(
             "purge.apply", {"tenant_id": tenant_id, "confirmed": True}, timeout=600

@@ -138,3 +138,8 @@ def handoff_packet(tenant_id: str, session_id: str) -> str:
     """String with TTL: the latest handoff packet text of one agent session (PreCompact writes
     it; SessionStart after the compaction falls back to it while the packet is still queued)."""
     return tenant_key(tenant_id, f"handoff:{session_id}")
+
+
+# --- strategy B (issue 18) -----------------------------------------------------------------
+SCALE_SAMPLES = f"{PREFIX}:scale:samples"
+"""List of host samples (JSON, newest first, trimmed) written by the service's scale sampler."""
