@@ -11,8 +11,9 @@
 
 "For 10 min" means the samples cover the whole window (one sample at or before its start, at
 most ``max_gap_s`` earlier; the newest at most ``max_gap_s`` old; no two consecutive ones further
-apart) and every one of them is over the threshold: a service that just started, or that missed samples, never reads
-as saturated. The calm side (hysteresis) uses lower thresholds over ``calm_s``.
+apart) and every one of them is over the threshold: a service that just started, or that
+missed samples, never reads as saturated. The calm side (hysteresis) uses lower thresholds
+over ``calm_s``.
 """
 
 from __future__ import annotations

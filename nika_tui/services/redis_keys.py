@@ -143,3 +143,13 @@ def handoff_packet(tenant_id: str, session_id: str) -> str:
 # --- strategy B (issue 18) -----------------------------------------------------------------
 SCALE_SAMPLES = f"{PREFIX}:scale:samples"
 """List of host samples (JSON, newest first, trimmed) written by the service's scale sampler."""
+
+
+def tokens_day(tenant_id: str, day: str) -> str:
+    """Integer: model tokens the tenant consumed on ``day`` (``YYYYMMDD``, UTC), from billing."""
+    return tenant_key(tenant_id, f"tokens:{day}")
+
+
+def quota_state(tenant_id: str) -> str:
+    """Hash: ``warned_day``, ``limited_day``, ``paused_pid`` of the token quota watcher."""
+    return tenant_key(tenant_id, "quota")
