@@ -182,6 +182,10 @@ class MemoryService:
 
         # Strategy B (issue 18): host samples once a minute, scale plans per auto_actions.scale.
         self.scale = ScaleScheduler(ctx)
+        from nika_tui.quota.tokens import QuotaWatcher
+
+        # Tokens per day (issue 18): warn at 80%, pause or ask at 100%.
+        self.quota = QuotaWatcher(ctx.redis, ctx.env)
 
     # --- lifecycle ----------------------------------------------------------------------
     def stop(self) -> None:
@@ -246,6 +250,7 @@ class MemoryService:
                     self.step()
                     self.debt.tick()
                     self.scale.tick()
+                    self.quota.tick()
                 except StoreUnavailable as exc:
                     log.warning("store unavailable, retrying in %.0fs: %s", RETRY_BACKOFF_S, exc)
                     self._retry_pending = True
