@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import redis
 
 from nika_tui.billing.log import BillingLog
 from nika_tui.services import redis_keys
-from tests.hooks.conftest import TENANT, Workspace, run_hook, workspace  # noqa: F401
+from tests.hooks.conftest import TENANT, HookRun, Workspace
 
 
 def test_stop_hook_bills_the_transcript_and_post_tool_use_bills_the_call(
-    run_hook,
+    run_hook: Callable[..., HookRun],
     workspace: Workspace,
     redis_client: redis.Redis,
 ) -> None:
