@@ -1,4 +1,4 @@
-"""Tokens per day: warn at 80%, at 100% pause (SIGSTOP of a real process) or ask; resume next day."""
+"""Tokens per day: warn at 80%, at 100% pause (SIGSTOP of a real process) or ask."""
 
 from __future__ import annotations
 
