@@ -181,7 +181,7 @@ class MemoryService:
         from nika_tui.scale.scheduler import ScaleScheduler
 
         # Strategy B (issue 18): host samples once a minute, scale plans per auto_actions.scale.
-        self.scale = ScaleScheduler(ctx)
+        self.scale = ScaleScheduler(ctx.redis, ctx.env)
         from nika_tui.quota.tokens import QuotaWatcher
 
         # Tokens per day (issue 18): warn at 80%, pause or ask at 100%.

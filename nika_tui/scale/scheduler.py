@@ -11,10 +11,11 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 
-from nika_tui.engine.context import EngineContext
+import redis
+
 from nika_tui.errors import NikaError
 from nika_tui.paths import data_dir
 from nika_tui.scale.actions import AdapterFactory, default_factory
@@ -33,21 +34,23 @@ class ScaleScheduler:
 
     def __init__(
         self,
-        ctx: EngineContext,
+        client: redis.Redis,
+        env: Mapping[str, str] | None = None,
         every_s: float = 60.0,
         cooldown_s: float = 900.0,
         monotonic: Callable[[], float] = time.monotonic,
         factory: AdapterFactory | None = None,
     ) -> None:
-        self.ctx = ctx
+        self.client = client
+        self.env = env
         self.every_s = every_s
         self.cooldown_s = cooldown_s
         self._monotonic = monotonic
         self._next = monotonic()
         self._last_scale_out = -cooldown_s
-        self.sampler = HostSampler(ctx.redis, data_dir(ctx.env))
-        self.state = ScaleState(ctx.env)
-        self.factory = factory or default_factory(ctx.env)
+        self.sampler = HostSampler(client, data_dir(env))
+        self.state = ScaleState(env)
+        self.factory = factory or default_factory(env)
 
     def tick(self, now: datetime | None = None) -> list[str]:
         """Sample and plan when due; return what was done (``scale_out:acme:confirmation``…)."""
@@ -57,13 +60,13 @@ class ScaleScheduler:
         self._next = mono + self.every_s
         at = now or datetime.now(UTC)
         try:
-            store_sample(self.ctx.redis, self.sampler.sample(at))
+            store_sample(self.client, self.sampler.sample(at))
         except (OSError, NikaError) as exc:
             log.warning("scale sample failed: %s", exc)
             return []
-        samples = load_samples(self.ctx.redis)
+        samples = load_samples(self.client)
         done: list[str] = []
-        for tenant_id in list_tenant_ids(self.ctx.env):
+        for tenant_id in list_tenant_ids(self.env):
             try:
                 done += self._plan(tenant_id, samples, at, mono)
             except NikaError as exc:
@@ -71,7 +74,7 @@ class ScaleScheduler:
         return done
 
     def _plan(self, tenant_id: str, samples: list[Sample], at: datetime, mono: float) -> list[str]:
-        config = load_tenant(tenant_id, self.ctx.env)
+        config = load_tenant(tenant_id, self.env)
         if open_plans(self.state, tenant_id):
             return []
         t = Thresholds(
@@ -90,7 +93,7 @@ class ScaleScheduler:
             return []
         if plan.kind in (PlanKind.NONE, PlanKind.UNAVAILABLE):
             return []
-        result = act(plan, config, self.state, self.factory, self.ctx.redis, at, self.ctx.env)
+        result = act(plan, config, self.state, self.factory, self.client, at, self.env)
         if plan.kind is PlanKind.SCALE_OUT:
             self._last_scale_out = mono
         return [f"{plan.kind.value}:{tenant_id}:{result['action']}"]
