@@ -110,8 +110,46 @@ def collect_transcript(
         log.write_cursors(cursors)
         tokens = sum(u.total for u in fresh)
         if client is not None and tokens:
-            add_tokens(client, tenant_id, now.strftime("%Y%m%d"), tokens)
+            day = now.strftime("%Y%m%d")
+            add_tokens(client, tenant_id, day, tokens)
+            add_cost(client, tenant_id, day, fresh, env)
     return entries
+
+
+def add_cost(
+    client: redis.Redis,
+    tenant_id: str,
+    day: str,
+    usages: list[Usage],
+    env: Mapping[str, str] | None,
+) -> None:
+    """Add the priced part of ``usages`` to the day's cost counter (the dashboard's column).
+
+    A malformed price table skips this (the usage is in the log; `nika billing report` says
+    what is wrong with the table) rather than failing the hook.
+    """
+    from nika_tui.billing.prices import load_prices
+    from nika_tui.errors import BillingError
+
+    try:
+        prices = load_prices(env)
+    except BillingError:
+        return
+    cost = 0.0
+    for u in usages:
+        tokens = {
+            "input_tokens": u.input_tokens,
+            "output_tokens": u.output_tokens,
+            "cache_read_tokens": u.cache_read_tokens,
+            "cache_write_tokens": u.cache_write_tokens,
+        }
+        cost += prices.cost(u.model, tokens) or 0.0
+    if cost:
+        key = redis_keys.cost_day(tenant_id, day)
+        pipe = client.pipeline(transaction=True)
+        pipe.incrbyfloat(key, cost)
+        pipe.expire(key, DAY_TTL_S)
+        pipe.execute()
 
 
 def record_tool_call(

@@ -150,6 +150,11 @@ def tokens_day(tenant_id: str, day: str) -> str:
     return tenant_key(tenant_id, f"tokens:{day}")
 
 
+def cost_day(tenant_id: str, day: str) -> str:
+    """Float: estimated cost of the tokens of ``day`` (price table currency), from billing."""
+    return tenant_key(tenant_id, f"cost:{day}")
+
+
 def quota_state(tenant_id: str) -> str:
     """Hash: ``warned_day``, ``limited_day``, ``paused_pid`` of the token quota watcher."""
     return tenant_key(tenant_id, "quota")
