@@ -21,8 +21,11 @@ from nika_tui.billing.log import BillingLog, locked
 from nika_tui.billing.usage import Usage, claude_usages, codex_usages
 from nika_tui.services import redis_keys
 
-SEEN_KEEP = 2000
+SEEN_KEEP = 500
 DAY_TTL_S = 3 * 86400
+MAX_READ_BYTES = 1024 * 1024
+"""Read at most this much per hook run: a long session met for the first time is billed over
+several events (~0.3 s each here) instead of one run that would overrun the hook's budget."""
 
 
 def _read_new(path: Path, offset: int) -> tuple[list[dict[str, Any]], int]:
@@ -31,7 +34,7 @@ def _read_new(path: Path, offset: int) -> tuple[list[dict[str, Any]], int]:
         offset = 0  # rewritten or truncated: read again (keys already billed are skipped)
     with open(path, "rb") as fh:
         fh.seek(offset)
-        data = fh.read()
+        data = fh.read(MAX_READ_BYTES)
     end = data.rfind(b"\n")
     if end < 0:
         return [], offset

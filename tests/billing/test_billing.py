@@ -180,3 +180,26 @@ def test_redis_counter_is_per_day(transcript: Path, redis_client: redis.Redis) -
     collect_transcript("acme", transcript, META, NOW, redis_client)
     assert redis_client.get(redis_keys.tokens_day("acme", "20261204")) is None
     assert redis_client.ttl(redis_keys.tokens_day("acme", "20261203")) > 0
+
+
+def test_a_long_transcript_is_billed_over_several_events_exactly_once(tmp_path: Path) -> None:
+    from nika_tui.billing.collect import MAX_READ_BYTES
+
+    path = tmp_path / "long.jsonl"
+    pad = "x" * 2000
+    with open(path, "w") as fh:
+        n = 0
+        while fh.tell() < 2.5 * MAX_READ_BYTES:
+            rec = {"type": "assistant", "timestamp": "2026-12-03T10:00:00Z",
+                   "message": {"id": f"m{n}", "model": "claude-sonnet-4-5", "content": pad,
+                               "usage": {"input_tokens": 1, "output_tokens": 2}}}  # fmt: skip
+            fh.write(json.dumps(rec) + "\n")
+            n += 1
+    first = collect_transcript("acme", path, META, NOW, None)
+    assert 0 < len(first) < n  # one hook run never reads the whole long session
+    total = len(first)
+    while batch := collect_transcript("acme", path, META, NOW, None):
+        total += len(batch)
+    assert total == n
+    keys = [e["key"] for e in BillingLog("acme").entries()]
+    assert len(keys) == len(set(keys)) == n
