@@ -20,15 +20,14 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 def _quota(args: argparse.Namespace) -> int:
     from nika_tui.quota.cgroups import TenantCgroup, detect
-    from nika_tui.quota.tokens import resume_kernel, token_status
+    from nika_tui.quota.tokens import resume_kernel
     from nika_tui.services.config_store import load_tenant
     from nika_tui.services.redis_server import connect
 
     config = load_tenant(args.tenant)
     now = datetime.now(UTC)
-    client = connect(start=False)
     if args.action == "resume":
-        pids = resume_kernel(client, config.tenant_id, now)
+        pids = resume_kernel(connect(start=False), config.tenant_id, now)
         out: dict[str, Any] = {"tenant_id": config.tenant_id, "resumed_pids": pids}
     else:
         support = detect()
@@ -45,7 +44,7 @@ def _quota(args: argparse.Namespace) -> int:
                 "read_back": group.read() if exists else {},
                 "pids": group.procs() if exists else [],
             },
-            "tokens": token_status(client, config, now),
+            "tokens": _tokens(config, now),
         }
     if args.json:
         print_json(out)
@@ -55,5 +54,20 @@ def _quota(args: argparse.Namespace) -> int:
         cg, tok = out["cgroup"], out["tokens"]
         print(f"{config.tenant_id}: cpu {out['cpu_percent']}%  ram {out['ram_mb']} MB  "
               f"cgroup {cg['mode']} ({'active' if cg['exists'] else 'no kernel'})")  # fmt: skip
-        print(f"tokens today {tok['used']}/{tok['limit']} ({tok['percent']}%) {tok['state']}")
+        if "error" in tok:
+            print(f"tokens today: unknown ({tok['error']})")
+        else:
+            print(f"tokens today {tok['used']}/{tok['limit']} ({tok['percent']}%) {tok['state']}")
     return 0
+
+
+def _tokens(config: Any, now: datetime) -> dict[str, Any]:
+    """Today's token status; without Redis the cgroup part is still worth showing."""
+    from nika_tui.errors import StoreUnavailable
+    from nika_tui.quota.tokens import token_status
+    from nika_tui.services.redis_server import connect
+
+    try:
+        return token_status(connect(start=False), config, now)
+    except StoreUnavailable as exc:
+        return {"error": exc.message, "limit": config.quotas.tokens_per_day}

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
@@ -71,6 +73,16 @@ def test_kernel_runs_in_its_own_cgroup_with_the_limits_and_leaves_none(
         # The kernel's own view agrees: /proc/<pid>/cgroup names the tenant's group.
         own = Path(f"/proc/{result.pid}/cgroup").read_text()
         assert f"nika-tenant-{config.tenant_id}" in own
+        cli = subprocess.run(
+            [sys.executable, "-m", "nika_tui", "quota", "status", "--tenant", config.tenant_id,
+             "--json"], capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert cli.returncode == 0, cli.stderr
+        status = json.loads(cli.stdout)
+        assert status["cgroup"]["mode"] == SUPPORT.mode.value and status["cgroup"]["exists"]
+        assert status["cgroup"]["read_back"]["memory_limit_bytes"] == 300 * MIB
+        assert result.pid in status["cgroup"]["pids"]
+        assert status["tokens"]["limit"] == 1000
     finally:
         manager.stop(config.tenant_id)
     retry_until(lambda: not any(p.exists() for p in group.dirs.values()), timeout=10)
@@ -78,8 +90,6 @@ def test_kernel_runs_in_its_own_cgroup_with_the_limits_and_leaves_none(
 
 @needs_cgroups
 def test_a_process_moved_in_is_limited_and_cgroup_removed_after(tmp_path: Path) -> None:
-    import subprocess
-
     group = TenantCgroup(f"q{uuid.uuid4().hex[:10]}", SUPPORT)
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
@@ -124,3 +134,14 @@ def test_a_quota_of_zero_is_refused_with_the_field(field: str, tmp_path: Path) -
 
 def test_cgroups_off_by_env_in_the_suite() -> None:
     assert os.environ.get("NIKA_QUOTA_CGROUPS") == "0"
+
+
+def test_doctor_says_which_cgroup_mode() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "nika_tui", "doctor", "--json"], capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    checks = {c["name"]: c for c in json.loads(out.stdout)["checks"]}
+    assert checks["cgroups"]["detail"].startswith(SUPPORT.mode.value)
+    if SUPPORT.mode is CgroupMode.NONE:
+        assert "monitoring only" in checks["cgroups"]["detail"]
