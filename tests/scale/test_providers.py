@@ -276,3 +276,21 @@ def test_worker_name_markers(case: MarkerCase) -> None:
     from nika_tui.scale.providers.base import parse_worker_name
 
     assert parse_worker_name(case.name) == case.expected
+
+
+@pytest.mark.parametrize("provider", ALL, ids=[p.value for p in ALL])
+def test_an_error_body_echoing_the_key_never_shows_it(provider, make: Make, clouds) -> None:
+    _, state = clouds
+    method, path = CREATE[provider]
+    secret = max(SECRETS[provider].values(), key=len)
+    echo = f"bad request for {secret}"
+    body: object = {"message": echo, "error": {"code": "X", "message": echo}, "type": echo}
+    if provider is Provider.AWS:
+        body = (
+            f"<Response><Errors><Error><Code>X</Code><Message>{echo}</Message>"
+            "</Error></Errors></Response>"
+        )
+    state.fail(method, path, 400, body)
+    with pytest.raises(ProviderError) as caught:
+        make(provider).create(_spec(provider))
+    assert secret not in str(caught.value) and "***" in caught.value.message

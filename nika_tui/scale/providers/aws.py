@@ -107,6 +107,7 @@ class Ec2:
         self.region = region
         self._url = f"{(base_url or f'https://ec2.{region}.amazonaws.com').rstrip('/')}/"
         self.http = http or CloudHttp(self.provider, parse_error)
+        self.http.secrets = tuple(secrets.values())
         self._now = now
 
     def _call(

@@ -97,6 +97,7 @@ class Azure:
         self._login = (login_url or (LOGIN_URL if base_url == BASE_URL else base_url)).rstrip("/")
         self.subnet_id = subnet_id
         self.http = http or CloudHttp(self.provider, parse_error)
+        self.http.secrets = tuple(secrets.values())
         self._token: str | None = None
 
     def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:

@@ -60,6 +60,7 @@ class Contabo:
         self._base = f"{base_url.rstrip('/')}/v1/compute/instances"
         self._auth = (auth_url or (AUTH_URL if base_url == BASE_URL else base_url)).rstrip("/")
         self.http = http or CloudHttp(self.provider, parse_error)
+        self.http.secrets = tuple(secrets.values())
         self._token: str | None = None
 
     def _headers(self) -> dict[str, str]:

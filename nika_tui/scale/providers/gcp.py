@@ -101,6 +101,7 @@ class GoogleCompute:
         root = token_url or (TOKEN_URL if base_url == BASE_URL else base_url)
         self._token_url = f"{root.rstrip('/')}/token"
         self.http = http or CloudHttp(self.provider, parse_error)
+        self.http.secrets = tuple(secrets.values())
         self._clock = clock
         self._token: str | None = None
 

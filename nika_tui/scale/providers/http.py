@@ -81,6 +81,15 @@ class CloudHttp:
         self.max_wait_s = max_wait_s
         self._sleep = sleep
         self.client = httpx.Client(timeout=timeout, follow_redirects=False)
+        self.secrets: tuple[str, ...] = ()
+        """Values scrubbed from any error text (an API that echoes a key never leaks it)."""
+
+    def scrub(self, text: str) -> str:
+        """``text`` with every known secret value replaced by ``***``."""
+        for secret in self.secrets:
+            if len(secret) >= 6:
+                text = text.replace(secret, "***")
+        return text
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -118,7 +127,7 @@ class CloudHttp:
                 message = f"{message} (retry after {wait:g} s)"
             if ok_missing and kind == "notfound":
                 return resp
-            raise provider_error(self.provider, kind, code, message)
+            raise provider_error(self.provider, kind, self.scrub(code), self.scrub(message))
 
 
 def json_error(resp: httpx.Response) -> dict[str, Any]:

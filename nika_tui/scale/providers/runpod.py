@@ -58,6 +58,7 @@ class RunPod:
         self._base = f"{base_url.rstrip('/')}/v1"
         self.cloud_type = cloud_type
         self.http = http or CloudHttp(self.provider, parse_error)
+        self.http.secrets = tuple(secrets.values())
 
     def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         return self.http.send(method, f"{self._base}{path}", headers=self._headers, **kwargs)

@@ -85,6 +85,7 @@ class Scaleway:
         self.zone = zone
         self.project_id = project_id
         self.http = http or CloudHttp(self.provider, parse_error)
+        self.http.secrets = tuple(secrets.values())
 
     def _send(
         self, method: str, path: str, headers: dict[str, str] | None = None, **kwargs: Any
