@@ -112,6 +112,14 @@ def apply_plan(
         with state.transaction() as data:
             data["plans"][plan_id].update(status="failed", error=exc.message)
         raise
+    except (KeyError, ValueError, TypeError) as exc:
+        # A 2xx answer we cannot read: the instance may exist. The plan stays `applying`, so
+        # reconcile adopts the tagged instance (or reports nothing if none was made).
+        raise ScaleError(
+            f"{plan.provider.value} answered scale plan {plan_id} in a form nika cannot read "
+            f"({type(exc).__name__})",
+            "run `nika scale reconcile` to adopt or remove what was created",
+        ) from exc
     with state.transaction() as data:
         if plan.kind is PlanKind.SCALE_OUT:
             data["workers"].append(worker.as_dict())

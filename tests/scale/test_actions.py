@@ -161,3 +161,16 @@ def test_decommission_plan_deletes_the_worker(clouds, scw_env, redis_client) -> 
     out = act(plan, config, state, default_factory(), redis_client, NOW)
     assert out["action"] == "applied"
     assert _servers(clouds[1]) == [] and state.workers() == []
+
+
+def test_an_unreadable_success_leaves_the_plan_for_reconcile(acme, clouds) -> None:
+    _, cloud = clouds
+    cloud.fail("POST", r"/servers$", 201, {"unexpected": True})
+    state = ScaleState()
+    plan = _plan(acme)
+    state.save_plan(plan, "pending")
+    with pytest.raises(ScaleError, match="nika scale reconcile"):
+        apply_plan(plan.plan_id, acme, state, default_factory(), NOW)
+    assert state.plan(plan.plan_id)["status"] == "applying"
+    with pytest.raises(ScaleError, match="already applied"):
+        apply_plan(plan.plan_id, acme, state, default_factory(), NOW)

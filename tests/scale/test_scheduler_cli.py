@@ -94,3 +94,20 @@ def test_cli_plan_apply_once_status_reconcile(acme: TenantConfig, clouds, redis_
     gone = _nika("decommission", "--tenant", "acme")
     assert gone.returncode == 0, gone.stderr
     assert clouds[1].instances["scaleway"] == {}
+
+
+def test_sampler_sees_new_pod_ttfl_values_once(acme: TenantConfig, redis_client) -> None:
+    from nika_tui.paths import data_dir
+    from nika_tui.scale.sampler import HostSampler
+    from nika_tui.services.kernel_store import record_pod_ttfl
+
+    sampler = HostSampler(redis_client, data_dir())
+    record_pod_ttfl(redis_client, "acme", 2.0)
+    first = sampler.sample(datetime.now(UTC))
+    assert first.ttfl_s == ()  # values recorded before the sampler started are history
+    record_pod_ttfl(redis_client, "acme", 41.5)
+    record_pod_ttfl(redis_client, "acme", 39.0)
+    second = sampler.sample(datetime.now(UTC))
+    assert sorted(second.ttfl_s) == [39.0, 41.5]
+    assert sampler.sample(datetime.now(UTC)).ttfl_s == ()
+    assert second.cpu_percent is not None and 0.0 <= second.cpu_percent <= 100.0

@@ -26,7 +26,7 @@ from nika_tui.scale.providers.base import (
     WorkerSpec,
     worker_tags,
 )
-from nika_tui.scale.providers.http import CloudHttp, ErrorInfo, status_kind
+from nika_tui.scale.providers.http import CloudHttp, ErrorInfo, provider_error, status_kind
 from nika_tui.services.provider_verify import sigv4_headers
 
 API_VERSION = "2016-11-15"
@@ -148,7 +148,9 @@ class Ec2:
         root = self._call("RunInstances", params)
         item = root.find("instancesSet/item")
         if item is None:
-            raise ValueError("RunInstances answered without an instance")
+            raise provider_error(
+                self.provider, "other", "RunInstances", "answered without an instance"
+            )
         found = _instance(item)
         return Instance(
             self.provider,
