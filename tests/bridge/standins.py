@@ -91,8 +91,13 @@ class Standin:
         return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
     def wa_body(self, sender: str, text: str, message_id: str | None = None) -> bytes:
-        message = {"from": sender, "id": message_id or f"wamid.{uuid.uuid4().hex}",
-                   "timestamp": str(int(time.time())), "type": "text", "text": {"body": text}}  # fmt: skip
+        message = {
+            "from": sender,
+            "id": message_id or f"wamid.{uuid.uuid4().hex}",
+            "timestamp": str(int(time.time())),
+            "type": "text",
+            "text": {"body": text},
+        }
         payload = {
             "object": "whatsapp_business_account",
             "entry": [{"id": "WABA", "changes": [{"field": "messages", "value": {
