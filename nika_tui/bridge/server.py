@@ -87,6 +87,7 @@ def build_adapters(
 ) -> dict[Gateway, GatewayAdapter]:
     """The configured gateways' adapters."""
     config, secrets = settings.config, settings.secrets
+    refetch = config.key_refetch_min_s
     out: dict[Gateway, GatewayAdapter] = {}
     if settings.gateway_enabled(Gateway.WHATSAPP):
         out[Gateway.WHATSAPP] = WhatsAppAdapter(
@@ -101,13 +102,13 @@ def build_adapters(
             app_password=secrets.get("MICROSOFT_APP_PASSWORD", ""),
             issuer=config.teams.issuer,
             token_url=config.teams.token_url,
-            keys=JwksCache(config.teams.openid_url, client),
+            keys=JwksCache(config.teams.openid_url, client, min_refresh_s=refetch),
         )
     if settings.gateway_enabled(Gateway.GCHAT):
         out[Gateway.GCHAT] = GChatAdapter(
             audience=config.gchat.audience,
             issuer=config.gchat.issuer,
-            keys=JwksCache(config.gchat.jwks_url, client),
+            keys=JwksCache(config.gchat.jwks_url, client, min_refresh_s=refetch),
         )
     return out
 

@@ -166,6 +166,9 @@ class BridgeConfig(_Strict):
     reply_timeout_s: float = Field(default=600.0, gt=0)
     gchat_sync_wait_s: float = Field(default=25.0, ge=0, le=28)
     spawn_kernels: bool = True
+    key_refetch_min_s: float = Field(
+        default=30.0, ge=0, description="Least seconds between two refetches for unknown key ids."
+    )
     whatsapp: WhatsAppSettings = Field(default_factory=WhatsAppSettings)
     teams: TeamsSettings = Field(default_factory=TeamsSettings)
     gchat: GChatSettings = Field(default_factory=GChatSettings)

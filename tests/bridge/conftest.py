@@ -58,7 +58,8 @@ def tenants(tmp_path: Path, redis_url: str, tmux_server: libtmux.Server) -> list
     config = link(config, Gateway.WHATSAPP, GLOBEX_WA, "globex")
     config = link(config, Gateway.TEAMS, ACME_TEAMS, "acme")
     config = link(config, Gateway.GCHAT, ACME_GCHAT, "acme")
-    save_config(config)
+    # Keys rotate in a test within seconds; the refetch rate limit has its own test.
+    save_config(config.model_copy(update={"key_refetch_min_s": 0.0}))
     return ["acme", "globex"]
 
 
