@@ -9,12 +9,15 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import redis
 
 from nika_tui.bridge import keys
 from nika_tui.domain.bridge import BridgeConfig, Gateway
+
+if TYPE_CHECKING:
+    from nika_tui.ui_model import BridgeView
 
 
 @dataclass(frozen=True)
@@ -92,4 +95,29 @@ def read_status(
         dead=int(client.xlen(keys.DEAD)),
         tenants=[tenant_bridge(client, config, t) for t in ids],
         errors=_json_list(client, keys.ERRORS, 10),
+    )
+
+
+def tenant_view(client: redis.Redis, env: Mapping[str, str], tenant_id: str) -> BridgeView | None:
+    """The tenant detail screen's bridge section (None when the tenant has no bridge at all)."""
+    from nika_tui.bridge.settings import load_config
+    from nika_tui.ui_model import BridgeView
+
+    config = load_config(env)
+    tenant = tenant_bridge(client, config, tenant_id, limit=6)
+    if not (tenant.senders or tenant.last or tenant.errors or tenant.pending):
+        return None
+    running = bool(client.exists(keys.SERVER_HEARTBEAT))
+    served = json.loads(str(client.hget(keys.SERVER, "gateways") or "[]")) if running else []
+    return BridgeView(
+        running=running,
+        gateways=tuple(served),
+        senders=tuple(f"{s['gateway']}:{s['sender']}" for s in tenant.senders),
+        pending=tenant.pending,
+        last=tuple(
+            f"{e['at'][11:19]} {'→' if e['direction'] == 'out' else '←'} {e['gateway']} "
+            f"{e['sender']}: {e['text']}"
+            for e in tenant.last
+        ),
+        errors=tuple(f"{e['at'][11:19]} {e['gateway']}: {e['reason']}" for e in tenant.errors[:3]),
     )
