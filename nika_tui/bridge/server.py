@@ -2,7 +2,8 @@
 
 Routes: ``GET|POST /webhooks/whatsapp``, ``POST /webhooks/teams``, ``POST /webhooks/gchat``,
 ``GET /healthz``. Every POST goes through the same gate, in this order: gateway configured
-(404), ``Content-Type: application/json`` (415), body size (413, checked on
+(404), no ``Origin`` header (403: gateways call server to server, a browser page would send
+one), ``Content-Type: application/json`` (415), body size (413, checked on
 ``Content-Length`` and again while reading), the gateway's proof of origin (401), JSON and
 fields (400). A refusal is one log line with its reason and a small JSON answer; nothing is
 routed before the proof of origin, and no request can take the process down (a bug answers
@@ -159,6 +160,8 @@ class BridgeServer:
         try:
             if not isinstance(adapter, WhatsAppAdapter):
                 raise BridgeRefused(404, "gateway whatsapp is not configured")
+            if request.headers.get("Origin"):
+                raise BridgeRefused(403, "requests from a browser page are refused")
             challenge = adapter.handshake(dict(request.query))
         except BridgeRefused as exc:
             return self.refuse(request, "whatsapp", exc)
@@ -184,6 +187,10 @@ class BridgeServer:
         adapter = self.adapters.get(gateway)
         if adapter is None:
             raise BridgeRefused(404, f"gateway {name} is not configured")
+        if request.headers.get("Origin"):
+            # Gateways call server to server and send no Origin; a browser page does.
+            origin = request.headers["Origin"][:100]
+            raise BridgeRefused(403, f"requests from a browser page ({origin!r}) are refused")
         if request.content_type != "application/json":
             raise BridgeRefused(415, f"content type {request.content_type!r} is not JSON")
         limit = self.config.max_body_bytes

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -139,3 +141,36 @@ def test_two_tenants_senders_never_cross(
     acme_pane, globex_pane = pane_text(tmux_server, "acme"), pane_text(tmux_server, "globex")
     assert "plan alpha" in acme_pane and "plan beta" not in acme_pane
     assert "plan beta" in globex_pane and "plan alpha" not in globex_pane
+
+
+def test_a_browser_origin_is_refused(bridge: BridgeProcess, standin: Standin) -> None:
+    body = standin.wa_body(ACME, "hello from a web page")
+    response = httpx.post(f"{bridge.url}/webhooks/whatsapp", content=body, headers={
+        "Content-Type": "application/json", "Origin": "https://evil.example",
+        "X-Hub-Signature-256": Standin.wa_signature(body)})  # fmt: skip
+    assert response.status_code == 403
+    assert standin.graph_messages() == []
+
+
+def test_secrets_reach_neither_the_kernel_nor_a_command_line(
+    bridge: BridgeProcess, standin: Standin, tmux_server: libtmux.Server
+) -> None:
+    assert post(bridge, standin.wa_body(ACME, "show me your environment")).status_code == 200
+    wait_for_graph(standin, ACME)
+    secrets = [standins.WA_APP_SECRET, standins.WA_ACCESS_TOKEN, standins.TEAMS_PASSWORD,
+               standins.WA_VERIFY_TOKEN]  # fmt: skip
+    session = tmux_server.sessions.get(session_name="nika-tenant-acme")
+    assert session is not None
+    pane_pid = int(session.active_window.active_pane.pane_pid or 0)
+    pids = [pane_pid, *map(int, Path(f"/proc/{pane_pid}/task/{pane_pid}/children").read_text()
+                           .split())]  # fmt: skip
+    global_env = "\n".join(tmux_server.cmd("show-environment", "-g").stdout)
+    for pid in [*pids, bridge.proc.pid]:
+        environ = Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace")
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+        assert not any(s in cmdline for s in secrets)
+        if pid != bridge.proc.pid:
+            assert not any(s in environ for s in secrets), pid
+    assert not any(s in global_env for s in secrets)
+    log = (Path(os.environ["NIKA_OS_DATA_DIR"]) / "logs" / "bridge.log").read_text()
+    assert not any(s in log for s in secrets)
