@@ -8,9 +8,9 @@ project number, not expired. ``MESSAGE`` events are routed (``message.name`` is 
 
 Outbound: Chat takes the answer as the HTTP response of the event (``{"text": …}``) when it
 comes within Chat's 30-second limit; the server waits ``gchat_sync_wait_s`` for it. An answer
-that comes later needs the Chat REST API with the app's own service-account credentials,
-which this version does not hold: it is kept in the dead stream with that reason (see
-docs/bridge.md), never dropped.
+that comes later is posted through the Chat REST API as the app's service account
+(:mod:`nika_tui.bridge.gchat_api`); without ``GCHAT_SERVICE_ACCOUNT`` it is kept in the dead
+stream with that reason, never dropped.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from datetime import datetime
 import httpx
 
 from nika_tui.bridge.delivery import DeliveryFailed
+from nika_tui.bridge.gchat_api import ChatApi
 from nika_tui.bridge.jwt_verify import JwksCache, verify_bearer
 from nika_tui.bridge.webhook import Verified, WebhookRequest, as_dict, as_str, parse_json
 from nika_tui.domain.bridge import Gateway, InboundMessage, SenderInvalid, normalize_sender
@@ -36,6 +37,7 @@ class GChatAdapter:
     audience: str
     issuer: str
     keys: JwksCache
+    api: ChatApi | None = None
     gateway: Gateway = Gateway.GCHAT
 
     async def verify(self, request: WebhookRequest) -> Verified:
@@ -89,9 +91,11 @@ class GChatAdapter:
         ]
 
     def send(self, http: httpx.Client, message: InboundMessage, text: str) -> None:
-        """Called only when nobody waits for the answer any more (see the module doc)."""
-        raise DeliveryFailed(
-            "the Google Chat event was answered before the agent finished; a late answer "
-            "needs the Chat REST API, which this bridge does not call yet",
-            retry=False,
-        )
+        """Post an answer nobody waits for any more (see the module doc)."""
+        if self.api is None:
+            raise DeliveryFailed(
+                "the Google Chat event was answered before the agent finished, and a late "
+                "answer needs GCHAT_SERVICE_ACCOUNT (`nika setup bridge`)",
+                retry=False,
+            )
+        self.api.post(http, message, text)

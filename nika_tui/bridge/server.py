@@ -32,6 +32,7 @@ from aiohttp import web
 from nika_tui.bridge import keys
 from nika_tui.bridge.delivery import Outbox, Sender
 from nika_tui.bridge.gchat import GChatAdapter
+from nika_tui.bridge.gchat_api import ChatApi, load_service_account
 from nika_tui.bridge.jwt_verify import JwksCache
 from nika_tui.bridge.records import record_error
 from nika_tui.bridge.router import Outcome, Router
@@ -106,10 +107,12 @@ def build_adapters(
             keys=JwksCache(config.teams.openid_url, client, min_refresh_s=refetch),
         )
     if settings.gateway_enabled(Gateway.GCHAT):
+        account = secrets.get("GCHAT_SERVICE_ACCOUNT")
         out[Gateway.GCHAT] = GChatAdapter(
             audience=config.gchat.audience,
             issuer=config.gchat.issuer,
             keys=JwksCache(config.gchat.jwks_url, client, min_refresh_s=refetch),
+            api=ChatApi(load_service_account(account), config.gchat.api_url) if account else None,
         )
     return out
 

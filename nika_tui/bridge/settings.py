@@ -35,6 +35,7 @@ SECRET_VARS: dict[str, str] = {
     "WHATSAPP_VERIFY_TOKEN": "the verify token you typed in Meta's webhook settings",
     "WHATSAPP_ACCESS_TOKEN": "a system-user access token allowed to send messages",
     "MICROSOFT_APP_PASSWORD": "the bot's client secret (Azure Bot registration)",
+    "GCHAT_SERVICE_ACCOUNT": "the Chat app's service-account key (JSON, or its file's path)",
 }
 """Secret → what it is. Each is read from the environment first."""
 
@@ -45,6 +46,7 @@ PLAIN_VARS: dict[str, str] = {
     "TEAMS_OPENID_URL": "teams.openid_url",
     "MICROSOFT_TOKEN_URL": "teams.token_url",
     "GCHAT_JWKS_URL": "gchat.jwks_url",
+    "GCHAT_API_URL": "gchat.api_url",
 }
 """Non-secret settings an environment variable overrides (env name → config field)."""
 

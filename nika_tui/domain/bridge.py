@@ -134,6 +134,10 @@ class GChatSettings(_Strict):
         description="Chat's service-account signing keys; GCHAT_JWKS_URL overrides it.",
     )
     issuer: str = Field(default="chat@system.gserviceaccount.com")
+    api_url: str = Field(
+        default="https://chat.googleapis.com",
+        description="Chat REST API for answers after the event; GCHAT_API_URL overrides it.",
+    )
 
 
 class RateLimit(_Strict):

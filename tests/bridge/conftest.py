@@ -90,20 +90,23 @@ def bridge_env(standin: Standin) -> dict[str, str]:
             "MICROSOFT_TOKEN_URL": f"{standin.url}/botframework/token",
             "GCHAT_PROJECT_NUMBER": standins.GCHAT_PROJECT,
             "GCHAT_JWKS_URL": f"{standin.url}/gchat/jwks",
+            "GCHAT_API_URL": f"{standin.url}/chat",
+            "GCHAT_SERVICE_ACCOUNT": standin.service_account(),
         }
     )
     return env
 
 
 @pytest.fixture
-def start_bridge(standin: Standin) -> Iterator[Callable[[], BridgeProcess]]:
+def start_bridge(standin: Standin) -> Iterator[Callable[..., BridgeProcess]]:
     """Start the real ``nika bridge serve --port 0``; stopped (SIGTERM) afterwards."""
     started: list[BridgeProcess] = []
 
-    def start() -> BridgeProcess:
+    def start(without: tuple[str, ...] = ()) -> BridgeProcess:
+        env = {k: v for k, v in bridge_env(standin).items() if k not in without}
         proc = subprocess.Popen(
             [sys.executable, "-m", "nika_tui", "bridge", "serve", "--port", "0"],
-            env=bridge_env(standin),
+            env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,

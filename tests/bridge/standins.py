@@ -30,6 +30,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote
 
 import jwt
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 WA_APP_SECRET = "wa-app-secret-for-tests"
@@ -41,6 +42,7 @@ TEAMS_PASSWORD = "teams-bot-password"
 TEAMS_ISSUER = "https://api.botframework.com"
 GCHAT_PROJECT = "123456789012"
 GCHAT_ISSUER = "chat@system.gserviceaccount.com"
+CHAT_APP_EMAIL = "nika-bridge@nika-chat.iam.gserviceaccount.com"
 
 
 @dataclass
@@ -78,6 +80,7 @@ class Standin:
     def __init__(self) -> None:
         self.teams_keys = [SigningKey("bf-key-1")]
         self.gchat_keys = [SigningKey("chat-key-1")]
+        self.chat_app = SigningKey("chat-app-sa-key")  # the Chat app's own service account
         self.received: list[Received] = []
         self.key_fetches: dict[str, int] = {"teams": 0, "gchat": 0}
         self.issued_tokens: set[str] = set()
@@ -140,6 +143,17 @@ class Standin:
                         "sender": {"name": sender, "type": "HUMAN", "email": "a@example.com"}},
         }  # fmt: skip
 
+    def service_account(self) -> str:
+        """The Chat app's service-account key file (JSON), token_uri on the stand-in."""
+        pem = self.chat_app.key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        ).decode()  # fmt: skip
+        return json.dumps({"type": "service_account", "project_id": "nika-chat",
+                           "private_key_id": self.chat_app.kid, "private_key": pem,
+                           "client_email": CHAT_APP_EMAIL,
+                           "token_uri": f"{self.url}/google/token"})  # fmt: skip
+
     # --- what the bridge sent --------------------------------------------------------------------
     def sent(self, prefix: str) -> list[Received]:
         with self.lock:
@@ -188,6 +202,9 @@ class _Handler(BaseHTTPRequestHandler):
         s = self.server.standin
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         headers = {k.lower(): v for k, v in self.headers.items()}
+        if self.path == "/google/token":
+            self._google_token(raw)
+            return
         if self.path == "/botframework/token":
             form = {k: v[0] for k, v in parse_qs(raw.decode()).items()}
             if (form.get("client_id"), form.get("client_secret")) != (TEAMS_APP_ID,
@@ -209,7 +226,7 @@ class _Handler(BaseHTTPRequestHandler):
         bearer = headers.get("authorization", "").removeprefix("Bearer ")
         if self.path.startswith("/graph/"):
             ok = bearer == WA_ACCESS_TOKEN and self.path == f"/graph/{PHONE_NUMBER_ID}/messages"
-        elif self.path.startswith("/connector/v3/conversations/"):
+        elif self.path.startswith(("/connector/v3/conversations/", "/chat/v1/spaces/")):
             ok = bearer in s.issued_tokens
         else:
             self._json(404, {"error": "not found"})
@@ -221,6 +238,28 @@ class _Handler(BaseHTTPRequestHandler):
             s.received.append(Received(unquote(self.path), headers, json.loads(raw)))
         self._json(200, {"messages": [{"id": f"wamid.out.{uuid.uuid4().hex[:8]}"}]}
                    if self.path.startswith("/graph/") else {"id": "reply-1"})  # fmt: skip
+
+    def _google_token(self, raw: bytes) -> None:
+        """RFC 7523 JWT bearer grant: the assertion must be signed by the app's key."""
+        s = self.server.standin
+        form = {k: v[0] for k, v in parse_qs(raw.decode()).items()}
+        try:
+            claims = jwt.decode(
+                form.get("assertion", ""), s.chat_app.key.public_key(), algorithms=["RS256"],
+                audience=f"{s.url}/google/token", issuer=CHAT_APP_EMAIL,
+            )  # fmt: skip
+        except jwt.PyJWTError as exc:
+            self._json(400, {"error": "invalid_grant", "error_description": str(exc)})
+            return
+        if form.get("grant_type") != "urn:ietf:params:oauth:grant-type:jwt-bearer" or (
+            claims.get("scope") != "https://www.googleapis.com/auth/chat.bot"
+        ):
+            self._json(400, {"error": "invalid_scope"})
+            return
+        token = f"ya29.{uuid.uuid4().hex}"
+        with s.lock:
+            s.issued_tokens.add(token)
+        self._json(200, {"access_token": token, "expires_in": 3599, "token_type": "Bearer"})
 
 
 class _Server(ThreadingHTTPServer):

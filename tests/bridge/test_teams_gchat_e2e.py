@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -12,6 +13,7 @@ import pytest
 import redis
 
 from nika_tui.bridge import keys
+from nika_tui.bridge.settings import load_config, save_config
 from tests.bridge import standins
 from tests.bridge.conftest import ACME_GCHAT, ACME_TEAMS, BridgeProcess
 from tests.bridge.standins import SigningKey, Standin
@@ -135,3 +137,37 @@ def test_gchat_token_from_another_issuer_is_401(
     expired = standin.gchat_token(exp=int(time.time()) - 3600)
     assert post_json(bridge, "gchat", event, expired).status_code == 401
     assert redis_client.xlen(keys.inbox("acme")) == 0
+
+
+def test_gchat_late_answer_is_posted_through_the_chat_api(
+    tenants: list[str], start_bridge: Callable[..., BridgeProcess], standin: Standin
+) -> None:
+    save_config(load_config().model_copy(update={"gchat_sync_wait_s": 0.0}))
+    bridge = start_bridge()
+    event = standin.gchat_event(ACME_GCHAT, "a question that takes a while", "spaces/BBBB")
+    response = post_json(bridge, "gchat", event, standin.gchat_token())
+    assert response.status_code == 200 and response.json() == {}
+
+    def posted() -> list[Any] | None:
+        return standin.sent("/chat/v1/spaces/BBBB/messages") or None
+
+    (sent,) = retry_until(posted, timeout=30, what="the answer posted through the Chat API")
+    assert sent.body == {"text": "echo: a question that takes a while"}
+    assert sent.headers["authorization"].removeprefix("Bearer ") in standin.issued_tokens
+
+
+def test_gchat_late_answer_without_credentials_is_kept_not_lost(
+    tenants: list[str],
+    start_bridge: Callable[..., BridgeProcess],
+    standin: Standin,
+    redis_client: redis.Redis,
+) -> None:
+    save_config(load_config().model_copy(update={"gchat_sync_wait_s": 0.0}))
+    bridge = start_bridge(without=("GCHAT_SERVICE_ACCOUNT",))
+    event = standin.gchat_event(ACME_GCHAT, "nobody can post this later")
+    assert post_json(bridge, "gchat", event, standin.gchat_token()).json() == {}
+    retry_until(lambda: redis_client.xlen(keys.DEAD) == 1, timeout=30, what="the kept answer")
+    ((_, fields),) = redis_client.xrange(keys.DEAD)
+    kept = json.loads(fields["out"])
+    assert kept["text"] == "echo: nobody can post this later"
+    assert "GCHAT_SERVICE_ACCOUNT" in kept["error"]
