@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -29,6 +30,7 @@ from nika_tui.bridge import keys
 from nika_tui.bridge.records import record_error, record_message
 from nika_tui.domain.bridge import Gateway, InboundMessage, retry_delay
 
+log = logging.getLogger("nika.bridge")
 MAX_STREAM = 100_000
 """Approximate length the outbox and dead streams are trimmed to."""
 
@@ -135,12 +137,23 @@ class Outbox:
         return _Attempt(int(data["attempts"]), float(data["next_at"]), str(data["error"]))
 
     def run(self) -> None:
-        """Loop until :attr:`stop` is set: new entries, then due retries, in stream order."""
-        ensure_group(self.client, keys.OUTBOX)
+        """Loop until :attr:`stop` is set: new entries, then due retries, in stream order.
+
+        A Redis outage or a bug is logged and waited out: the thread never dies, the entries
+        stay pending and are sent once it passes.
+        """
         while not self.stop.is_set():
-            self.client.xreadgroup(keys.GROUP, "bridge", {keys.OUTBOX: ">"}, count=100)
-            delay = self.drain()
-            self.wake.wait(timeout=min(delay, 0.5))
+            try:
+                ensure_group(self.client, keys.OUTBOX)
+                self.client.xreadgroup(keys.GROUP, "bridge", {keys.OUTBOX: ">"}, count=100)
+                delay = self.drain()
+            except (redis.RedisError, OSError) as exc:
+                log.warning("outbox: Redis unavailable (%s); retrying", exc)
+                delay = 2.0
+            except Exception:
+                log.exception("outbox: sending failed; retrying")
+                delay = 5.0
+            self.wake.wait(timeout=min(delay, 0.5) if delay < 2.0 else delay)
             self.wake.clear()
 
     def drain(self) -> float:

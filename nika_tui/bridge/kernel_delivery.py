@@ -13,6 +13,7 @@ gets the message again once it is back (at least once into the agent, at most on
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -30,6 +31,7 @@ from nika_tui.errors import NikaError
 from nika_tui.services.config_store import load_tenant
 from nika_tui.services.kernels import KernelManager, session_name
 
+log = logging.getLogger("nika.bridge")
 IDLE_WAIT_S = 30.0
 NO_ANSWER = (
     "Your message reached the agent, but it gave no answer within {seconds:g} s. "
@@ -68,6 +70,18 @@ class TenantWorker:
         self.attempts = 0
 
     def run(self) -> None:
+        """Loop until stopped; Redis outages and bugs are logged and waited out, not fatal."""
+        while not self.stop.is_set():
+            try:
+                self._loop()
+            except (redis.RedisError, OSError) as exc:
+                log.warning("tenant %s: Redis unavailable (%s); retrying", self.tenant_id, exc)
+                self.stop.wait(2.0)
+            except Exception:
+                log.exception("tenant %s: delivery failed; retrying", self.tenant_id)
+                self.stop.wait(5.0)
+
+    def _loop(self) -> None:
         """Pending entries first (left by a crash or a down kernel), then new ones."""
         stream = keys.inbox(self.tenant_id)
         ensure_group(self.client, stream)
@@ -83,7 +97,14 @@ class TenantWorker:
                 self._one(stream, str(entry_id), fields)
 
     def _one(self, stream: str, entry_id: str, fields: Mapping[str, Any]) -> None:
-        message = InboundMessage.from_fields(json.loads(str(fields["msg"])))
+        try:
+            message = InboundMessage.from_fields(json.loads(str(fields["msg"])))
+        except (KeyError, ValueError, TypeError) as exc:
+            # Not ours to read (written by hand?): kept in the dead stream, out of the way.
+            self.client.xadd(keys.DEAD, {"inbox": json.dumps(dict(fields)), "error": str(exc)})
+            self.client.xack(stream, keys.GROUP, entry_id)
+            self.client.xdel(stream, entry_id)
+            return
         try:
             answer = self.deliver(message)
         except NikaError as exc:

@@ -27,6 +27,9 @@ from nika_tui.bridge.records import record_error
 from nika_tui.domain.bridge import BridgeConfig, Gateway, InboundMessage, TokenBucket
 from nika_tui.services.kernels import KernelManager
 
+NOTICE_EVERY_S = 60.0
+"""Least seconds between two "slow down" answers to one sender."""
+
 
 class Outcome(StrEnum):
     QUEUED = "queued"
@@ -57,6 +60,7 @@ class Router:
         self.clock = clock or (lambda: datetime.now(UTC))
         self.monotonic = monotonic
         self.buckets: dict[tuple[Gateway, str], TokenBucket] = {}
+        self.noticed: dict[tuple[Gateway, str], float] = {}
         self.workers: dict[str, tuple[TenantWorker, threading.Thread]] = {}
         self._lock = threading.Lock()
 
@@ -83,14 +87,19 @@ class Router:
                          f"unknown sender {message.sender}: refused", now)  # fmt: skip
             self.outbox.wake.set()
             return Outcome.UNKNOWN_SENDER, None
-        if not self._bucket(message).take(self.monotonic()):
+        moment = self.monotonic()
+        if not self._bucket(message).take(moment):
             if not mark_seen(self.client, message, Outcome.RATE_LIMITED.value):
                 return Outcome.DUPLICATE, tenant
-            enqueue_reply(self.client, tenant, "rate-limited", message,
-                          self.config.rate_limited_message)  # fmt: skip
+            # One "slow down" a minute per sender: a flood must not be answered by a flood.
+            key = (message.gateway, message.sender)
+            if moment - self.noticed.get(key, -NOTICE_EVERY_S) >= NOTICE_EVERY_S:
+                self.noticed[key] = moment
+                enqueue_reply(self.client, tenant, "rate-limited", message,
+                              self.config.rate_limited_message)  # fmt: skip
+                self.outbox.wake.set()
             reason = f"sender {message.sender} over its rate: message refused"
             record_error(self.client, self.env, tenant, message.gateway.value, reason, now)
-            self.outbox.wake.set()
             return Outcome.RATE_LIMITED, tenant
         if accept(self.client, message, tenant) is None:
             return Outcome.DUPLICATE, tenant

@@ -92,15 +92,21 @@ def test_router_rate_limits_per_sender_and_keeps_the_refusal(
     config = link(config, Gateway.WHATSAPP, "4915112345678", "globex")
     env = {"NIKA_OS_DATA_DIR": str(tmp_path / "data")}
     outbox = Outbox(redis_client, {}, env)
-    router = Router(config, redis_client, env, outbox, monotonic=Clock())
+    clock = Clock()
+    router = Router(config, redis_client, env, outbox, monotonic=clock)
     router.ensure_worker = lambda tenant_id: None  # type: ignore[method-assign]
     outcomes = [router.take(_message(n))[0] for n in range(4)]
     assert outcomes == [Outcome.QUEUED, Outcome.QUEUED, Outcome.RATE_LIMITED,
                         Outcome.RATE_LIMITED]  # fmt: skip
+    clock.now += 61  # a minute later: one more token, and the next refusal is told again
+    assert router.take(_message(4))[0] is Outcome.QUEUED
+    assert router.take(_message(5))[0] is Outcome.RATE_LIMITED
     # Another sender has its own bucket; a replay of a refused id is not refused twice.
     assert router.take(_message(9, "4915112345678")) == (Outcome.QUEUED, "globex")
     assert router.take(_message(2))[0] is Outcome.DUPLICATE
-    assert redis_client.xlen(keys.inbox("acme")) == 2
+    assert redis_client.xlen(keys.inbox("acme")) == 3
     notices = [json.loads(f["out"]) for _, f in redis_client.xrange(keys.OUTBOX)]
-    assert [n["kind"] for n in notices] == ["rate-limited", "rate-limited"]
+    # Three refusals, two notices: one a minute per sender.
+    assert [(n["kind"], n["message"]["message_id"]) for n in notices] == [
+        ("rate-limited", "wamid.2"), ("rate-limited", "wamid.5")]  # fmt: skip
     assert all("wait a minute" in n["text"] for n in notices)
