@@ -110,3 +110,20 @@ def test_router_rate_limits_per_sender_and_keeps_the_refusal(
     assert [(n["kind"], n["message"]["message_id"]) for n in notices] == [
         ("rate-limited", "wamid.2"), ("rate-limited", "wamid.5")]  # fmt: skip
     assert all("wait a minute" in n["text"] for n in notices)
+
+
+def test_router_finds_teams_users_by_aad_id_and_chat_users_by_email(
+    redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    config = link(BridgeConfig(), Gateway.TEAMS, "0f3c-aad-object-id", "acme")
+    config = link(config, Gateway.GCHAT, "ana@globex.example", "globex")
+    router = Router(config, redis_client, {}, Outbox(redis_client, {}, {}))
+    teams = InboundMessage(Gateway.TEAMS, "a1", "29:per-bot-id", "c", "hi",
+                           reply_to={"aad_object_id": "0f3c-aad-object-id"})  # fmt: skip
+    chat = InboundMessage(Gateway.GCHAT, "m1", "users/77", "spaces/S", "hi",
+                          reply_to={"email": "ana@globex.example"})  # fmt: skip
+    stranger = InboundMessage(Gateway.TEAMS, "a2", "29:other", "c", "hi",
+                              reply_to={"aad_object_id": "ana@globex.example"})  # fmt: skip
+    assert router.tenant_of(teams) == "acme"
+    assert router.tenant_of(chat) == "globex"
+    assert router.tenant_of(stranger) is None  # a Chat link never routes a Teams sender
