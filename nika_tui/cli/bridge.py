@@ -39,6 +39,10 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         add_json_flag(q)
         q.set_defaults(handler=_link if name == "link" else _unlink)
 
+    retry = bsub.add_parser("retry", help="send the kept undeliverable replies again")
+    add_json_flag(retry)
+    retry.set_defaults(handler=_retry)
+
     status = bsub.add_parser("status", help="gateways, links, pending messages, errors")
     status.add_argument("--tenant", metavar="ID", help="only this tenant")
     add_json_flag(status)
@@ -133,4 +137,17 @@ def _status(args: argparse.Namespace) -> int:
             print(f"  error {entry['at'][:19]} {entry['reason']}")
     for entry in status.errors[:5]:
         print(f"error {entry['at'][:19]} {entry['gateway']}: {entry['reason']}")
+    return 0
+
+
+def _retry(args: argparse.Namespace) -> int:
+    from nika_tui.bridge.delivery import retry_dead
+    from nika_tui.services.redis_server import connect
+
+    moved = retry_dead(connect())
+    if args.json:
+        print_json({"requeued": moved})
+    else:
+        print(f"{moved} kept repl{'y' if moved == 1 else 'ies'} back in the outbox"
+              + ("; a running `nika bridge serve` sends them now" if moved else ""))  # fmt: skip
     return 0

@@ -14,6 +14,7 @@ import redis
 
 from nika_tui.bridge import keys
 from nika_tui.bridge.settings import load_config, save_config
+from nika_tui.cli import main
 from tests.bridge import standins
 from tests.bridge.conftest import ACME_GCHAT, ACME_TEAMS, BridgeProcess
 from tests.bridge.standins import SigningKey, Standin
@@ -161,6 +162,7 @@ def test_gchat_late_answer_without_credentials_is_kept_not_lost(
     start_bridge: Callable[..., BridgeProcess],
     standin: Standin,
     redis_client: redis.Redis,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     save_config(load_config().model_copy(update={"gchat_sync_wait_s": 0.0}))
     bridge = start_bridge(without=("GCHAT_SERVICE_ACCOUNT",))
@@ -171,3 +173,16 @@ def test_gchat_late_answer_without_credentials_is_kept_not_lost(
     kept = json.loads(fields["out"])
     assert kept["text"] == "echo: nobody can post this later"
     assert "GCHAT_SERVICE_ACCOUNT" in kept["error"]
+    # The operator adds the credentials and sends the kept answer again.
+    bridge.proc.terminate()
+    assert bridge.proc.wait(timeout=15) == 0
+    start_bridge()
+    assert main(["bridge", "retry", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"requeued": 1}
+
+    def posted() -> list[Any] | None:
+        return standin.sent("/chat/v1/spaces/AAAA/messages") or None
+
+    (sent,) = retry_until(posted, timeout=30, what="the kept answer posted")
+    assert sent.body["text"] == "echo: nobody can post this later"
+    assert redis_client.xlen(keys.DEAD) == 0
