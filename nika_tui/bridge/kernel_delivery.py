@@ -8,6 +8,8 @@ replies stream for the answer of *this* message id, which the agent's Stop hook 
 entry acknowledged. A kernel that cannot run leaves the entry pending and is retried with
 capped doubling delays: the message waits, it is not lost. A kernel that dies mid-answer
 gets the message again once it is back (at least once into the agent, at most once out).
+A tenant in ``headless_tenants`` is answered by :mod:`nika_tui.bridge.headless` instead, with
+the same turn and the same inbox and outbox guarantees.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 
 import redis
 
-from nika_tui.bridge import keys
+from nika_tui.bridge import headless, keys
 from nika_tui.bridge.delivery import enqueue_reply, ensure_group
 from nika_tui.bridge.records import record_error, record_message
 from nika_tui.domain.bridge import InboundMessage, bridge_meta, kernel_line, retry_delay
@@ -55,6 +57,7 @@ class TenantWorker:
         *,
         spawn: bool,
         reply_timeout_s: float,
+        headless: bool = False,
         on_reply: Callable[[], None] = lambda: None,
         clock: Callable[[], datetime] | None = None,
     ) -> None:
@@ -63,6 +66,7 @@ class TenantWorker:
         self.kernels = kernels
         self.env = env
         self.spawn = spawn
+        self.headless = headless
         self.reply_timeout_s = reply_timeout_s
         self.on_reply = on_reply
         self.clock = clock or (lambda: datetime.now(UTC))
@@ -149,7 +153,7 @@ class TenantWorker:
                 before answering.
             NikaError: spawning failed (KernelError, ConfigError, TenantNotFound).
         """
-        cli = self._ready()
+        cli = "claude-code" if self.headless else self._ready()
         now = self.clock()
         line = kernel_line(message.text)
         meta = bridge_meta(message, self.tenant_id, cli, session_name(self.tenant_id), now)
@@ -171,6 +175,12 @@ class TenantWorker:
         pipe.execute()
         record_message(self.client, self.env, self.tenant_id, "in", message, message.text,
                        "delivered", now)  # fmt: skip
+        if self.headless:
+            try:
+                return headless.answer(self.client, self.env, self.tenant_id, message, line,
+                                       self.reply_timeout_s)  # fmt: skip
+            finally:
+                self.client.delete(keys.turn(self.tenant_id))
         self.kernels.send_text(self.tenant_id, line)
         return self._await_answer(message, replies, cursor)
 

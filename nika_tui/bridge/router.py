@@ -124,6 +124,7 @@ class Router:
             worker = TenantWorker(
                 tenant_id, self.client, self.kernels_factory(), self.env,
                 spawn=self.config.spawn_kernels, reply_timeout_s=self.config.reply_timeout_s,
+                headless=tenant_id in self.config.headless_tenants,
                 on_reply=self.outbox.wake.set, clock=self.clock,
             )  # fmt: skip
             thread = threading.Thread(target=worker.run, name=f"bridge-{tenant_id}", daemon=True)

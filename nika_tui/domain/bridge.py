@@ -170,6 +170,10 @@ class BridgeConfig(_Strict):
     reply_timeout_s: float = Field(default=600.0, gt=0)
     gchat_sync_wait_s: float = Field(default=25.0, ge=0, le=28)
     spawn_kernels: bool = True
+    headless_tenants: list[str] = Field(
+        default_factory=list,
+        description="Tenants answered by `claude -p --resume` per conversation, not a kernel.",
+    )
     key_refetch_min_s: float = Field(
         default=30.0, ge=0, description="Least seconds between two refetches for unknown key ids."
     )
