@@ -63,6 +63,18 @@ class JudgeError(NikaError):
     """A judge backend failed (its verdict then counts as UNCERTAIN)."""
 
 
+class BridgeError(NikaError):
+    """The messaging bridge cannot start, verify, route or deliver."""
+
+
+class BridgeRefused(BridgeError):
+    """An inbound webhook request is refused (its HTTP ``status`` and a reason for the log)."""
+
+    def __init__(self, status: int, message: str, hint: str = "") -> None:
+        super().__init__(message, hint)
+        self.status = status
+
+
 class ProviderError(NikaError):
     """A cloud provider refused or failed a request (bad key, quota, region, rate limit)."""
 
