@@ -110,4 +110,16 @@ def test_sampler_sees_new_pod_ttfl_values_once(acme: TenantConfig, redis_client)
     second = sampler.sample(datetime.now(UTC))
     assert sorted(second.ttfl_s) == [39.0, 41.5]
     assert sampler.sample(datetime.now(UTC)).ttfl_s == ()
-    assert second.cpu_percent is not None and 0.0 <= second.cpu_percent <= 100.0
+
+
+def test_sampler_cpu_percent_from_two_readings_of_proc_stat(acme, redis_client) -> None:
+    from nika_tui.paths import data_dir
+    from nika_tui.scale.sampler import HostSampler, read_cpu_times
+    from tests.helpers import retry_until
+
+    sampler = HostSampler(redis_client, data_dir())
+    assert sampler.sample(datetime.now(UTC)).cpu_percent is None  # one reading: no rate yet
+    _, total = read_cpu_times()
+    retry_until(lambda: read_cpu_times()[1] > total, timeout=5)
+    cpu = sampler.sample(datetime.now(UTC)).cpu_percent
+    assert cpu is not None and 0.0 <= cpu <= 100.0
