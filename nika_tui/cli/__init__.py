@@ -32,6 +32,9 @@ GROUPS: tuple[str, ...] = (
     "demo",
     "debt",
     "dashboard",
+    "scale",
+    "quota",
+    "billing",
 )
 
 
