@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -102,14 +104,23 @@ def test_a_server_killed_mid_run_costs_the_agent_nothing(
     assert hook_log(server_env)[-1]["outcome"] == "ok"
 
 
-def test_the_server_exits_when_idle(
-    run_hook: Callable[..., HookRun], server_env: dict[str, str]
-) -> None:
-    run_hook("claude", "Stop", "{}", extra_env={"NIKA_HOOKD_IDLE_S": "2"})
+def test_the_server_exits_when_idle(server_env: dict[str, str]) -> None:
     path = socket_path(server_env)
-    retry_until(lambda: os.path.exists(path), timeout=120, what="the server listening")
-    retry_until(lambda: not os.path.exists(path), timeout=60, what="the server gone when idle")
-    assert _server_pid(server_env) is None
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nika_tui.hookd.server", path],
+        env={**server_env, "NIKA_HOOKD_IDLE_S": "2"},
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        retry_until(lambda: os.path.exists(path) or proc.poll() is not None, timeout=120)
+        assert os.path.exists(path), proc.stderr.read() if proc.stderr else ""
+        assert proc.wait(timeout=120) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert not os.path.exists(path)
 
 
 def test_nika_hookd_0_runs_every_hook_in_process(
