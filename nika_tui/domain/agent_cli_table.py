@@ -51,8 +51,9 @@ AGENT_CLIS: dict[AgentCli, AgentCliSpec] = {
         home_env="GEMINI_CLI_HOME",
         exit_command="/quit",
         compact_command="/compress",
-        # settings.json model.compressionThreshold = 0.61, written by the hook installer.
-        native_compact_threshold=True,
+        # The installer also sets Gemini's own model.compressionThreshold to 0.61 (unless the
+        # person set one); nika's policy still sends /compress, for a threshold set higher.
+        native_compact_threshold=False,
         session_start_hook=True,
     ),
     AgentCli.OPENCODE: AgentCliSpec(
