@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from nika_tui.cli.common import add_json_flag, print_json
 from nika_tui.domain.envelope import explain_validation_error
 from nika_tui.domain.requests import MAX_RECALL_LIMIT, RecallQuery
+from nika_tui.domain.timeline import format_timelines
 from nika_tui.errors import ValidationFailed
 
 
@@ -25,26 +26,6 @@ def register_timeline(msub: argparse._SubParsersAction[Any]) -> None:
     tl.add_argument("query", nargs="+", help="the fact to trace (words, not an id)")
     add_json_flag(tl)
     tl.set_defaults(handler=timeline_cmd)
-
-
-def format_timelines(out: dict[str, Any]) -> list[str]:
-    """Human lines: one block per fact, one line per version (oldest first)."""
-    if not out.get("timelines"):
-        return [str(out.get("palace") or f"no memory for {out.get('query', '')}")]
-    lines: list[str] = []
-    for n, versions in enumerate(out["timelines"], start=1):
-        if n > 1:
-            lines.append("")
-        for v in versions:
-            until = f" until {v['valid_until'][:16]}" if v["valid_until"] else " (current)"
-            lines.append(f"{v['valid_from'][:16]}{until}  [{v['id']}]  {v['text']}")
-            if v["replaced_by"]:
-                lines.append(f"    replaced by [{v['replaced_by']}]: {v['replaced_by_text']}")
-            if v["why"]:
-                lines.append(f"    why: {v['why']}")
-            if v["source"]:
-                lines.append(f"    source: {v['source']}")
-    return lines
 
 
 def timeline_cmd(args: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
+from typing import Any
 
 from nika_tui.domain.memory import MemoryRecord
 
@@ -99,3 +100,23 @@ def versions(chain: Sequence[MemoryRecord]) -> list[Version]:
         successor = by_id.get(rec.superseded_by) if rec.superseded_by else None
         out.append(Version(rec, valid_until(rec, successor), successor, rec.retire_reason))
     return out
+
+
+def format_timelines(out: dict[str, Any]) -> list[str]:
+    """Human lines: one block per fact, one line per version (oldest first)."""
+    if not out.get("timelines"):
+        return [str(out.get("palace") or f"no memory for {out.get('query', '')}")]
+    lines: list[str] = []
+    for n, versions in enumerate(out["timelines"], start=1):
+        if n > 1:
+            lines.append("")
+        for v in versions:
+            until = f" until {v['valid_until'][:16]}" if v["valid_until"] else " (current)"
+            lines.append(f"{v['valid_from'][:16]}{until}  [{v['id']}]  {v['text']}")
+            if v["replaced_by"]:
+                lines.append(f"    replaced by [{v['replaced_by']}]: {v['replaced_by_text']}")
+            if v["why"]:
+                lines.append(f"    why: {v['why']}")
+            if v["source"]:
+                lines.append(f"    source: {v['source']}")
+    return lines

@@ -138,3 +138,14 @@ def handoff_packet(tenant_id: str, session_id: str) -> str:
     """String with TTL: the latest handoff packet text of one agent session (PreCompact writes
     it; SessionStart after the compaction falls back to it while the packet is still queued)."""
     return tenant_key(tenant_id, f"handoff:{session_id}")
+
+
+# --- nika import (issue 21) -----------------------------------------------------------------
+def import_keys(tenant_id: str) -> str:
+    """Set: idempotency keys of every memory ``nika import`` has queued for the tenant."""
+    return tenant_key(tenant_id, "import:keys")
+
+
+def import_files(tenant_id: str) -> str:
+    """Hash: source file → fingerprint (size:mtime) once all its memories are queued."""
+    return tenant_key(tenant_id, "import:files")
