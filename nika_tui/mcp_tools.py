@@ -221,11 +221,17 @@ def register_tools(
                 session_id=environ.get("NIKA_SESSION_ID", ""),
             )
             recalled = client.recall(q)
+            recent = client.recent(tenant, project_id or "", DIGEST_HITS)
             lines = [f"# {tenant}" + (f" / {project_id}" if project_id else "")]
-            lines.append("## Recalled")
-            lines += [f"- [{h.record.id}] {h.record.text}" for h in recalled.hits] or [
-                f"- {recalled.palace}"
-            ]
+            lines.append("## Newest facts")
+            lines += [
+                f"- [{r.id}] (valid from {r.valid_from:%Y-%m-%d}) {r.text}" for r in recent
+            ] or ["- none stored yet"]
+            shown = {r.id for r in recent}
+            extra = [h for h in recalled.hits if h.record.id not in shown]
+            if extra:
+                lines.append("## Decisions and conventions recalled")
+                lines += [f"- [{h.record.id}] {h.record.text}" for h in extra]
             open_nodes = [
                 n
                 for n in open_hierarchy(tenant, dict(environ)).all()

@@ -9,10 +9,12 @@ MCP server's environment (the kernel's tenant), never from the agent.
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 from typing import Any
 
-from nika_tui.domain.memory import Layer, Status
+from nika_tui.domain.memory import Layer, MemoryRecord, Status
+from nika_tui.domain.ports import PointFilter
 from nika_tui.domain.verdicts import Judgement, Verdict
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.ops import _str, op
@@ -45,6 +47,35 @@ def project_counts(ctx: EngineContext, tenant_id: str) -> dict[str, dict[str, di
 @op("projects")
 def _projects(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     return {"projects": project_counts(ctx, _str(body, "tenant_id"))}
+
+
+RECENT_MAX = 50
+
+
+@op("recent")
+def _recent(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+    """The newest current semantic memories (by valid time) of a tenant or one project.
+
+    One scroll of the current semantic memories (no ordered index on valid time): linear in
+    the tenant's current facts, fine for a once-per-session digest.
+    """
+    tenant_id = _str(body, "tenant_id")
+    ctx.tenant(tenant_id)
+    limit = max(1, min(int(body.get("limit", 10)), RECENT_MAX))
+    equals = {"status": Status.CURRENT.value}
+    if body.get("project_id"):
+        equals["project_id"] = str(body["project_id"])
+    newest = heapq.nlargest(
+        limit,
+        (
+            p.payload
+            for p in ctx.vectors.scroll(
+                tenant_id, Layer.SEMANTIC, PointFilter(equals=equals), batch=PROJECT_SCROLL_BATCH
+            )
+        ),
+        key=lambda payload: float(payload.get("valid_from_ts") or 0.0),
+    )
+    return {"records": [MemoryRecord.from_payload(dict(p)).model_dump(mode="json") for p in newest]}
 
 
 @op("agent.retire")

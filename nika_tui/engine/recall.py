@@ -292,8 +292,7 @@ def _log(
     filters = {
         k: v
         for k, v in q.model_dump(mode="json").items()
-        if k
-        in ("job_id", "task_id", "domain", "action_type", "layer", "include_retired", "as_of")
+        if k in ("job_id", "task_id", "domain", "action_type", "layer", "include_retired", "as_of")
         and v not in (None, False)
     }
     ctx.redis.xadd(

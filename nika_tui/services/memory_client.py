@@ -258,6 +258,13 @@ class MemoryClient:
         out: dict[str, Any] = self.call("projects", {"tenant_id": tenant_id}).get("projects", {})
         return out
 
+    def recent(self, tenant_id: str, project_id: str = "", limit: int = 10) -> list[MemoryRecord]:
+        """The newest current facts (semantic, by valid time) of a tenant or one project."""
+        out = self.call(
+            "recent", {"tenant_id": tenant_id, "project_id": project_id, "limit": limit}
+        )
+        return [MemoryRecord.model_validate(r) for r in out.get("records", [])]
+
     def agent_retire(
         self,
         tenant_id: str,
