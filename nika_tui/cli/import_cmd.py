@@ -88,7 +88,12 @@ def print_report(report: ImportReport) -> None:
 
 
 def import_cmd(args: argparse.Namespace) -> int:
-    """Run one import."""
+    """Run one import in the process's environment."""
+    return run_import(args, dict(os.environ))
+
+
+def run_import(args: argparse.Namespace, env: dict[str, str]) -> int:
+    """Run one import; ``env`` locates the CLIs' stores (``HOME``, ``CODEX_HOME``, …)."""
     from nika_tui.hooks import project_from_cwd
     from nika_tui.hooks.common import redact, worth_keeping_prompt, worth_keeping_turn
     from nika_tui.importer.discover import MAX_SESSION_BYTES, Policy, discover
@@ -111,7 +116,6 @@ def import_cmd(args: argparse.Namespace) -> int:
         project=args.project,
         max_session_bytes=max_session,
     )
-    env = dict(os.environ)
     units, skipped = discover(args.sources, env)
     report = ImportReport(skipped=skipped, dry_run=args.dry_run)
     r = connect(env, start=True)
