@@ -17,7 +17,7 @@ project look alike, so supersede finds candidates and the rules judge answers KE
 an import as it really goes, not the bare pipeline (memory_service_ingest.py measures that).
 
 Run: ``.venv/bin/python benchmarks/import_throughput.py [SESSIONS] [TURNS]`` (default 50 × 10,
-~1 minute on 2 shared cores; the README figure used 200 × 10).
+~1 minute on 2 shared cores; the README figures are 50 × 10 runs).
 """
 
 from __future__ import annotations
