@@ -30,6 +30,7 @@ from nika_tui.importer.sessions import (
     read_claude,
     read_codex,
     read_gemini,
+    read_gemini_jsonl,
     read_opencode,
     sniff_jsonl,
 )
@@ -241,6 +242,7 @@ def _read_session(unit: Unit, policy: Policy) -> Session:
     if not objects:
         raise ImportSkip("an empty session file")
     fmt = sniff_jsonl(objects)
-    session = (read_claude if fmt == "claude-code" else read_codex)(objects, unit.path.stem)
+    reader = {"claude-code": read_claude, "codex": read_codex, "gemini": read_gemini_jsonl}[fmt]
+    session = reader(objects, unit.path.stem)
     session.notes.extend(notes)
     return session

@@ -12,9 +12,15 @@
   when a file has no ``event_msg`` message. The oldest format (2025) has a first line
   ``{"id", "timestamp", "instructions"}`` and bare ``{"type": "message", "role", "content"}``
   items without timestamps (they take the session's).
-- **Gemini CLI** (``~/.gemini/tmp/<project hash>/chats/session-*.json``): one JSON object,
-  ``sessionId``, ``startTime``, ``messages`` with ``type`` ``user`` / ``gemini``, ``content``
-  (a string, or parts with ``text``) and ``timestamp``.
+- **Gemini CLI** (``~/.gemini/tmp/<project hash>/chats/session-*.jsonl``, its
+  ``ChatRecordingService``): a metadata line (``sessionId``, ``projectHash``, ``startTime``,
+  ``kind``), message lines (``id``, ``timestamp``, ``type`` ``user`` / ``gemini`` / ``info`` /
+  ``error`` / ``warning``, ``content``: a string or parts with ``text``; a re-appended id
+  replaces the message in place), ``{"$rewindTo": id}`` (drops that message and every later
+  one) and ``{"$set": {…}}`` (metadata; a ``messages`` list replaces them all). Sub-agent
+  sessions (``kind: subagent``, nested under the parent's id) are left out: the parent
+  holds the conversation. Older releases wrote one JSON object ``session-*.json`` with the
+  same fields and a ``messages`` list; both are read.
 - **OpenCode** (``$XDG_DATA_HOME/opencode/storage``): ``session/<project>/<ses>.json``
   (``id``, ``directory``, ``time.created``), ``message/<ses>/<msg>.json`` (``role``,
   ``time.created`` in epoch ms) and ``part/<msg>/<part>.json`` (``type: text``, ``text``;
@@ -104,13 +110,15 @@ def sniff_jsonl(objects: Sequence[tuple[int, dict[str, Any]]]) -> str:
         ImportSkip: neither format.
     """
     for _line, obj in objects[:20]:
+        if isinstance(obj.get("sessionId"), str) and isinstance(obj.get("projectHash"), str):
+            return "gemini"
         if obj.get("type") in _CODEX_TYPES and "payload" in obj:
             return "codex"
         if "sessionId" in obj and obj.get("type") in ("user", "assistant", "summary", "system"):
             return "claude-code"
     if objects and "instructions" in objects[0][1] and "id" in objects[0][1]:
         return "codex"
-    raise ImportSkip("a JSONL file in no session format we know (Claude Code, Codex)")
+    raise ImportSkip("a JSONL file in no session format we know (Claude Code, Codex, Gemini)")
 
 
 def read_claude(objects: Sequence[tuple[int, dict[str, Any]]], fallback_id: str) -> Session:
@@ -198,6 +206,55 @@ def read_gemini(data: object, fallback_id: str) -> Session:
         if at is not None and text:
             role = "user" if msg["type"] == "user" else "assistant"
             session.messages.append(Message(role, text, at, n))
+    return session
+
+
+def read_gemini_jsonl(objects: Sequence[tuple[int, dict[str, Any]]], fallback_id: str) -> Session:
+    """A Gemini CLI JSONL session, replayed as its recorder loads it (module docstring).
+
+    Raises:
+        ImportSkip: a sub-agent session.
+    """
+    meta: dict[str, Any] = {}
+    messages: dict[str, tuple[int, dict[str, Any]]] = {}
+    for line, obj in objects:
+        if isinstance(obj.get("$rewindTo"), str):
+            ids = list(messages)
+            cut = ids.index(obj["$rewindTo"]) if obj["$rewindTo"] in messages else 0
+            for mid in ids[cut:]:
+                del messages[mid]
+        elif isinstance(obj.get("id"), str):
+            messages[obj["id"]] = (line, obj)
+        elif isinstance(obj.get("$set"), dict):
+            update = obj["$set"]
+            if isinstance(update.get("messages"), list):
+                messages = {
+                    str(m["id"]): (line, m)
+                    for m in update["messages"]
+                    if isinstance(m, dict) and isinstance(m.get("id"), str)
+                }
+            meta.update({k: v for k, v in update.items() if k != "messages"})
+        elif isinstance(obj.get("sessionId"), str):
+            meta.update({k: v for k, v in obj.items() if k != "messages"})
+            for m in obj.get("messages") or []:
+                if isinstance(m, dict) and isinstance(m.get("id"), str):
+                    messages[m["id"]] = (line, m)
+    if meta.get("kind") == "subagent":
+        raise ImportSkip("a Gemini CLI sub-agent session (its parent session holds the turns)")
+    session = Session("gemini", str(meta.get("sessionId") or fallback_id), "")
+    dirs = meta.get("directories")
+    if isinstance(dirs, list) and dirs:
+        session.cwd = str(dirs[0])
+    start = parse_time(meta.get("startTime"))
+    for line, msg in messages.values():
+        if msg.get("type") not in ("user", "gemini"):
+            continue
+        at = parse_time(msg.get("timestamp")) or start
+        text = _blocks_text(msg.get("content")).strip()
+        if at is not None and text:
+            session.messages.append(
+                Message("user" if msg["type"] == "user" else "assistant", text, at, line)
+            )
     return session
 
 

@@ -297,3 +297,61 @@ def opencode_session(
 def _put(path: Path, data: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def gemini_session_jsonl(
+    root: Path, session_id: str, start: datetime, turns: Sequence[Turn], subagent_of: str = ""
+) -> Path:
+    """``root/<hash>/chats/session-<time>-<id8>.jsonl`` as the current ChatRecordingService
+    appends it: metadata line, message lines (the answer re-appended once complete, which
+    replaces it in place), a ``$set`` update, and a rewound exchange (``$rewindTo``) that is
+    no longer part of the conversation. ``subagent_of``: a sub-agent session nested under its
+    parent's id."""
+    meta: dict[str, Any] = {
+        "sessionId": session_id,
+        "projectHash": "cd" * 32,
+        "startTime": _iso(start),
+        "lastUpdated": _iso(start),
+        "kind": "subagent" if subagent_of else "main",
+    }
+    lines: list[dict[str, Any]] = [meta]
+    at = start
+    for n, (prompt, answer) in enumerate(turns):
+        lines.append(
+            {"id": f"u{n}", "timestamp": _iso(at), "type": "user", "content": [{"text": prompt}]}
+        )
+        at += timedelta(seconds=15)
+        lines.append(
+            {
+                "id": f"g{n}",
+                "timestamp": _iso(at),
+                "type": "gemini",
+                "content": "",
+                "model": "gemini-2.5-pro",
+            }
+        )
+        lines.append(
+            {
+                "id": f"g{n}",
+                "timestamp": _iso(at),
+                "type": "gemini",
+                "content": answer,
+                "model": "gemini-2.5-pro",
+                "tokens": {"input": 900, "output": 60, "cached": 0, "total": 960},
+            }
+        )
+        at += timedelta(minutes=1)
+    lines.append(
+        {
+            "id": "u-undone",
+            "timestamp": _iso(at),
+            "type": "user",
+            "content": "Actually delete the production database backups.",
+        }
+    )
+    lines.append({"$rewindTo": "u-undone"})
+    lines.append({"$set": {"lastUpdated": _iso(at), "summary": "work"}})
+    chats = root / ("cd" * 32) / "chats"
+    if subagent_of:
+        return _write_jsonl(chats / subagent_of / f"{session_id}.jsonl", lines)
+    return _write_jsonl(chats / f"session-{start:%Y-%m-%dT%H-%M}-{session_id[:8]}.jsonl", lines)

@@ -27,6 +27,7 @@ from tests.importer.sessions_on_disk import (
     codex_rollout,
     codex_rollout_2025,
     gemini_session,
+    gemini_session_jsonl,
     opencode_session,
 )
 
@@ -102,6 +103,26 @@ def test_every_format_becomes_prompts_and_turns_with_their_real_time(
     assert times == sorted(times)
     # No CLI-injected text (Codex's environment context) became a memory.
     assert not any("environment_context" in r.text for r in reqs)
+
+
+def test_gemini_jsonl_is_replayed_as_its_recorder_loads_it(
+    tenant: str, tmp_path: Path, redis_client: redis.Redis
+) -> None:
+    path = gemini_session_jsonl(tmp_path / "gemini", "9f3c2a1b-main", T0, TURNS)
+    gemini_session_jsonl(tmp_path / "gemini", "sub-1", T0, TURNS, subagent_of="9f3c2a1b-main")
+
+    code, report = run_import(str(tmp_path / "gemini"))
+
+    assert code == 0 and report["sessions"] == 1
+    assert [s.split(": ", 1)[1] for s in report["skipped"]] == [
+        "a Gemini CLI sub-agent session (its parent session holds the turns)"
+    ]
+    reqs = stream(redis_client)
+    texts = [r.text for r in reqs]
+    # The rewound prompt is gone; each answer is its completed version, once.
+    assert texts == [TURNS[0][0], TURNS[0][1], TURNS[1][0], TURNS[1][1]]
+    assert all(r.meta.agent_type == "gemini" and r.meta.session_id == "9f3c2a1b-main" for r in reqs)
+    assert reqs[1].meta.source == f"{path.resolve()}:4"  # the line of the completed answer
 
 
 def test_instruction_files_and_docs_become_facts(
