@@ -3,7 +3,8 @@
 A SOURCE is a path (a file, a folder) or a keyword naming a CLI's own store: ``claude``
 (``$CLAUDE_CONFIG_DIR`` or ``~/.claude``, its ``projects``), ``codex`` (``$CODEX_HOME`` or
 ``~/.codex``, its ``sessions``), ``gemini`` (``~/.gemini/tmp``), ``opencode``
-(``$XDG_DATA_HOME/opencode/storage``). Skip rules, each a line in the report and nothing of
+(``$XDG_DATA_HOME/opencode``: its ``opencode.db``, else the pre-1.2 ``storage`` tree).
+Skip rules, each a line in the report and nothing of
 the file imported: a symlink leading outside the folder named, a file over the size limit, a
 binary file (a NUL byte in its first 8 KiB), text that is not UTF-8, a malformed session.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -32,12 +33,14 @@ from nika_tui.importer.sessions import (
     read_gemini,
     read_gemini_jsonl,
     read_opencode,
+    read_opencode_db,
     sniff_jsonl,
 )
 
 MAX_SESSION_BYTES = 256 * 1024 * 1024
 MAX_DOC_BYTES = 2 * 1024 * 1024
 BINARY_SNIFF_BYTES = 8192
+OPENCODE_DB = "opencode.db"
 _PRUNED_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".tox"})
 
 
@@ -47,7 +50,8 @@ class Unit:
 
     path: Path
     kind: str
-    """``jsonl`` (Claude Code / Codex), ``gemini``, ``opencode``, ``instruction``, ``doc``."""
+    """``jsonl`` (Claude Code / Codex / Gemini), ``gemini`` (a single-object JSON session),
+    ``opencode`` (a session of the JSON tree), ``opencode-db``, ``instruction``, ``doc``."""
     storage: Path | None = None
 
     def fingerprint(self) -> str:
@@ -77,12 +81,14 @@ def keyword_root(name: str, env: Mapping[str, str]) -> Path | None:
         "claude": Path(env.get("CLAUDE_CONFIG_DIR") or home / ".claude") / "projects",
         "codex": Path(env.get("CODEX_HOME") or home / ".codex") / "sessions",
         "gemini": home / ".gemini" / "tmp",
-        "opencode": data / "opencode" / "storage",
+        "opencode": data / "opencode",
     }
     return roots.get(name)
 
 
 def _classify(path: Path) -> str | None:
+    if path.name == OPENCODE_DB:
+        return "opencode-db"
     if path.name in INSTRUCTION_NAMES:
         return "instruction"
     if path.suffix == ".jsonl":
@@ -128,6 +134,17 @@ def discover(sources: list[str], env: Mapping[str, str]) -> tuple[list[Unit], li
                 add(Unit(target, kind))
             continue
         real_root = target.resolve()
+        if (target / OPENCODE_DB).is_file():
+            # OpenCode 1.2+ migrated its JSON tree into the database: read the database only.
+            add(Unit(target / OPENCODE_DB, "opencode-db"))
+            if (target / "storage").is_dir():
+                notes.append(
+                    f"skipped {target / 'storage'}: OpenCode's pre-1.2 files, already migrated "
+                    f"into {OPENCODE_DB}"
+                )
+            continue
+        if (target / "storage" / "session").is_dir():
+            target = target / "storage"
         if (target / "session").is_dir() and (target / "message").is_dir():
             for path in sorted((target / "session").glob("*/*.json")):
                 if _inside(path, real_root):
@@ -167,6 +184,16 @@ def _walk(top: Path, real_root: Path) -> Iterator[tuple[Path, str]]:
                 yield path, ""
 
 
+def read_text_limit(path: Path, limit: int) -> None:
+    """:class:`ImportSkip` when ``path`` is over ``limit`` bytes or unreadable."""
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise ImportSkip(f"unreadable ({exc.strerror or exc})") from None
+    if size > limit:
+        raise ImportSkip(f"huge file ({size / 1e6:.1f} MB, over {limit / 1e6:.0f} MB)")
+
+
 def read_text(path: Path, limit: int) -> str:
     """A file's text, or :class:`ImportSkip` (huge, binary, not UTF-8, unreadable)."""
     try:
@@ -190,8 +217,8 @@ def _mtime(path: Path) -> datetime:
     return datetime.fromtimestamp(path.stat().st_mtime, UTC)
 
 
-def plan_unit(unit: Unit, policy: Policy) -> tuple[list[ImportItem], list[str]]:
-    """The items of one unit and notes on lines skipped inside it.
+def plan_unit(unit: Unit, policy: Policy) -> tuple[list[ImportItem], list[str], int]:
+    """The items of one unit, notes on lines skipped inside it, and its number of sessions.
 
     Raises:
         ImportSkip: the unit as a whole is not imported (the reason is the report line).
@@ -205,26 +232,48 @@ def plan_unit(unit: Unit, policy: Policy) -> tuple[list[ImportItem], list[str]]:
             pieces, kind = instruction_facts(text), "instruction"
         else:
             pieces, kind = doc_sections(text, unit.path.stem), "doc"
-        return [
-            ImportItem(
-                policy.mask(piece)[:8000],
-                Layer.SEMANTIC,
-                at,
-                source_file,
-                line,
-                "",
-                "import",
-                project,
-                kind,
-            )
-            for line, piece in pieces
-        ], []
+        return (
+            [
+                ImportItem(
+                    policy.mask(piece)[:8000],
+                    Layer.SEMANTIC,
+                    at,
+                    source_file,
+                    line,
+                    "",
+                    "import",
+                    project,
+                    kind,
+                )
+                for line, piece in pieces
+            ],
+            [],
+            0,
+        )
+    if unit.kind == "opencode-db":
+        read_text_limit(unit.path, policy.max_session_bytes)
+        items: list[ImportItem] = []
+        sessions = read_opencode_db(unit.path)
+        for session in sessions:
+            project = policy.project or policy.project_of(session.cwd)
+            items += [
+                replace(item, origin=source_file)
+                for item in session_items(
+                    session,
+                    f"{source_file}#{session.session_id}",
+                    project,
+                    policy.keep_prompt,
+                    policy.keep_turn,
+                    policy.mask,
+                )
+            ]
+        return items, [], len(sessions)
     session = _read_session(unit, policy)
     project = policy.project or policy.project_of(session.cwd)
     items = session_items(
         session, source_file, project, policy.keep_prompt, policy.keep_turn, policy.mask
     )
-    return items, session.notes
+    return items, session.notes, 1
 
 
 def _read_session(unit: Unit, policy: Policy) -> Session:

@@ -72,6 +72,14 @@ class ImportItem:
     project_id: str
     kind: str
     """``prompt``, ``turn``, ``instruction`` or ``doc``."""
+    origin: str = ""
+    """The file on disk when ``source_file`` names a part of it (an OpenCode database's
+    session: ``<db>#<session id>``); the ledger tracks files on disk."""
+
+    @property
+    def ledger_file(self) -> str:
+        """The file on disk this item was read from."""
+        return self.origin or self.source_file
 
     @property
     def source(self) -> str:

@@ -87,15 +87,14 @@ def plan(
             report.unchanged += 1
             continue
         try:
-            items, notes = plan_unit(unit, policy)
+            items, notes, sessions = plan_unit(unit, policy)
         except ImportSkip as exc:
             report.skipped.append(f"skipped {unit.path}: {exc}")
             continue
         report.notes.extend(f"{unit.path}: {note}" for note in notes)
         if unit.kind in ("instruction", "doc"):
             report.documents += 1
-        else:
-            report.sessions += 1
+        report.sessions += sessions
         report.semantic += sum(1 for i in items if i.layer is Layer.SEMANTIC)
         report.episodic += sum(1 for i in items if i.layer is Layer.EPISODIC)
         out.items.extend(items)
@@ -144,7 +143,7 @@ def queue(
         for start in range(0, len(keys), 1000):
             held += [bool(x) for x in r.smismember(keys_key, keys[start : start + 1000])]
         remaining: Counter[str] = Counter(
-            item.source_file for item, h in zip(planned.items, held, strict=True) if not h
+            item.ledger_file for item, h in zip(planned.items, held, strict=True) if not h
         )
         complete = {f: fp for f, fp in planned.fingerprints.items() if not remaining[f]}
         if complete:
@@ -160,9 +159,9 @@ def queue(
                 pipe.xadd(
                     redis_keys.INGEST_STREAM, {"req": request(tenant_id, item).model_dump_json()}
                 )
-                remaining[item.source_file] -= 1
-                if remaining[item.source_file] == 0:
-                    finished[item.source_file] = planned.fingerprints[item.source_file]
+                remaining[item.ledger_file] -= 1
+                if remaining[item.ledger_file] == 0:
+                    finished[item.ledger_file] = planned.fingerprints[item.ledger_file]
             pipe.sadd(keys_key, *[k for _i, k in part])
             if finished:
                 pipe.hset(files_key, mapping=finished)  # type: ignore[arg-type]

@@ -21,10 +21,15 @@
   sessions (``kind: subagent``, nested under the parent's id) are left out: the parent
   holds the conversation. Older releases wrote one JSON object ``session-*.json`` with the
   same fields and a ``messages`` list; both are read.
-- **OpenCode** (``$XDG_DATA_HOME/opencode/storage``): ``session/<project>/<ses>.json``
-  (``id``, ``directory``, ``time.created``), ``message/<ses>/<msg>.json`` (``role``,
-  ``time.created`` in epoch ms) and ``part/<msg>/<part>.json`` (``type: text``, ``text``;
-  ``synthetic`` parts are the CLI's, not the person's).
+- **OpenCode** 1.2 and later (``$XDG_DATA_HOME/opencode/opencode.db``, SQLite through
+  drizzle, ``packages/opencode/src/session/session.sql.ts``): tables ``session`` (``id``,
+  ``directory``, ``parent_id`` — a sub-agent's session, left out — ``time_created`` ms),
+  ``message`` (``session_id``, ``time_created``, ``data`` JSON with ``role``) and ``part``
+  (``message_id``, ``data`` JSON: ``type: text``, ``text``; ``synthetic`` parts are the
+  CLI's, not the person's); read-only. Up to 1.1, the JSON tree ``storage/``:
+  ``session/<project>/<ses>.json`` (``id``, ``directory``, ``time.created``),
+  ``message/<ses>/<msg>.json`` (``role``, ``time.created`` in epoch ms) and
+  ``part/<msg>/<part>.json`` (same part shape).
 
 A line that is not JSON is a torn write when it is the last one (skipped with a note);
 anywhere else the file is malformed and nothing of it is imported.
@@ -33,6 +38,7 @@ anywhere else the file is malformed and nothing of it is imported.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -296,3 +302,53 @@ def read_opencode(storage: Path, session_file: Path) -> Session:
         if at is not None and text:
             session.messages.append(Message(str(msg["role"]), text, at, n))
     return session
+
+
+def read_opencode_db(path: Path) -> list[Session]:
+    """Every top-level session of an OpenCode SQLite database, opened read-only.
+
+    Raises:
+        ImportSkip: not an OpenCode database, or unreadable (nothing of it is imported).
+    """
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise ImportSkip(f"cannot open the OpenCode database ({exc})") from None
+    try:
+        sessions = db.execute(
+            "SELECT id, directory, time_created FROM session WHERE parent_id IS NULL "
+            "ORDER BY time_created, id"
+        ).fetchall()
+        out: list[Session] = []
+        for ses_id, directory, _created in sessions:
+            session = Session("opencode", str(ses_id), str(directory or ""))
+            texts: dict[str, list[str]] = {}
+            for message_id, raw in db.execute(
+                "SELECT message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id",
+                (ses_id,),
+            ):
+                part = json.loads(raw)
+                if (
+                    isinstance(part, dict)
+                    and part.get("type") == "text"
+                    and not part.get("synthetic")
+                ):
+                    texts.setdefault(str(message_id), []).append(str(part.get("text") or ""))
+            rows = db.execute(
+                "SELECT id, time_created, data FROM message WHERE session_id = ? "
+                "ORDER BY time_created, id",
+                (ses_id,),
+            ).fetchall()
+            for n, (message_id, created, raw) in enumerate(rows, start=1):
+                info = json.loads(raw)
+                role = info.get("role") if isinstance(info, dict) else None
+                at = parse_time(created)
+                text = "\n".join(t for t in texts.get(str(message_id), []) if t.strip()).strip()
+                if role in ("user", "assistant") and at is not None and text:
+                    session.messages.append(Message(str(role), text, at, n))
+            out.append(session)
+        return out
+    except (sqlite3.Error, json.JSONDecodeError) as exc:
+        raise ImportSkip(f"not a readable OpenCode database ({exc})") from None
+    finally:
+        db.close()

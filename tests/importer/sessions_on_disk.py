@@ -355,3 +355,75 @@ def gemini_session_jsonl(
     if subagent_of:
         return _write_jsonl(chats / subagent_of / f"{session_id}.jsonl", lines)
     return _write_jsonl(chats / f"session-{start:%Y-%m-%dT%H-%M}-{session_id[:8]}.jsonl", lines)
+
+
+def opencode_db(
+    data_dir: Path,
+    sessions: Sequence[tuple[str, str, datetime, Sequence[Turn]]],
+    child_of: str = "",
+) -> Path:
+    """``data_dir/opencode.db`` with OpenCode 1.2's tables (session, message, part; the
+    columns its drizzle schema declares that a reader touches). ``child_of``: the last
+    session is a sub-agent's (``parent_id`` set)."""
+    import sqlite3
+
+    path = data_dir / "opencode.db"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path)
+    db.executescript(
+        "CREATE TABLE IF NOT EXISTS session (id TEXT PRIMARY KEY, project_id TEXT NOT NULL,"
+        " workspace_id TEXT, parent_id TEXT, slug TEXT NOT NULL, directory TEXT NOT NULL,"
+        " title TEXT NOT NULL, version TEXT NOT NULL, time_created INTEGER NOT NULL,"
+        " time_updated INTEGER NOT NULL);"
+        "CREATE TABLE IF NOT EXISTS message (id TEXT PRIMARY KEY, session_id TEXT NOT NULL,"
+        " time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);"
+        "CREATE TABLE IF NOT EXISTS part (id TEXT PRIMARY KEY, message_id TEXT NOT NULL,"
+        " session_id TEXT NOT NULL, time_created INTEGER NOT NULL,"
+        " time_updated INTEGER NOT NULL, data TEXT NOT NULL);"
+    )
+    for k, (ses, cwd, start, turns) in enumerate(sessions):
+        ms = int(start.timestamp() * 1000)
+        parent = child_of if child_of and k == len(sessions) - 1 else None
+        db.execute(
+            "INSERT INTO session VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (ses, "p0", None, parent, "work", cwd, "work", "1.2.6", ms, ms),
+        )
+        for n, (prompt, answer) in enumerate(turns):
+            for j, (role, text) in enumerate((("user", prompt), ("assistant", answer))):
+                mid = f"msg_{ses[-6:]}{n:04d}{j}"
+                created = ms + (n * 2 + j) * 30_000
+                db.execute(
+                    "INSERT INTO message VALUES (?,?,?,?,?)",
+                    (
+                        mid,
+                        ses,
+                        created,
+                        created,
+                        json.dumps({"role": role, "time": {"created": created}}),
+                    ),
+                )
+                db.execute(
+                    "INSERT INTO part VALUES (?,?,?,?,?,?)",
+                    (
+                        f"prt_{mid}a",
+                        mid,
+                        ses,
+                        created,
+                        created,
+                        json.dumps({"type": "text", "text": text}),
+                    ),
+                )
+                db.execute(
+                    "INSERT INTO part VALUES (?,?,?,?,?,?)",
+                    (
+                        f"prt_{mid}b",
+                        mid,
+                        ses,
+                        created,
+                        created,
+                        json.dumps({"type": "text", "text": "<file>x</file>", "synthetic": True}),
+                    ),
+                )
+    db.commit()
+    db.close()
+    return path

@@ -28,6 +28,7 @@ from tests.importer.sessions_on_disk import (
     codex_rollout_2025,
     gemini_session,
     gemini_session_jsonl,
+    opencode_db,
     opencode_session,
 )
 
@@ -123,6 +124,37 @@ def test_gemini_jsonl_is_replayed_as_its_recorder_loads_it(
     assert texts == [TURNS[0][0], TURNS[0][1], TURNS[1][0], TURNS[1][1]]
     assert all(r.meta.agent_type == "gemini" and r.meta.session_id == "9f3c2a1b-main" for r in reqs)
     assert reqs[1].meta.source == f"{path.resolve()}:4"  # the line of the completed answer
+
+
+def test_opencode_database_is_read_and_its_migrated_json_tree_skipped(
+    tenant: str, tmp_path: Path, redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = tmp_path / "xdg-data"
+    monkeypatch.setenv("XDG_DATA_HOME", str(data))
+    db = opencode_db(
+        data / "opencode",
+        [
+            ("ses_aaaaaa111111", "/w/acme-api", T0, TURNS),
+            ("ses_bbbbbb222222", "/w/acme-api", T0.replace(day=3), TURNS[:1]),
+            ("ses_cccccc333333", "/w/acme-api", T0.replace(day=3), TURNS),
+        ],
+        child_of="ses_bbbbbb222222",
+    )
+    opencode_session(data / "opencode" / "storage", "ses_aaaaaa111111", "/w/acme-api", T0, TURNS)
+
+    code, report = run_import("opencode")
+
+    assert code == 0 and report["sessions"] == 2  # the sub-agent's session is left out
+    assert any("already migrated into opencode.db" in s for s in report["skipped"])
+    reqs = stream(redis_client)
+    assert len(reqs) == 6 and all(r.meta.agent_type == "opencode" for r in reqs)
+    assert not any("<file>" in r.text for r in reqs)  # synthetic parts are not the person's
+    first = reqs[0]
+    assert (first.text, first.valid_from) == (TURNS[0][0], T0)
+    assert first.meta.source == f"{db.resolve()}#ses_aaaaaa111111:1"
+    assert first.meta.session_id == "ses_aaaaaa111111"
+    code, again = run_import("opencode")
+    assert code == 0 and again["unchanged"] == 1 and redis_client.xlen("nika:ingest") == 6
 
 
 def test_instruction_files_and_docs_become_facts(
