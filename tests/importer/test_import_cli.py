@@ -308,3 +308,31 @@ def test_kill_minus_9_mid_import_then_resume_queues_each_memory_once(
     reqs = stream(redis_client)
     keys = [r.idempotency_key for r in reqs]
     assert len(keys) == total and len(set(keys)) == total
+
+
+def test_progress_bar_on_a_terminal_and_none_off_it(
+    tenant: str, tmp_path: Path, redis_url: str
+) -> None:
+    import pty
+
+    claude_session(tmp_path / "c", "s-1", "/w/acme", T0, TURNS)
+    env = {**os.environ, "REDIS_URL": redis_url, "COLUMNS": "100"}
+    cmd = [sys.executable, "-m", "nika_tui", "import", "--tenant", TENANT, str(tmp_path / "c")]
+    master, slave = pty.openpty()
+    proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=slave, timeout=120)
+    os.close(slave)
+    drawn = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        drawn += chunk
+    os.close(master)
+    assert proc.returncode == 0
+    assert b"queueing memories" in drawn and b"reading files" in drawn
+    assert b"queued 4 memories" in proc.stdout
+    piped = subprocess.run(cmd, env=env, capture_output=True, timeout=120)
+    assert piped.returncode == 0 and b"queueing" not in piped.stderr
