@@ -270,9 +270,23 @@ def test_secrets_are_masked_before_the_stream(
     assert "[REDACTED]" in texts[0]
 
 
-def test_unknown_tenant_and_missing_source(redis_url: str, tmp_path: Path) -> None:
+def test_unknown_tenant_is_refused(redis_url: str, tmp_path: Path) -> None:
     code, _ = run_import(str(tmp_path / "nothing"))
     assert code == 2  # tenant acme does not exist here
+
+
+def test_a_missing_source_is_a_report_line_and_the_rest_goes_on(
+    tenant: str, tmp_path: Path, redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.codex here
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    claude_session(tmp_path / "c", "s-1", "/w/acme", T0, TURNS)
+    code, report = run_import(str(tmp_path / "nothing"), "codex", str(tmp_path / "c"))
+    assert code == 0 and report["queued"] == 4
+    assert report["skipped"][0] == (
+        f"skipped {tmp_path / 'nothing'}: no such file or folder ({tmp_path / 'nothing'})"
+    )
+    assert report["skipped"][1].startswith("skipped codex: no such file or folder (")
 
 
 @pytest.mark.slow
