@@ -87,7 +87,8 @@ def keyword_root(name: str, env: Mapping[str, str]) -> Path | None:
 
 
 def _classify(path: Path) -> str | None:
-    if path.name == OPENCODE_DB:
+    if path.name == OPENCODE_DB or (path.name.startswith("opencode-") and path.suffix == ".db"):
+        # opencode.db, or opencode-<channel>.db for a non-stable release channel.
         return "opencode-db"
     if path.name in INSTRUCTION_NAMES:
         return "instruction"
@@ -134,9 +135,11 @@ def discover(sources: list[str], env: Mapping[str, str]) -> tuple[list[Unit], li
                 add(Unit(target, kind))
             continue
         real_root = target.resolve()
-        if (target / OPENCODE_DB).is_file():
+        databases = sorted(p for p in target.glob("opencode*.db") if _classify(p) == "opencode-db")
+        if databases:
             # OpenCode 1.2+ migrated its JSON tree into the database: read the database only.
-            add(Unit(target / OPENCODE_DB, "opencode-db"))
+            for db in databases:
+                add(Unit(db, "opencode-db"))
             if (target / "storage").is_dir():
                 notes.append(
                     f"skipped {target / 'storage'}: OpenCode's pre-1.2 files, already migrated "
