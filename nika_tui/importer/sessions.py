@@ -100,10 +100,11 @@ def _blocks_text(content: object, kinds: Sequence[str] = ("text",)) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
+        # Codex 0.171 writes an AgentMessage's blocks as {"type": "Text"}: compare folded.
         parts = [
             str(b.get("text", ""))
             for b in content
-            if isinstance(b, dict) and b.get("type", "text") in kinds and b.get("text")
+            if isinstance(b, dict) and str(b.get("type", "text")).lower() in kinds and b.get("text")
         ]
         return "\n".join(parts)
     return ""
@@ -190,8 +191,17 @@ def read_codex(objects: Sequence[tuple[int, dict[str, Any]]], fallback_id: str) 
             text = _blocks_text(payload.get("content"), ("input_text", "output_text")).strip()
             if role in ("user", "assistant") and text:
                 responses.append(Message(role, text, at, line))
-    session.messages = events or responses
+    session.messages = _dedupe(events or responses)
     return session
+
+
+def _dedupe(messages: list[Message]) -> list[Message]:
+    """A message repeated right after itself (a CLI writing both event kinds) kept once."""
+    out: list[Message] = []
+    for msg in messages:
+        if not (out and (out[-1].role, out[-1].text) == (msg.role, msg.text)):
+            out.append(msg)
+    return out
 
 
 def read_gemini(data: object, fallback_id: str) -> Session:

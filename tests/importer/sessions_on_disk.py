@@ -188,7 +188,9 @@ def codex_rollout(
                         "item": {
                             "type": "AgentMessage",
                             "id": f"a{n}",
-                            "content": [{"type": "text", "text": answer}],
+                            "content": [
+                                {"type": "Text", "text": answer}
+                            ],  # as Codex 0.171 writes it
                         },
                     },
                 }
