@@ -52,7 +52,9 @@ def _blocks(text: str) -> list[tuple[str, str, int]]:
             heading = match.group(2)
             continue
         if not line.strip():
-            flush()
+            # "Lint:" then a blank line then the command: one rule, not two.
+            if not (current and current[-1].rstrip().endswith(":")):
+                flush()
             continue
         if _BULLET.match(line) and current:
             # A new bullet closes the previous one: one rule per memory.

@@ -163,7 +163,8 @@ def test_instruction_files_and_docs_become_facts(
     proj = tmp_path / "acme-api"
     (proj / ".git").mkdir(parents=True)
     (proj / "CLAUDE.md").write_text(
-        "# Conventions\n- Use ruff for lint and format.\n- Tests run with pytest -q.\n\n"
+        "# Conventions\n- Use ruff for lint and format.\n- Tests run with pytest -q.\n"
+        "- Release notes:\n\n```sh\ntowncrier build\n```\n\n"
         "# Deploys\nStaging deploys go through db-staging-1.\n",
         encoding="utf-8",
     )
@@ -178,6 +179,7 @@ def test_instruction_files_and_docs_become_facts(
     assert set(texts) == {
         "Conventions: Use ruff for lint and format.",
         "Conventions: Tests run with pytest -q.",
+        "Conventions: Release notes:\n```sh\ntowncrier build\n```",
         "Deploys: Staging deploys go through db-staging-1.",
         "architecture › Architecture: The API talks to Postgres through a pool of 20 connections.",
     }
