@@ -26,6 +26,7 @@ GROUPS: tuple[str, ...] = (
     "confirm",
     "judge",
     "kernel",
+    "bridge",
     "hook",
     "context",
     "mcp",
