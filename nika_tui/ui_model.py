@@ -134,6 +134,12 @@ class TenantRow:
     confirmation_count: int = 0
     problems: tuple[str, ...] = ()
     """Fields whose payload was unreadable, or why the row is incomplete."""
+    tokens_today: int | None = None
+    """Model tokens billed today (UTC), from the hooks' usage records (issue 18)."""
+    tokens_limit: int | None = None
+    """The tenant's ``quotas.tokens_per_day``."""
+    cost_today: float | None = None
+    """Estimated cost of today's tokens with the price table (billing currency)."""
 
     @property
     def needs_me(self) -> bool:

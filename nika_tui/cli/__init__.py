@@ -33,6 +33,9 @@ GROUPS: tuple[str, ...] = (
     "demo",
     "debt",
     "dashboard",
+    "scale",
+    "quota",
+    "billing",
 )
 
 
