@@ -127,8 +127,16 @@ def serve_cmd(args: argparse.Namespace) -> int:
 
 # --- up / down --------------------------------------------------------------------------------
 def _tmux(*argv: str) -> subprocess.CompletedProcess[str]:
+    from nika_tui.services.tmux_env import server_environment
+
+    # This may start nika's tmux server: only allow-listed variables, or every kernel would
+    # inherit this shell's secrets; the service's own variables travel in the handoff file.
     return subprocess.run(
-        ["tmux", "-L", tmux_socket_name(), *argv], capture_output=True, text=True, check=False
+        ["tmux", "-L", tmux_socket_name(), *argv],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=server_environment(os.environ),
     )
 
 

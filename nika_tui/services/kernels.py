@@ -100,7 +100,7 @@ class KernelManager:
     ) -> None:
         self.env: dict[str, str] = dict(os.environ if env is None else env)
         self.socket = tmux_socket_name(self.env)
-        self.tmux = TmuxSessions(self.socket, self.env.get("PATH"))
+        self.tmux = TmuxSessions(self.socket, self.env.get("PATH"), self.env)
         self._redis = redis_client
         self._clock = clock or (lambda: datetime.now(UTC))
         self.heartbeat_ttl_s = heartbeat_ttl_s
