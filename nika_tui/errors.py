@@ -48,6 +48,14 @@ class StoreUnavailable(NikaError):
     """A storage backend (Redis, Qdrant, files) cannot be reached."""
 
 
+class ShardMissing(StoreUnavailable):
+    """A tenant's shard that held memories is gone or emptied: an alarm, never "no memory"."""
+
+
+class ShardBusy(StoreUnavailable):
+    """A shard is briefly offline (being optimised); retrying soon is the whole remedy."""
+
+
 class ServiceNotRunning(StoreUnavailable):
     """The memory service did not answer."""
 

@@ -169,6 +169,8 @@ def check_agent_clis() -> list[CheckResult]:
 
 def collect() -> list[CheckResult]:
     """Every check, in report order."""
+    from nika_tui.cli.doctor_runtime import check_runtime
+
     return [
         check_tmux(),
         check_redis(),
@@ -176,6 +178,7 @@ def collect() -> list[CheckResult]:
         check_keyring(),
         check_embedder(),
         *check_agent_clis(),
+        *check_runtime(),
     ]
 
 

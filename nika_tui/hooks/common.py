@@ -17,6 +17,7 @@ from nika_tui.domain.envelope import ActionType, Domain, Intent, NikaMeta, Trigg
 from nika_tui.domain.handoff import HANDOFF_MARKER, handoff_query
 from nika_tui.domain.memory import MAX_TEXT_CHARS, Layer, content_hash
 from nika_tui.domain.requests import RecallHit, RecallQuery, RecallResult, RememberRequest
+from nika_tui.domain.secret_patterns import mask_secrets
 from nika_tui.hooks import MAX_CONTEXT_BYTES, RPC_TIMEOUT_S, HookContext, preview
 from nika_tui.services import kernel_store, redis_keys, wm_store
 from nika_tui.services.bus import open_bus
@@ -33,20 +34,12 @@ MAX_META_ITEMS = 20
 _ACKS = frozenset(
     {"ok", "okay", "yes", "no", "y", "n", "continue", "go on", "go ahead", "thanks", "thank you"}
 )
-# Obvious credentials are masked before anything reaches the stream, the store or a log.
-_SECRET = re.compile(
-    r"(sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}|xox[abpr]-[A-Za-z0-9-]{10,}"
-    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----)"
-)
-_ASSIGNED_SECRET = re.compile(
-    r"(?i)\b((?:api[_-]?key|secret|token|password|passwd)\s*[:=]\s*)(['\"]?)[^\s'\"]{6,}\2"
-)
+# Credentials are masked before anything reaches the stream, the store or a log.
 
 
 def redact(text: str) -> str:
-    """Mask obvious secrets (API keys, tokens, private keys, ``password=…``)."""
-    text = _SECRET.sub("[REDACTED]", text)
-    return _ASSIGNED_SECRET.sub(lambda m: f"{m.group(1)}[REDACTED]", text)
+    """Mask secrets with the one masker every write path uses (``domain/secret_patterns``)."""
+    return mask_secrets(text)[0]
 
 
 def worth_keeping_prompt(prompt: str) -> bool:
@@ -120,7 +113,9 @@ def memory_client(ctx: HookContext) -> MemoryClient:
 
 def remember(ctx: HookContext, text: str, layer: Layer, meta: NikaMeta) -> str:
     """Enqueue one memory on the ingest stream (durable once this returns); its key."""
-    body = redact(text)[:MAX_TEXT_CHARS]
+    # Cut before masking (a 10 MB prompt costs the masker seconds); the margin keeps a secret
+    # that straddles the cut whole enough to be masked.
+    body = redact(text[: MAX_TEXT_CHARS + 1024])[:MAX_TEXT_CHARS]
     req = RememberRequest(
         tenant_id=ctx.tenant_id,
         text=body,

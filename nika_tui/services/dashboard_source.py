@@ -229,19 +229,33 @@ class RedisDashboardSource:
         """Every tenant's row; Redis and service health. Never raises."""
         ids = list_tenant_ids(self.env)
         try:
-            raw, service_ok = self._read_rows(ids)
+            raw, service_ok, alarms = self._read_rows(ids)
         except _REDIS_ERRORS as exc:
             self._drop_client()
             rows = tuple(self._row(t, None, now) for t in ids)
             problem = f"Redis unreachable ({type(exc).__name__}) — start it with `nika up`"
             return Snapshot(now, rows, redis_ok=False, service_ok=False, problems=(problem,))
         rows = tuple(self._row(t, raw[t], now) for t in ids)
-        problems = () if service_ok else ("memory service down — start it with `nika up`",)
+        problems: tuple[str, ...] = (
+            () if service_ok else ("memory service down — start it with `nika up`",)
+        )
+        # A tenant whose store failed is parked by the service: an alarm, on the status bar
+        # and on its row, until its entries are stored again.
+        problems += tuple(
+            f"ALARM {tenant}: memory store failing — see `nika doctor`" for tenant in alarms
+        )
+        rows = tuple(
+            replace(r, problems=(*r.problems, "memory store failing: ingest parked"))
+            if r.tenant_id in alarms
+            else r
+            for r in rows
+        )
         return Snapshot(now, rows, redis_ok=True, service_ok=service_ok, problems=problems)
 
-    def _read_rows(self, ids: Sequence[str]) -> tuple[dict[str, list[Any]], bool]:
+    def _read_rows(self, ids: Sequence[str]) -> tuple[dict[str, list[Any]], bool, list[str]]:
         pipe = self._client().pipeline(transaction=False)
         pipe.exists(keys.SERVICE_HEARTBEAT)
+        pipe.hkeys(keys.TENANT_ALARMS)
         for t in ids:
             pipe.hgetall(keys.kernel_state(t))
             pipe.get(keys.kernel_heartbeat(t))
@@ -254,8 +268,10 @@ class RedisDashboardSource:
         if out and isinstance(out[0], redis.ConnectionError):
             raise out[0]
         service_ok = out[0] is True or out[0] == 1
-        per = 6
-        return {t: out[1 + i * per : 1 + (i + 1) * per] for i, t in enumerate(ids)}, service_ok
+        alarms = sorted(str(t) for t in out[1]) if isinstance(out[1], list) else []
+        per, first = 6, 2
+        rows = {t: out[first + i * per : first + (i + 1) * per] for i, t in enumerate(ids)}
+        return rows, service_ok, alarms
 
     def _row(self, tenant_id: str, raw: list[Any] | None, now: datetime) -> TenantRow:
         config, problem = self._config(tenant_id)
@@ -301,7 +317,7 @@ class RedisDashboardSource:
         problems: list[str] = []
         confirmations: tuple[ConfirmationView, ...] = ()
         try:
-            raw, _ = self._read_rows([tenant_id])
+            raw, _, _ = self._read_rows([tenant_id])
             snap_row = self._row(tenant_id, raw[tenant_id], now)
             client = self._client()
             hist = client.xrevrange(keys.fill_history(tenant_id), count=self._history_samples)

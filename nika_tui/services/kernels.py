@@ -115,7 +115,9 @@ class KernelManager:
         if self._redis is None:
             from nika_tui.services.redis_server import connect
 
-            self._redis = connect(self.env)
+            # Never started from here: `nika kernel list` after `nika down --redis` must say
+            # "not reachable — start it with `nika up`", not bring Redis back silently.
+            self._redis = connect(self.env, start=False)
         return self._redis
 
     @property
