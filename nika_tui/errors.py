@@ -40,6 +40,12 @@ class TenantNotFound(NikaError):
     exit_code = 2
 
 
+class TenantBindingRefused(NikaError):
+    """A command inside one tenant's kernel named another tenant."""
+
+    exit_code = 2
+
+
 class SecretStoreError(NikaError):
     """The secret store cannot read or write a secret."""
 

@@ -13,11 +13,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import libtmux
 import pytest
 
 from nika_tui.cli import main
+from nika_tui.domain.tenant import TenantConfig
+from nika_tui.services.config_store import save_tenant
 from nika_tui.services.liveness import process_alive, reap
 from nika_tui.services.redis_server import embedded_location, stop_embedded
 from tests.helpers import retry_until
@@ -63,19 +66,21 @@ def test_down_returns_promptly_and_read_only_commands_do_not_restart_redis(
     assert main(["down", "--redis", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["stopped"] is True
     assert time.monotonic() - start < 15
+    save_tenant(TenantConfig(tenant_id="tena", display_name="Tena"))
     loc = embedded_location()
-    proc = subprocess.run(
-        [sys.executable, "-m", "nika_tui", "kernel", "list"], capture_output=True, text=True
-    )
-    assert proc.returncode != 0
-    assert "not running" in proc.stderr and "nika up" in proc.stderr
-    assert not loc.socket.exists(), "a read-only command restarted the embedded Redis"
+    for argv in (["kernel", "list"], ["confirm", "list", "--tenant", "tena"]):
+        proc = subprocess.run(
+            [sys.executable, "-m", "nika_tui", *argv], capture_output=True, text=True
+        )
+        assert not loc.socket.exists(), f"`nika {' '.join(argv)}` restarted the embedded Redis"
+        if proc.returncode != 0:  # it needed Redis: it says so instead of starting it
+            assert "not running" in proc.stderr and "nika up" in proc.stderr, proc.stderr
 
 
 def test_a_zombie_is_not_alive() -> None:
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     retry_until(
-        lambda: open(f"/proc/{child.pid}/stat").read().split(") ")[1][0] == "Z",
+        lambda: Path(f"/proc/{child.pid}/stat").read_text().split(") ")[1][0] == "Z",
         what="the child to exit unreaped",
     )
     assert not process_alive(child.pid)  # kill(pid, 0) alone says it exists
