@@ -191,6 +191,11 @@ def up_cmd(args: argparse.Namespace) -> int:
 
         print(repair_aof(), file=sys.stderr)
     client = MemoryClient.from_env(start_redis=True)
+    from nika_tui.services.hook_spool import replay_all
+
+    replayed = replay_all(client)  # hooks' writes spooled while Redis was down
+    if replayed and not args.json:
+        print(f"replayed spooled hook writes: {replayed}", file=sys.stderr)
     # Live by pid, not only by heartbeat: a kill -9'd service's key outlives it by its TTL.
     info = client.service_info()
     started = False

@@ -80,6 +80,8 @@ class HookContext:
     tenant_id: str
     now: datetime
     notes: list[str] = field(default_factory=list)
+    spooled: int = 0
+    """Writes that went to the spool because Redis was down (the log then says "spooled")."""
     _redis: redis.Redis | None = None
 
     @property
@@ -326,5 +328,5 @@ def _run(
     entry["tenant"] = tenant
     ctx = HookContext(cli, event, payload, env, tenant, now or datetime.now(UTC))
     output = handlers[cli](ctx)
-    entry["outcome"] = "ok"
+    entry["outcome"] = "spooled" if ctx.spooled else "ok"
     return output, ctx

@@ -18,6 +18,7 @@ from nika_tui.domain.handoff import HANDOFF_MARKER, handoff_query
 from nika_tui.domain.memory import MAX_TEXT_CHARS, Layer, content_hash
 from nika_tui.domain.requests import RecallHit, RecallQuery, RecallResult, RememberRequest
 from nika_tui.domain.secret_patterns import mask_secrets
+from nika_tui.errors import StoreUnavailable
 from nika_tui.hooks import MAX_CONTEXT_BYTES, RPC_TIMEOUT_S, HookContext, preview
 from nika_tui.services import kernel_store, redis_keys, wm_store
 from nika_tui.services.bus import open_bus
@@ -124,7 +125,21 @@ def remember(ctx: HookContext, text: str, layer: Layer, meta: NikaMeta) -> str:
         valid_from=ctx.now,
         idempotency_key=content_hash(ctx.tenant_id, layer, body, meta.project_id),
     )
-    return memory_client(ctx).remember(req)
+    from nika_tui.services import hook_spool
+
+    client = memory_client(ctx)
+    try:
+        key = client.remember(req)
+    except StoreUnavailable as exc:
+        # Redis is down: the write waits in the tenant's spool (replayed by the next hook run
+        # or `nika up`) and the log says "spooled", not "ok".
+        hook_spool.spool(req, ctx.env)
+        ctx.spooled += 1
+        ctx.notes.append(f"spooled: {exc.message}")
+        return req.idempotency_key or ""
+    if hook_spool.has_spool(ctx.tenant_id, ctx.env):
+        ctx.step("replay spool", lambda: hook_spool.replay(ctx.tenant_id, client, ctx.env))
+    return key
 
 
 # --- bookkeeping ---------------------------------------------------------------------------
