@@ -191,8 +191,11 @@ def up_cmd(args: argparse.Namespace) -> int:
 
         print(repair_aof(), file=sys.stderr)
     client = MemoryClient.from_env(start_redis=True)
+    from nika_tui.paths import config_dir, tighten_modes
     from nika_tui.services.hook_spool import replay_all
 
+    for root in (config_dir(), data_dir()):
+        tighten_modes(root)  # files of an earlier version, or copied in with 0644
     replayed = replay_all(client)  # hooks' writes spooled while Redis was down
     if replayed and not args.json:
         print(f"replayed spooled hook writes: {replayed}", file=sys.stderr)

@@ -106,7 +106,17 @@ class HookContext:
         if not isinstance(raw, str) or not raw:
             return None
         path = Path(raw)
-        return path if path.is_file() else None
+        if not path.is_file():
+            return None
+        # Another tenant's transcript (its agent home lies under its data dir) is never read.
+        tenants_root = (data_dir(self.env) / "tenants").resolve()
+        resolved = path.resolve()
+        if tenants_root in resolved.parents:
+            owner = resolved.relative_to(tenants_root).parts[0]
+            if owner != self.tenant_id:
+                self.notes.append(f"transcript_path refused: it belongs to tenant {owner}")
+                return None
+        return path
 
     @property
     def project_id(self) -> str:

@@ -116,7 +116,8 @@ def remember(ctx: HookContext, text: str, layer: Layer, meta: NikaMeta) -> str:
     """Enqueue one memory on the ingest stream (durable once this returns); its key."""
     # Cut before masking (a 10 MB prompt costs the masker seconds); the margin keeps a secret
     # that straddles the cut whole enough to be masked.
-    body = redact(text[: MAX_TEXT_CHARS + 1024])[:MAX_TEXT_CHARS]
+    # NULs are stripped, not refused: the agent's text is kept (the client refuses them).
+    body = redact(text[: MAX_TEXT_CHARS + 1024].replace("\x00", ""))[:MAX_TEXT_CHARS]
     req = RememberRequest(
         tenant_id=ctx.tenant_id,
         text=body,

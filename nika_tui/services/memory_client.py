@@ -18,11 +18,13 @@ import json
 import time
 import uuid
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 import redis
 
 from nika_tui import errors
+from nika_tui.domain.input_limits import check_no_nul, check_valid_from
 from nika_tui.domain.memory import MemoryRecord, content_hash
 from nika_tui.domain.requests import RecallQuery, RecallResult, RememberRequest
 from nika_tui.errors import NikaError, ServiceNotRunning, StoreUnavailable
@@ -127,6 +129,9 @@ class MemoryClient:
         Raises:
             StoreUnavailable: Redis refused the write (nothing was queued).
         """
+        check_no_nul(req.text)
+        if req.valid_from is not None:
+            check_valid_from(req.valid_from, datetime.now(UTC))
         # Masked before the stream: Redis's AOF must never hold a credential either.
         req = masked_request(req)
         key = idempotency_key(req)
