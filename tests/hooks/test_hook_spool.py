@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import stat
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import redis
@@ -72,3 +73,15 @@ def test_an_unknown_tenant_is_not_spooled(
     )
     assert not spool_dir(TENANT).exists()
     assert hook_log(isolated_env)[-1]["outcome"] != "spooled"
+
+
+def test_a_hook_for_an_unknown_tenant_creates_no_tenant_dir(
+    run_hook: Run, workspace: Workspace, isolated_env: dict[str, str]
+) -> None:
+    run_hook(
+        "claude",
+        "UserPromptSubmit",
+        _prompt(workspace, "A prompt long enough to be kept as a memory."),
+        tenant="ghost",
+    )
+    assert not (Path(isolated_env["NIKA_OS_DATA_DIR"]) / "tenants" / "ghost").exists()
