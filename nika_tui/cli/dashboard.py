@@ -94,7 +94,10 @@ def run_dashboard(args: argparse.Namespace) -> int:
         except StoreUnavailable as exc:
             # The dashboard still opens: its status bar says Redis is down and it keeps retrying.
             print(f"warning: {exc}", file=sys.stderr)
-        app = make_app(show_welcome=True if args.welcome else None)
+        # A service that dies while the dashboard runs is restarted too (pid liveness).
+        app = make_app(
+            show_welcome=True if args.welcome else None, autostart=_start_service_in_background
+        )
     app.run()
     return 0
 

@@ -8,15 +8,21 @@ dir, since it is killed), Qdrant Edge on disk, the real embedder.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import socket
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+import redis
 
 from benchmarks.durability import run
 from nika_tui.domain.tenant import TenantConfig
+from nika_tui.services import redis_keys
 from nika_tui.services.config_store import save_tenant
 from nika_tui.services.dashboard_source import RedisDashboardSource
 from nika_tui.services.redis_server import embedded_location, ensure_embedded, stop_embedded
@@ -55,3 +61,28 @@ def test_redis_killed_and_restarted_under_the_dashboard(monkeypatch: pytest.Monk
     finally:
         source.close()
         stop_embedded()
+
+
+def test_the_dashboard_sees_a_killed_service_at_once_and_restarts_it(
+    redis_client: redis.Redis,
+) -> None:
+    started: list[int] = []
+    source = RedisDashboardSource(
+        dict(os.environ), defer_warm_up=True, autostart=lambda: started.append(1)
+    )
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    beat = {"pid": dead.pid, "host": socket.gethostname()}
+    # The heartbeat of a kill -9'd service: still in Redis for up to its TTL.
+    redis_client.set(redis_keys.SERVICE_HEARTBEAT, json.dumps(beat), ex=10)
+    now = datetime.now(UTC)
+    try:
+        assert not source.snapshot(now).service_ok
+        assert started == [1]
+        source.snapshot(now)
+        assert started == [1]  # not again before AUTOSTART_EVERY_S
+        beat["pid"] = os.getpid()
+        redis_client.set(redis_keys.SERVICE_HEARTBEAT, json.dumps(beat), ex=10)
+        assert source.snapshot(now).service_ok
+    finally:
+        source.close()
