@@ -182,6 +182,14 @@ class MemoryService:
         retry_s = float(ctx.env.get("NIKA_PARK_RETRY_S", PARK_RETRY_S))
         self.faults = TenantFaults(self.r, ctx.clock, retry_s=retry_s)
         """Tenants whose store failed: parked, alarmed, retried (see the module docstring)."""
+        from nika_tui.scale.scheduler import ScaleScheduler
+
+        # Strategy B (issue 18): host samples once a minute, scale plans per auto_actions.scale.
+        self.scale = ScaleScheduler(ctx.redis, ctx.env)
+        from nika_tui.quota.tokens import QuotaWatcher
+
+        # Tokens per day (issue 18): warn at 80%, pause or ask at 100%.
+        self.quota = QuotaWatcher(ctx.redis, ctx.env)
 
     # --- lifecycle ----------------------------------------------------------------------
     def stop(self) -> None:
@@ -246,6 +254,8 @@ class MemoryService:
                 try:
                     self.step()
                     self.debt.tick()
+                    self.scale.tick()
+                    self.quota.tick()
                 except StoreUnavailable as exc:
                     log.warning("store unavailable, retrying in %.0fs: %s", RETRY_BACKOFF_S, exc)
                     self._retry_pending = True

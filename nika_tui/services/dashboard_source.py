@@ -238,7 +238,7 @@ class RedisDashboardSource:
         """Every tenant's row; Redis and service health. Never raises."""
         ids = list_tenant_ids(self.env)
         try:
-            raw, service_ok, alarms = self._read_rows(ids)
+            raw, service_ok, alarms = self._read_rows(ids, now.strftime("%Y%m%d"))
         except _REDIS_ERRORS as exc:
             self._drop_client()
             rows = tuple(self._row(t, None, now) for t in ids)
@@ -273,7 +273,9 @@ class RedisDashboardSource:
         self._last_autostart = now
         self._autostart()
 
-    def _read_rows(self, ids: Sequence[str]) -> tuple[dict[str, list[Any]], bool, list[str]]:
+    def _read_rows(
+        self, ids: Sequence[str], day: str
+    ) -> tuple[dict[str, list[Any]], bool, list[str]]:
         pipe = self._client().pipeline(transaction=False)
         pipe.get(keys.SERVICE_HEARTBEAT)
         pipe.hkeys(keys.TENANT_ALARMS)
@@ -284,6 +286,8 @@ class RedisDashboardSource:
             pipe.hvals(keys.review_queue(t))
             pipe.hvals(keys.confirmations(t))
             pipe.xrevrange(keys.debt_history(t), count=1)
+            pipe.get(keys.tokens_day(t, day))
+            pipe.get(keys.cost_day(t, day))
         # A key of the wrong type comes back as an error object: that row is unreadable.
         out = pipe.execute(raise_on_error=False)
         if out and isinstance(out[0], redis.ConnectionError):
@@ -291,7 +295,7 @@ class RedisDashboardSource:
         # Live by pid too: a kill -9'd service's heartbeat outlives it by its TTL.
         service_ok = isinstance(out[0], str) and heartbeat_live(_heartbeat_info(out[0]))
         alarms = sorted(str(t) for t in out[1]) if isinstance(out[1], list) else []
-        per, first = 6, 2
+        per, first = 8, 2
         rows = {t: out[first + i * per : first + (i + 1) * per] for i, t in enumerate(ids)}
         return rows, service_ok, alarms
 
@@ -306,7 +310,7 @@ class RedisDashboardSource:
         )
         if raw is None:
             return base
-        state, beat, wm, review, confs, debt = (
+        state, beat, wm, review, confs, debt, tokens, cost = (
             v if not isinstance(v, Exception) else _Bad(v) for v in raw
         )
         for label, value in (("kernel", state), ("fill", wm), ("review", review), ("debt", debt)):
@@ -330,6 +334,9 @@ class RedisDashboardSource:
             review_count=pending_reviews(review) if isinstance(review, list) else 0,
             confirmation_count=len(pending_confirmations(confs)) if isinstance(confs, list) else 0,
             problems=tuple(problems),
+            tokens_today=int(tokens) if isinstance(tokens, str) and tokens.isdigit() else 0,
+            tokens_limit=config.quotas.tokens_per_day if config else None,
+            cost_today=_float(cost),
         )
 
     # --- detail -------------------------------------------------------------------------
@@ -339,7 +346,7 @@ class RedisDashboardSource:
         problems: list[str] = []
         confirmations: tuple[ConfirmationView, ...] = ()
         try:
-            raw, _, _ = self._read_rows([tenant_id])
+            raw, _, _ = self._read_rows([tenant_id], now.strftime("%Y%m%d"))
             snap_row = self._row(tenant_id, raw[tenant_id], now)
             client = self._client()
             hist = client.xrevrange(keys.fill_history(tenant_id), count=self._history_samples)
@@ -367,7 +374,15 @@ class RedisDashboardSource:
 
             strategies = tuple(s.value for s in available_strategies(config))
             advice = recommendation(config)
+        bridge = None
+        try:
+            from nika_tui.bridge.status import tenant_view
+
+            bridge = tenant_view(self._client(), self.env, tenant_id)
+        except (*_REDIS_ERRORS, NikaError) as exc:
+            problems.append(f"bridge state unavailable ({type(exc).__name__})")
         return TenantDetail(
+            bridge=bridge,
             row=snap_row,
             memory_counts=counts,
             strategies=strategies,
@@ -668,3 +683,11 @@ def _read_new(tenant_id: str, path: Path, cursor: dict[str, int], first: bool) -
     if first and start > 0:
         texts = texts[1:]  # the first line was cut by the seek
     return [parse_bus_line(tenant_id, t) for t in texts if t.strip()]
+
+
+def _float(value: object) -> float | None:
+    """A Redis float counter's value, ``None`` when absent or unreadable."""
+    try:
+        return float(str(value)) if isinstance(value, str) else None
+    except ValueError:
+        return None
