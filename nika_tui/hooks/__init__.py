@@ -37,7 +37,13 @@ from pydantic import ValidationError
 
 from nika_tui.domain.tenant_id import is_valid_tenant_id
 from nika_tui.errors import NikaError
-from nika_tui.paths import FILE_MODE, data_dir, ensure_private_dir, tmux_socket_name
+from nika_tui.paths import (
+    FILE_MODE,
+    data_dir,
+    ensure_private_dir,
+    tenant_config_path,
+    tmux_socket_name,
+)
 from nika_tui.services.redis_server import redis_url
 
 MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
@@ -88,6 +94,12 @@ class HookContext:
     def agent_type(self) -> str:
         """``claude-code`` or ``codex`` (the NIKA_META agent_type)."""
         return AGENT_TYPES.get(self.cli, self.cli)
+
+    @property
+    def configured(self) -> bool:
+        """True when the tenant has a config: per-tenant files are written only then (a hook
+        for an unknown tenant must not create ``data/tenants/<id>/``)."""
+        return tenant_config_path(self.tenant_id, self.env).is_file()
 
     @property
     def session_id(self) -> str:

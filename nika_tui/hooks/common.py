@@ -20,7 +20,6 @@ from nika_tui.domain.requests import RecallHit, RecallQuery, RecallResult, Remem
 from nika_tui.domain.secret_patterns import mask_secrets
 from nika_tui.errors import StoreUnavailable
 from nika_tui.hooks import MAX_CONTEXT_BYTES, RPC_TIMEOUT_S, HookContext, bridge_turn, preview
-from nika_tui.paths import tenant_config_path
 from nika_tui.services import kernel_store, redis_keys, wm_store
 from nika_tui.services.bus import open_bus
 from nika_tui.services.memory_client import MemoryClient
@@ -177,7 +176,7 @@ def record_fired(ctx: HookContext) -> None:
         maxlen=HOOKS_FIRED_MAXLEN,
         approximate=True,
     )
-    if not tenant_config_path(ctx.tenant_id, ctx.env).is_file():
+    if not ctx.configured:
         # A hook for a tenant nobody configured must not create data/tenants/<id>/.
         ctx.notes.append(f"bus: tenant {ctx.tenant_id} is not configured")
         return
