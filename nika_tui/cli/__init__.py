@@ -23,6 +23,7 @@ GROUPS: tuple[str, ...] = (
     "service",
     "memory",
     "review",
+    "import_cmd",
     "confirm",
     "judge",
     "kernel",
