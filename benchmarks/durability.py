@@ -15,7 +15,8 @@ Reported (JSON): ``acknowledged``, ``stored``, ``lost`` (acknowledged, not store
 ``lost = 0`` whatever the kills; the embedder's own speed is not what is measured here.
 
 Run: ``.venv/bin/python benchmarks/durability.py [N] [KILLS] [SEED]`` (defaults 300 6 1: about
-a minute and a half on 2 shared cores; the figures in the README used 2,000 and 20).
+a minute and a half on 2 shared cores; the README's figures are ``400 10 2``, ~2 min, saved in
+``results/durability.json``). Larger runs (``2000 20``) take ~10 min on a quiet machine.
 """
 
 from __future__ import annotations
