@@ -30,6 +30,7 @@ GROUPS: tuple[str, ...] = (
     "mcp",
     "demo",
     "debt",
+    "compress",
     "dashboard",
 )
 
