@@ -45,6 +45,10 @@ from nika_tui.paths import ensure_private_dir, tenant_data_dir
 from nika_tui.services.files import atomic_write_text
 
 EMBED_BATCH = 128
+DIGEST_LEVELS = frozenset({"strategy", "project", "job"})
+DIGEST_MIN_MEMORIES = 3
+"""A node's digest becomes a memory of the fresh store only at these levels and from this many
+memories: below, the digest says little more than the memories it condenses."""
 STAGES = ("started", "snapshot", "compress", "build", "switch", "done")
 
 
@@ -148,7 +152,7 @@ def build_generation(
             flush(record.layer)
         at = ctx.clock()
         for row in _rows(digests):
-            if not row.get("memory_count"):
+            if row["level"] not in DIGEST_LEVELS or row["memory_count"] < DIGEST_MIN_MEMORIES:
                 continue
             record = digest_record(tenant_id, row, at)
             payload = record.to_payload()
