@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -73,9 +74,15 @@ def read_journal(tenant_id: str, env: Mapping[str, str]) -> dict[str, Any]:
 class _Journal:
     def __init__(self, path: Path, base: dict[str, Any]) -> None:
         self.path, self.data = path, base
+        self.timings: dict[str, float] = {}
+        self._last: tuple[str, float] | None = None
 
     def stage(self, name: str, **fields: Any) -> None:
-        self.data.update(fields, stage=name)
+        now = time.monotonic()
+        if self._last is not None:
+            self.timings[self._last[0]] = round(now - self._last[1], 3)
+        self._last = (name, now)
+        self.data.update(fields, stage=name, timings_s=self.timings)
         atomic_write_text(self.path, json.dumps(self.data, default=str, sort_keys=True) + "\n")
 
 
@@ -252,6 +259,7 @@ def reset(ctx: EngineContext, tenant_id: str, repo: Path | None = None) -> dict[
         "removed_unfinished": removed,
     }
     journal.stage("done", live_points_before=before, live_points_after=after)
+    result["timings_s"] = dict(journal.timings)
     ctx.bus(tenant_id).append(
         "compress.reset",
         {k: result[k] for k in ("generation", "live_points_before", "live_points_after")}

@@ -135,7 +135,9 @@ def recall_at_5(ctx: EngineContext, tenant_id: str) -> float:
         return " ".join(text.casefold().rstrip(".").split())
 
     found = 0
-    for query, expected in QUERIES:
-        hits = recall(ctx, RecallQuery(tenant_id=tenant_id, query=query, limit=5)).hits
+    vectors = ctx.embedder.embed([q for q, _ in QUERIES])
+    for (query, expected), vector in zip(QUERIES, vectors, strict=True):
+        q = RecallQuery(tenant_id=tenant_id, query=query, limit=5)
+        hits = recall(ctx, q, vector).hits
         found += any(key(h.record.text) == key(expected) for h in hits)
     return found / len(QUERIES)
