@@ -77,15 +77,29 @@ def test_a_private_repo_receives_everything(
     assert all(t in text for t in PRIVATE_TEXTS)
 
 
-def test_reset_through_the_running_service(running_service, make_tenant, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_escalated_reset_runs_in_the_service_once_approved(
+    running_service,
+    engine_ctx: EngineContext,
+    make_tenant,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+) -> None:
+    from nika_tui.domain.tenant import AutoMode
+    from nika_tui.engine.reset_trigger import decide_reset
+    from nika_tui.services.confirmations import resolve
+
     make_tenant(TENANT)
-    ctx = running_service.ctx
-    seeded = seed_history(ctx, TENANT)
     repo = tmp_path / "repo"
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    result = running_service.client.call(
-        "compress.reset", {"tenant_id": TENANT, "repo": str(repo)}, timeout=600
-    )
+    config = load_tenant(TENANT)
+    actions = config.auto_actions.model_copy(update={"compress": AutoMode.ESCALATE})
+    save_tenant(config.model_copy(update={"knowledge_repo": str(repo), "auto_actions": actions}))
+    seeded = seed_history(engine_ctx, TENANT)
+    entry = decide_reset(engine_ctx, TENANT, [{"indicator": "judge_disagreement",
+                                                "available": ["A"]}])  # fmt: skip
+    assert entry is not None and engine_ctx.vectors.generation(TENANT) is None  # type: ignore[attr-defined]
+    done = resolve(engine_ctx.redis, TENANT, entry["confirmation_id"], approve=True)
+    result = done["result"]
+    assert done["status"] == "approved"
     assert result["live_points_after"] < result["live_points_before"] == seeded.live
     stats = running_service.client.call("stats", {"tenant_id": TENANT})["tenants"][TENANT]
     assert stats["semantic"]["retired"] == 0 and stats["semantic"]["current"] > 0
