@@ -25,6 +25,7 @@ GROUPS: tuple[str, ...] = (
     "confirm",
     "judge",
     "kernel",
+    "bridge",
     "hook",
     "context",
     "mcp",

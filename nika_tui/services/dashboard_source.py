@@ -329,7 +329,15 @@ class RedisDashboardSource:
 
             strategies = tuple(s.value for s in available_strategies(config))
             advice = recommendation(config)
+        bridge = None
+        try:
+            from nika_tui.bridge.status import tenant_view
+
+            bridge = tenant_view(self._client(), self.env, tenant_id)
+        except (*_REDIS_ERRORS, NikaError) as exc:
+            problems.append(f"bridge state unavailable ({type(exc).__name__})")
         return TenantDetail(
+            bridge=bridge,
             row=snap_row,
             memory_counts=counts,
             strategies=strategies,
