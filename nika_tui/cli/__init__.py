@@ -22,6 +22,7 @@ GROUPS: tuple[str, ...] = (
     "service",
     "memory",
     "review",
+    "import_cmd",
     "confirm",
     "judge",
     "kernel",
@@ -33,6 +34,9 @@ GROUPS: tuple[str, ...] = (
     "debt",
     "compress",
     "dashboard",
+    "scale",
+    "quota",
+    "billing",
 )
 
 
