@@ -34,6 +34,7 @@ GROUPS: tuple[str, ...] = (
     "mcp",
     "demo",
     "debt",
+    "compress",
     "dashboard",
     "scale",
     "quota",

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nika_tui.cli.common import add_json_flag, print_json
@@ -91,7 +90,7 @@ def run_op(op: str, body: dict[str, Any], local: Callable[[EngineContext], dict[
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
-    """Add ``nika audit``, ``nika purge``, ``nika rem``, ``nika compress``."""
+    """Add ``nika audit``, ``nika purge``, ``nika rem`` (``nika compress``: cli/compress.py)."""
     audit = sub.add_parser("audit", help="memory-debt metrics against their thresholds")
     audit.add_argument("--tenant", default=None, help="one tenant (default: every tenant)")
     audit.add_argument("--sample", type=int, default=1000, help="points sampled for duplicates")
@@ -129,12 +128,6 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     add_json_flag(run)
     run.set_defaults(handler=_rem_run)
-
-    comp = sub.add_parser("compress", help="strategy A: export memories by theme to a git repo")
-    comp.add_argument("--tenant", required=True, help="tenant id")
-    comp.add_argument("--repo", required=True, help="git work tree (created if missing)")
-    add_json_flag(comp)
-    comp.set_defaults(handler=_compress)
 
 
 def _status_line(m: Mapping[str, Any]) -> str:
@@ -273,49 +266,4 @@ def _rem_run(args: argparse.Namespace) -> int:
                 f"  {step:<9} retired {len(info['retired'])}, added {len(info['added'])}, "
                 f"reviews {info['reviews']}"
             )
-    return 0
-
-
-def check_repo_path(repo: Path) -> None:
-    """``--repo`` must be an existing directory, or a new one inside an existing directory.
-
-    The service used to create any path it was given (``mkdir -p``), anywhere the user can
-    write; a typo made a tree of directories. Nika's own config and data dirs are refused.
-
-    Raises:
-        ValidationFailed: with the fix.
-    """
-    from nika_tui.paths import config_dir, data_dir
-
-    if not repo.exists() and not repo.parent.is_dir():
-        raise ValidationFailed(
-            f"--repo {repo}: its parent directory {repo.parent} does not exist",
-            "create it first (`mkdir -p`), or pass an existing git work tree",
-        )
-    for own in (config_dir(), data_dir()):
-        own = own.expanduser().resolve()
-        if repo == own or own in repo.parents or repo in own.parents:
-            raise ValidationFailed(
-                f"--repo {repo} is inside (or holds) nika's own directory {own}",
-                "pass a separate git work tree for the knowledge files",
-            )
-
-
-def _compress(args: argparse.Namespace) -> int:
-
-    repo = str(Path(args.repo).expanduser().resolve())
-    check_repo_path(Path(repo))
-    body = {"tenant_id": args.tenant, "repo": repo}
-
-    def local(ctx: EngineContext) -> dict[str, Any]:
-        from nika_tui.engine.compress import compress
-
-        return compress(ctx, args.tenant, Path(repo))
-
-    result = run_op("compress", body, local)
-    if args.json:
-        print_json(result)
-        return 0
-    commit = result["commit"] or "nothing new to commit"
-    print(f"{result['memories']} memories in {len(result['files'])} topic files — {commit}")
     return 0

@@ -106,6 +106,8 @@ def resolve(
         result = {"command": command}
     elif kind == "rem.run":
         result = memory.call("rem.run", {"tenant_id": tenant_id}, timeout=600)
+    elif kind == "compress.reset":
+        result = memory.call("compress.reset", {"tenant_id": tenant_id}, timeout=3600)
     elif kind == "scale.apply":
         from nika_tui.scale.approve import approve_scale
 

@@ -54,6 +54,15 @@ from nika_tui.services.vectors.common import (
 _CONFIG_FILE = "edge_config.json"
 MARKERS_DIR = ".shards"
 """Under the root: one marker file per shard ever created (see the module docstring)."""
+GENERATION_FILE = "GENERATION"
+"""Per-tenant pointer to the live generation of its shards (strategy A's fresh start).
+
+Absent: the shards are ``{root}/{tenant}/{layer}`` (every store before a reset). Present: it
+names a directory ``{root}/{tenant}/gens/{name}`` holding ``{tenant}/{layer}`` shards (built by
+an :class:`EdgeVectorStore` rooted there). It is written last and atomically (temp file, fsync,
+rename), so a process killed at any moment leaves the old generation or the new one live.
+"""
+GENERATIONS_DIR = "gens"
 
 SHARD_CONSTANT_KEYS: tuple[str, ...] = ("tenant_id", "layer")
 """Keys with one value per Edge shard (a shard is one tenant's layer): never indexed here."""
@@ -161,7 +170,71 @@ class EdgeVectorStore:
         return self._dimension
 
     def _path(self, tenant_id: str, layer: Layer) -> Path:
-        return self._root / tenant_id / layer.value
+        gen = self.generation(tenant_id)
+        if gen is None:
+            return self._root / tenant_id / layer.value
+        return self.generation_root(tenant_id, gen) / tenant_id / layer.value
+
+    def generation(self, tenant_id: str) -> str | None:
+        """The live generation of a tenant's shards (None: the original layout)."""
+        pointer = self._root / tenant_id / GENERATION_FILE
+        try:
+            raw = json.loads(pointer.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            raise StoreUnavailable(
+                f"unreadable generation pointer {pointer}: {exc}",
+                "restore it from the last snapshot's manifest (`generation`) or remove it to "
+                "go back to the original store",
+            ) from exc
+        name = raw.get("generation") if isinstance(raw, dict) else None
+        if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+            raise StoreUnavailable(f"bad generation pointer {pointer}", "remove or fix it")
+        return name
+
+    def generation_root(self, tenant_id: str, name: str) -> Path:
+        """Root of generation ``name``: an ``EdgeVectorStore`` there builds its shards."""
+        return self._root / check_tenant(tenant_id) / GENERATIONS_DIR / name
+
+    def switch_generation(self, tenant_id: str, name: str, record: Mapping[str, Any]) -> None:
+        """Make generation ``name`` the tenant's live shards (the atomic step of a reset).
+
+        The tenant's open shards are flushed and closed first; the pointer file is then
+        replaced atomically. Every later call opens the new generation's shards.
+
+        Args:
+            tenant_id: The tenant.
+            name: A generation built under :meth:`generation_root`.
+            record: Extra JSON fields kept in the pointer (previous generation, snapshot...).
+
+        Raises:
+            StoreUnavailable: the generation has no shard, or a close or the write failed.
+        """
+        from nika_tui.services.files import atomic_write_text
+
+        tenant_id = check_tenant(tenant_id)
+        target = self.generation_root(tenant_id, name) / tenant_id
+        if not any((target / layer.value / _CONFIG_FILE).exists() for layer in Layer):
+            raise StoreUnavailable(
+                f"generation {name} of tenant {tenant_id} has no shard",
+                "rebuild it (run the reset again); the live store is unchanged",
+            )
+        with self._lock:
+            keys = [k for k in self._shards if k[0] == tenant_id]
+            shards = [(k, self._shards.pop(k)) for k in keys]
+            for k in [k for k in self._wheres if k[0] == tenant_id]:
+                del self._wheres[k]
+        for (_, layer), shard in shards:
+            with _translated("close", self._where(tenant_id, layer)):
+                shard.flush()
+                shard.close()
+        body = {**record, "generation": name}
+        with _translated("switch", str(self._root / tenant_id)):
+            atomic_write_text(self._root / tenant_id / GENERATION_FILE, json.dumps(body) + "\n")
+        with self._lock:
+            for k in [k for k in self._wheres if k[0] == tenant_id]:
+                del self._wheres[k]
 
     def _where(self, tenant_id: str, layer: Layer) -> str:
         """The shard's path as text, for error messages; cached (pathlib costs ~10 µs a call,
@@ -504,10 +577,14 @@ class EdgeVectorStore:
         """Tenant ids that have a shard on disk (for audits and REM passes)."""
         if not self._root.is_dir():
             return []
+        from nika_tui.domain.tenant_id import TENANT_ID_PATTERN
+
         return sorted(
             p.name
             for p in self._root.iterdir()
-            if p.is_dir() and any((p / layer.value / _CONFIG_FILE).exists() for layer in Layer)
+            if p.is_dir()
+            and TENANT_ID_PATTERN.fullmatch(p.name)
+            and any((self._path(p.name, layer) / _CONFIG_FILE).exists() for layer in Layer)
         )
 
     def flush(self) -> None:
