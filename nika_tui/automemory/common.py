@@ -73,7 +73,8 @@ def import_texts(
     """Ingest texts found in an agent's memory files; ``(new id, ids it retired)`` each.
 
     ``items``: (text, kind if known, project id). Through :func:`ingest_batch`, so dedup and
-    supersede apply exactly as for any write. The kind, when known, is pinned with an ``automemory:<kind>`` entity id so a round trip keeps it.
+    supersede apply exactly as for any write. The kind, when known, is pinned with an
+    ``automemory:<kind>`` entity id so a round trip keeps it.
 
     Raises:
         NikaError: the first item the engine refused (nothing after it is lost: the caller
