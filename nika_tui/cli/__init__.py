@@ -31,6 +31,8 @@ GROUPS: tuple[str, ...] = (
     "mcp",
     "demo",
     "debt",
+    "automemory",
+    "tune",
     "dashboard",
 )
 

@@ -78,6 +78,10 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     add_json_flag(rec)
     rec.set_defaults(handler=recall_cmd)
 
+    from nika_tui.cli.tune import register_feedback
+
+    register_feedback(msub)  # `nika memory feedback`: labels for `nika tune recall`
+
     his = msub.add_parser("history", help="the chain of what replaced what")
     his.add_argument("--tenant", required=True, help="tenant id")
     his.add_argument("id", help="memory id")

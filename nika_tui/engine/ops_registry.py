@@ -17,6 +17,7 @@ OP_MODULES: list[str] = [
     "nika_tui.engine.rem",
     "nika_tui.engine.compress",
     "nika_tui.automemory.runner",
+    "nika_tui.tuning.tuner",
 ]
 
 

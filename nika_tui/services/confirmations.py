@@ -106,6 +106,10 @@ def resolve(
         result = {"command": command}
     elif kind == "rem.run":
         result = memory.call("rem.run", {"tenant_id": tenant_id}, timeout=600)
+    elif kind == "tune.adopt":
+        result = memory.call(
+            "tune.adopt", {"tenant_id": tenant_id, "detail": str(item.get("detail", ""))}
+        )
     elif kind == "purge.apply":
         result = memory.call(
             "purge.apply", {"tenant_id": tenant_id, "confirmed": True}, timeout=600
