@@ -46,3 +46,26 @@ def last_tuning(r: redis.Redis, tenant_id: str) -> dict[str, Any] | None:
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def describe(r: redis.Redis, tenant_id: str) -> str:
+    """One line for the dashboard: parameters in force, last tuning's gain ± noise and outcome.
+
+    Empty when the tenant was never tuned (the defaults are in force, nothing to say).
+    """
+    params, adopted = read_params(r, tenant_id)
+    last = last_tuning(r, tenant_id)
+    if last is None and not adopted:
+        return ""
+    text = (
+        f"{'tuned' if adopted else 'default'} floor {params.palace_floor:.2f} "
+        f"dense {params.dense_weight:.1f} recency {params.recency_weight:.1f}"
+        f"/{params.recency_tau_days:.0f}d depth ×{params.depth_factor}"
+    )
+    if last is not None:
+        text += (
+            f" · last tuning {str(last.get('at', ''))[:16]}: gain "
+            f"{float(last.get('gain', 0)):+.3f} ± {float(last.get('noise_sd', 0)):.3f} "
+            f"({last.get('action', '?')})"
+        )
+    return text
