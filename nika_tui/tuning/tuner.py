@@ -156,7 +156,8 @@ def tune(
     study.enqueue_trial({**asdict(current), "palace_floor": round(current.palace_floor, 2)})
     study.optimize(objective, n_trials=trials)
     best_trial = study.best_trial
-    best = RecallParams(**best_trial.params).clamped()
+    # Rounded: the step grid's floats carry binary noise (0.42000000000000004) into the log.
+    best = RecallParams(**{k: round(v, 4) for k, v in best_trial.params.items()}).clamped()
     baseline_scores = scores(labels, cands, current, now_s)
     decision = decide(baseline_scores, list(best_trial.user_attrs["scores"]), seed)
     mode = config.auto_actions.tune

@@ -22,7 +22,7 @@ from nika_tui.engine.recall import PALACE_MIN_COSINE, recall
 from nika_tui.errors import ValidationFailed
 from nika_tui.services.config_store import load_tenant, save_tenant
 from nika_tui.services.kernel_store import pending_confirmation
-from nika_tui.services.recall_params import last_tuning, read_params
+from nika_tui.services.recall_params import describe, last_tuning, read_params
 from nika_tui.tuning.relevance import load_set, mark, tuning_dir
 from nika_tui.tuning.tuner import TUNE_CONFIRMATION, tune
 from tests.plugins.debt import at_cosine, make_record, put, unit
@@ -94,10 +94,15 @@ def test_a_better_floor_is_found_and_adopted(debt_ctx: EngineContext) -> None:
     assert stat.S_IMODE(log.stat().st_mode) == 0o600
     lines = [json.loads(ln) for ln in log.read_text().splitlines()]
     trials = [ln for ln in lines if ln["event"] == "trial"]
-    assert len(trials) == 30 and all({"params", "metric", "noise_sd", "seed"} <= set(t) for t in trials)
+    assert len(trials) == 30 and all(
+        {"params", "metric", "noise_sd", "seed"} <= set(t) for t in trials
+    )
     assert trials[0]["params"] == asdict(RecallParams())  # the parameters in force come first
     assert lines[-1]["event"] == "decision" and lines[-1]["action"] == "adopted"
     assert last_tuning(debt_ctx.redis, "acme")["gain"] == out["gain"]  # type: ignore[index]
+    line = describe(debt_ctx.redis, "acme")  # the dashboard's tenant detail line
+    assert line.startswith(f"tuned floor {params.palace_floor:.2f}")
+    assert f"gain {out['gain']:+.3f} ± {out['noise_sd']:.3f} (adopted)" in line
 
 
 def test_nothing_better_nothing_adopted(debt_ctx: EngineContext) -> None:
