@@ -134,6 +134,12 @@ class TenantRow:
     confirmation_count: int = 0
     problems: tuple[str, ...] = ()
     """Fields whose payload was unreadable, or why the row is incomplete."""
+    tokens_today: int | None = None
+    """Model tokens billed today (UTC), from the hooks' usage records (issue 18)."""
+    tokens_limit: int | None = None
+    """The tenant's ``quotas.tokens_per_day``."""
+    cost_today: float | None = None
+    """Estimated cost of today's tokens with the price table (billing currency)."""
 
     @property
     def needs_me(self) -> bool:
@@ -410,8 +416,8 @@ class DashboardSource(Protocol):
         """Bus lines appended since ``after`` (the recent tail when ``None``)."""
         ...
 
-    def recall(self, tenant_id: str, query: str) -> RecallView:
-        """A tenant-scoped recall through the memory service."""
+    def recall(self, tenant_id: str, query: str, as_of: datetime | None = None) -> RecallView:
+        """A tenant-scoped recall through the memory service (as of a date: by valid time)."""
         ...
 
     def spawn(self, tenant_id: str) -> str:

@@ -22,6 +22,7 @@ GROUPS: tuple[str, ...] = (
     "service",
     "memory",
     "review",
+    "import_cmd",
     "confirm",
     "judge",
     "kernel",
@@ -34,6 +35,9 @@ GROUPS: tuple[str, ...] = (
     "automemory",
     "tune",
     "dashboard",
+    "scale",
+    "quota",
+    "billing",
 )
 
 

@@ -31,6 +31,7 @@ from nika_tui.domain.tenant import (
     SecretRef,
     SecretSource,
     TenantConfig,
+    TokenLimitAction,
 )
 from nika_tui.domain.tenant_id import is_valid_tenant_id
 from nika_tui.errors import ValidationFailed
@@ -221,6 +222,13 @@ def _quotas(value: object, plan: Plan | None, problems: list[Problem]) -> Quotas
         fld = f"quotas.{key}"
         if key not in QUOTA_KEYS:
             problems.append(Problem(fld, f"unknown key; allowed: {', '.join(QUOTA_KEYS)}"))
+            continue
+        if key == "on_token_limit":  # what happens at 100% of tokens_per_day (issue 18)
+            allowed = [a.value for a in TokenLimitAction]
+            if raw not in allowed:
+                problems.append(Problem(fld, f"must be one of {', '.join(allowed)}"))
+            else:
+                defaults[key] = raw
             continue
         parsed = parse_quota(raw, key)
         if isinstance(parsed, str):
@@ -435,6 +443,10 @@ def build_setup(
         if base is not None
         else TenantConfig.model_fields["kernel"].get_default(call_default_factory=True),
         demo=base.demo if base is not None else False,
+        # What agents may decide is set in the config, not by the wizard: an edit keeps it.
+        agents=base.agents
+        if base is not None
+        else TenantConfig.model_fields["agents"].get_default(call_default_factory=True),
     )
     return SetupPlan(config=config, secrets=secrets, warnings=list(dict.fromkeys(warnings)))
 

@@ -12,6 +12,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from nika_tui.domain.scale_config import ScaleConfig
 from nika_tui.domain.tenant_id import TENANT_ID_PATTERN
 
 SCHEMA_VERSION = 1
@@ -92,12 +93,20 @@ class AutoActions(_Strict):
     """Adopting tuned recall parameters (``nika tune recall``, docs/tuning.md)."""
 
 
+class TokenLimitAction(StrEnum):
+    PAUSE = "pause"  # stop the kernel's agent until the next UTC day
+    ASK = "ask"  # queue a confirmation (default)
+
+
 class Quotas(_Strict):
     """Per-tenant limits."""
 
     cpu_percent: int = Field(gt=0, le=6400)
     ram_mb: int = Field(gt=0)
     tokens_per_day: int = Field(gt=0)
+    on_token_limit: TokenLimitAction = Field(
+        default=TokenLimitAction.ASK, description="At 100% of tokens_per_day: pause or ask."
+    )
 
 
 PLAN_QUOTAS: dict[Plan, Quotas] = {
@@ -132,6 +141,18 @@ class KernelConfig(_Strict):
     env: dict[str, str] = Field(default_factory=dict, description="Extra non-secret env vars.")
 
 
+class AgentPermissions(_Strict):
+    """What the tenant's agents may decide through the MCP tools."""
+
+    resolve_reviews: bool = Field(
+        default=False, description="Agents may approve or reject pending review items."
+    )
+    retire_needs_review: bool = Field(
+        default=True,
+        description="An agent's retire or correction waits for a person's review when true.",
+    )
+
+
 class TenantConfig(_Strict):
     """Everything nika-os knows about one tenant."""
 
@@ -148,6 +169,8 @@ class TenantConfig(_Strict):
     quotas: Quotas = Field(default_factory=lambda: PLAN_QUOTAS[Plan.FREE])
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     kernel: KernelConfig = Field(default_factory=KernelConfig)
+    scale: ScaleConfig = Field(default_factory=ScaleConfig)
+    agents: AgentPermissions = Field(default_factory=AgentPermissions)
     demo: bool = False
 
     @field_validator("tenant_id")

@@ -18,6 +18,8 @@ OP_MODULES: list[str] = [
     "nika_tui.engine.compress",
     "nika_tui.automemory.runner",
     "nika_tui.tuning.tuner",
+    "nika_tui.engine.timeline",
+    "nika_tui.engine.agent_ops",
 ]
 
 

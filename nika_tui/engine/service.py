@@ -178,6 +178,14 @@ class MemoryService:
 
         # Debt audit every 6 h and the REM pass when kernels sleep (issue 5), from this loop.
         self.debt = DebtScheduler(ctx)
+        from nika_tui.scale.scheduler import ScaleScheduler
+
+        # Strategy B (issue 18): host samples once a minute, scale plans per auto_actions.scale.
+        self.scale = ScaleScheduler(ctx.redis, ctx.env)
+        from nika_tui.quota.tokens import QuotaWatcher
+
+        # Tokens per day (issue 18): warn at 80%, pause or ask at 100%.
+        self.quota = QuotaWatcher(ctx.redis, ctx.env)
         from nika_tui.automemory.runner import AutoMemoryScheduler
 
         # The agents' native auto-memory, synced after ingest (debounced) and after REM (#20).
@@ -245,6 +253,8 @@ class MemoryService:
                 try:
                     self.step()
                     done = self.debt.tick()
+                    self.scale.tick()
+                    self.quota.tick()
                     self.automemory.touch(d[4:] for d in done if d.startswith("rem:"))
                     self.automemory.tick()
                 except StoreUnavailable as exc:

@@ -179,6 +179,10 @@ def bookkeeping(
     """Fill, hook record and kernel state for this event; the fill read (if any)."""
     fill: ContextFill | None = ctx.step("fill", lambda: update_fill(ctx, transcript))
     ctx.step("hooks_fired", lambda: record_fired(ctx))
+    from nika_tui.billing.hooks import bill_transcript
+
+    # Billing and the daily token quota: the transcript's new usage lines (issue 18).
+    ctx.step("billing", lambda: bill_transcript(ctx, transcript))
     event = kernel_event or ctx.event
     ctx.step(
         "kernel_state",

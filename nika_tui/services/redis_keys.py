@@ -138,3 +138,34 @@ def handoff_packet(tenant_id: str, session_id: str) -> str:
     """String with TTL: the latest handoff packet text of one agent session (PreCompact writes
     it; SessionStart after the compaction falls back to it while the packet is still queued)."""
     return tenant_key(tenant_id, f"handoff:{session_id}")
+
+
+# --- strategy B (issue 18) -----------------------------------------------------------------
+SCALE_SAMPLES = f"{PREFIX}:scale:samples"
+"""List of host samples (JSON, newest first, trimmed) written by the service's scale sampler."""
+
+
+def tokens_day(tenant_id: str, day: str) -> str:
+    """Integer: model tokens the tenant consumed on ``day`` (``YYYYMMDD``, UTC), from billing."""
+    return tenant_key(tenant_id, f"tokens:{day}")
+
+
+def cost_day(tenant_id: str, day: str) -> str:
+    """Float: estimated cost of the tokens of ``day`` (price table currency), from billing."""
+    return tenant_key(tenant_id, f"cost:{day}")
+
+
+def quota_state(tenant_id: str) -> str:
+    """Hash: ``warned_day``, ``limited_day``, ``paused_pid`` of the token quota watcher."""
+    return tenant_key(tenant_id, "quota")
+
+
+# --- nika import (issue 21) -----------------------------------------------------------------
+def import_keys(tenant_id: str) -> str:
+    """Set: idempotency keys of every memory ``nika import`` has queued for the tenant."""
+    return tenant_key(tenant_id, "import:keys")
+
+
+def import_files(tenant_id: str) -> str:
+    """Hash: source file → fingerprint (size:mtime) once all its memories are queued."""
+    return tenant_key(tenant_id, "import:files")
