@@ -1,11 +1,12 @@
-"""Codex's native memory file: a managed block of ``{CODEX_HOME}/AGENTS.md``.
+"""Instruction-file memories: a managed block of Codex's and Gemini CLI's global files.
 
-Codex reads ``$CODEX_HOME/AGENTS.md`` as global instructions in every session; it has no
-auto-memory directory. nika owns only the block between :data:`BEGIN` and :data:`END` (one
-``- fact`` line per memory, the same four kinds, at most :data:`MAX_LINES`); everything outside
-it is the person's and is never touched. A line inside the block that nika did not write (an
-edit, or one a person or the agent added) is imported through ingest and kept; a line removed
-from the block stops its memory from being written back.
+Codex reads ``$CODEX_HOME/AGENTS.md`` and Gemini CLI ``$GEMINI_CLI_HOME/.gemini/GEMINI.md`` as
+global instructions in every session; neither has an auto-memory directory. nika owns only the
+block between :data:`BEGIN` and :data:`END` (one ``- fact`` line per memory, the same four
+kinds, at most :data:`MAX_LINES`); everything outside it is the person's and is never touched.
+A line inside the block that nika did not write (an edit, or one a person or the agent added) is
+imported through ingest and kept; a line removed from the block stops its memory from being
+written back.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from nika_tui.automemory.common import (
 )
 from nika_tui.domain.automemory import KIND_ORDER, ManifestEntry, one_line, text_hash
 from nika_tui.engine.context import EngineContext
-from nika_tui.services.agent_homes import codex_home
+from nika_tui.paths import ensure_private_dir
+from nika_tui.services.agent_homes import HOME_VARS, agent_home_root, codex_home
 from nika_tui.services.files import atomic_write_text
 
 TARGET = "codex"
@@ -52,14 +54,36 @@ def _fact(line: str) -> str:
     return line.strip().lstrip("-* ").strip()
 
 
+def gemini_md(tenant_id: str, env: Mapping[str, str] | None = None) -> Path:
+    """The tenant's ``{GEMINI_CLI_HOME}/.gemini/GEMINI.md``."""
+    return agent_home_root(tenant_id, env) / HOME_VARS["GEMINI_CLI_HOME"] / ".gemini" / "GEMINI.md"
+
+
 def sync_codex(ctx: EngineContext, tenant_id: str, project_id: str | None = None) -> SyncReport:
     """One sync pass of the managed block of the tenant's Codex ``AGENTS.md``."""
+    return sync_block(ctx, tenant_id, agents_md(tenant_id, ctx.env), TARGET, "codex", project_id)
+
+
+def sync_gemini(ctx: EngineContext, tenant_id: str, project_id: str | None = None) -> SyncReport:
+    """One sync pass of the managed block of the tenant's Gemini CLI ``GEMINI.md``."""
+    path = gemini_md(tenant_id, ctx.env)
+    return sync_block(ctx, tenant_id, path, "gemini", "gemini-cli", project_id)
+
+
+def sync_block(
+    ctx: EngineContext,
+    tenant_id: str,
+    path: Path,
+    target: str,
+    agent: str,
+    project_id: str | None = None,
+) -> SyncReport:
+    """One sync pass of the managed block of one instruction file (see the module docstring)."""
     env = dict(ctx.env)
-    path = agents_md(tenant_id, env)
-    mpath = manifest_path(tenant_id, TARGET, project_id or "all", env)
+    mpath = manifest_path(tenant_id, target, project_id or "all", env)
     manifest = load_manifest(mpath)
     shadowed = load_shadowed(mpath)
-    report = SyncReport(target=TARGET, path=str(path))
+    report = SyncReport(target=target, path=str(path))
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     before, block, after = _split(text)
 
@@ -67,7 +91,7 @@ def sync_codex(ctx: EngineContext, tenant_id: str, project_id: str | None = None
     lines = {text_hash(ln.strip()): ln for ln in block if _fact(ln) and not ln.startswith("#")}
     new = [(h, ln) for h, ln in lines.items() if h not in manifest.files]
     items = [(_fact(ln), None, project_id or "") for _, ln in new]
-    done = import_texts(ctx, tenant_id, items, "codex", ctx.clock())
+    done = import_texts(ctx, tenant_id, items, agent, ctx.clock())
     for (h, _), (memory_id, retired) in zip(new, done, strict=False):
         manifest.files[h] = ManifestEntry(memory_id, h)
         report.imported.append(memory_id)
@@ -102,6 +126,7 @@ def sync_codex(ctx: EngineContext, tenant_id: str, project_id: str | None = None
     if not new_text.endswith("\n"):
         new_text += "\n"
     if new_text != text:
+        ensure_private_dir(path.parent)
         atomic_write_text(path, new_text)
     manifest.index_sha256 = text_hash(new_text)
     save_manifest(mpath, manifest, shadowed)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from nika_tui.automemory.claude_sync import sync_claude
-from nika_tui.automemory.codex_sync import sync_codex
+from nika_tui.automemory.codex_sync import sync_codex, sync_gemini
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.ops import op
 from nika_tui.errors import NikaError
@@ -41,7 +41,8 @@ def claude_project_root(workdir: Path) -> str:
 def sync_tenant(
     ctx: EngineContext, tenant_id: str, project_id: str | None = None, workdir: str | None = None
 ) -> dict[str, Any]:
-    """Sync every native memory of the tenant (Claude Code's auto-memory, Codex's AGENTS.md).
+    """Sync every native memory of the tenant (Claude Code's auto-memory, Codex's AGENTS.md,
+    Gemini CLI's GEMINI.md).
 
     Args:
         ctx: engine context (the service's: imports are ingested by the single writer).
@@ -53,7 +54,9 @@ def sync_tenant(
     root = claude_project_root(Path(workdir) if workdir else workdir_for(config, ctx.env))
     claude = sync_claude(ctx, tenant_id, root, project_id)
     codex = sync_codex(ctx, tenant_id, project_id)
-    return {"tenant_id": tenant_id, "targets": [claude.to_dict(), codex.to_dict()]}
+    gemini = sync_gemini(ctx, tenant_id, project_id)
+    targets = [claude.to_dict(), codex.to_dict(), gemini.to_dict()]
+    return {"tenant_id": tenant_id, "targets": targets}
 
 
 @op("automemory.sync")
