@@ -35,6 +35,8 @@ GROUPS: tuple[str, ...] = (
     "demo",
     "debt",
     "compress",
+    "automemory",
+    "tune",
     "dashboard",
     "scale",
     "quota",

@@ -82,6 +82,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     add_json_flag(rec)
     rec.set_defaults(handler=recall_cmd)
 
+    from nika_tui.cli.tune import register_feedback
+
+    register_feedback(msub)  # `nika memory feedback`: labels for `nika tune recall`
     from nika_tui.cli.memory_time import register_timeline
 
     register_timeline(msub)

@@ -90,6 +90,8 @@ class AutoActions(_Strict):
     purge: AutoMode = AutoMode.ESCALATE
     rem: AutoMode = AutoMode.ESCALATE
     compact: AutoMode = AutoMode.ESCALATE
+    tune: AutoMode = AutoMode.ESCALATE
+    """Adopting tuned recall parameters (``nika tune recall``, docs/tuning.md)."""
 
 
 class TokenLimitAction(StrEnum):

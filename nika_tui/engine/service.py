@@ -190,6 +190,10 @@ class MemoryService:
 
         # Tokens per day (issue 18): warn at 80%, pause or ask at 100%.
         self.quota = QuotaWatcher(ctx.redis, ctx.env)
+        from nika_tui.automemory.runner import AutoMemoryScheduler
+
+        # The agents' native auto-memory, synced after ingest (debounced) and after REM (#20).
+        self.automemory = AutoMemoryScheduler(ctx)
 
     # --- lifecycle ----------------------------------------------------------------------
     def stop(self) -> None:
@@ -253,9 +257,11 @@ class MemoryService:
                 self.beat()
                 try:
                     self.step()
-                    self.debt.tick()
+                    done = self.debt.tick()
                     self.scale.tick()
                     self.quota.tick()
+                    self.automemory.touch(d[4:] for d in done if d.startswith("rem:"))
+                    self.automemory.tick()
                 except StoreUnavailable as exc:
                     log.warning("store unavailable, retrying in %.0fs: %s", RETRY_BACKOFF_S, exc)
                     self._retry_pending = True
@@ -616,6 +622,7 @@ class MemoryService:
                 pipe.rpush(done, json.dumps(dict(outcome), default=str))
                 pipe.expire(done, INGEST_DONE_TTL_S)
         pipe.execute()
+        self.automemory.touch({req.tenant_id for _, req, _ in acks})
 
     def _dead_letter(
         self,
@@ -678,7 +685,10 @@ class MemoryService:
             body = json.loads(raw_body)
             if not isinstance(body, dict):
                 raise ValueError("the body must be a JSON object")
-            return {"ok": True, "result": handler(self.ctx, body)}
+            result = handler(self.ctx, body)
+            if op == "rem.run":
+                self.automemory.touch(result.get("tenants", {}) or [])
+            return {"ok": True, "result": result}
         except NikaError as exc:
             return {"ok": False, **_error_body(exc)}
         except ValueError as exc:

@@ -381,7 +381,15 @@ class RedisDashboardSource:
             bridge = tenant_view(self._client(), self.env, tenant_id)
         except (*_REDIS_ERRORS, NikaError) as exc:
             problems.append(f"bridge state unavailable ({type(exc).__name__})")
+        recall_line = ""
+        try:
+            from nika_tui.services.recall_params import describe
+
+            recall_line = describe(self._client(), tenant_id)
+        except _REDIS_ERRORS:
+            problems.append("recall parameters unavailable")
         return TenantDetail(
+            recall_params=recall_line,
             bridge=bridge,
             row=snap_row,
             memory_counts=counts,
