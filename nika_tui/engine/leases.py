@@ -31,6 +31,13 @@ redis.call('SET', KEYS[1], token, 'PX', ARGV[2])
 redis.call('SADD', KEYS[3], ARGV[3])
 return token
 """
+_RECLAIM = """
+local v = redis.call('GET', KEYS[1])
+if not v or string.sub(v, 1, string.len(ARGV[1]) + 1) ~= ARGV[1] .. '|' then return '' end
+local token = ARGV[1] .. '|' .. redis.call('INCR', KEYS[2])
+redis.call('SET', KEYS[1], token, 'PX', ARGV[2])
+return token
+"""
 _RENEW = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('PEXPIRE', KEYS[1], ARGV[2])
@@ -96,6 +103,7 @@ class Leases:
         self.ttl_ms = max(100, int(ttl_s * 1000))
         self._acquire = r.register_script(_ACQUIRE)
         self._renew = r.register_script(_RENEW)
+        self._reclaim = r.register_script(_RECLAIM)
         self._release = r.register_script(_RELEASE)
         self._ack = r.register_script(_FENCED_ACK)
 
@@ -109,6 +117,16 @@ class Leases:
         token = self._acquire(
             keys=[lease_key(tenant_id), epoch_key(tenant_id), LEASE_TENANTS],
             args=[self.worker_id, self.ttl_ms, tenant_id],
+        )
+        token = str(token) if token else ""
+        return Lease(tenant_id, token, self._valid_until(started)) if token else None
+
+    def reclaim(self, tenant_id: str) -> Lease | None:
+        """Take back a lease still held under this worker's id by a previous, dead process of
+        the same worker (the caller checked that no live process runs this id)."""
+        started = time.monotonic()
+        token = self._reclaim(
+            keys=[lease_key(tenant_id), epoch_key(tenant_id)], args=[self.worker_id, self.ttl_ms]
         )
         token = str(token) if token else ""
         return Lease(tenant_id, token, self._valid_until(started)) if token else None

@@ -250,6 +250,10 @@ class Worker:
         for tenant_id, holder in self.leases.holders(known).items():
             if holder is None and preferred(tenant_id, self._live) == self.id:
                 drain |= self._acquire(tenant_id)
+            elif holder == self.id and tenant_id not in self.held:
+                # Our own id, not our token: a previous process of this worker died holding
+                # it (check_single ruled out a live one). No need to wait for the TTL.
+                drain |= self._acquire(tenant_id, reclaim=True)
         drain |= self._claim_orphans(group)
         pipe = self.r.pipeline(transaction=True)
         pipe.get(inbox_key(self.id))
@@ -280,8 +284,8 @@ class Worker:
         return claimed
 
     # --- acquire, lose, release ---------------------------------------------------------
-    def _acquire(self, tenant_id: str) -> bool:
-        lease = self.leases.acquire(tenant_id)
+    def _acquire(self, tenant_id: str, reclaim: bool = False) -> bool:
+        lease = self.leases.reclaim(tenant_id) if reclaim else self.leases.acquire(tenant_id)
         if lease is None:
             return False
         try:

@@ -91,3 +91,17 @@ def test_join_url_and_ttl_refuse_bad_input(tmp_path: Path) -> None:
     with pytest.raises(NikaError, match="NIKA_LEASE_TTL_S"):
         lease_ttl({"NIKA_LEASE_TTL_S": "0"})
     assert lease_ttl({}) == 15.0
+
+
+def test_a_restarted_worker_reclaims_its_own_leases_without_waiting(
+    redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    dead = Leases(redis_client, "wa", 60)
+    assert dead.acquire("acme") is not None
+    other = Leases(redis_client, "wb", 60)
+    assert other.acquire("beta") is not None
+    restarted = Worker(redis_client, "wa", tmp_path / "a", None, ttl_s=60)
+    restarted.tick(redis_keys.INGEST_GROUP, force=True)
+    assert set(restarted.held) == {"acme"}, "beta belongs to a live worker of another id"
+    assert redis_client.get(lease_key("acme")) == "wa|2"
+    assert restarted.leases.reclaim("beta") is None
