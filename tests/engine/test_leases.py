@@ -105,3 +105,25 @@ def test_a_restarted_worker_reclaims_its_own_leases_without_waiting(
     assert set(restarted.held) == {"acme"}, "beta belongs to a live worker of another id"
     assert redis_client.get(lease_key("acme")) == "wa|2"
     assert restarted.leases.reclaim("beta") is None
+
+
+def test_cli_scale_workers_lists_workers_and_their_leases(
+    redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    wa = Worker(redis_client, "wa", tmp_path / "a", None, ttl_s=60)
+    wa.tick(GROUP, force=True)
+    assert wa.route("acme") == "wa"
+    out = subprocess.run(
+        [sys.executable, "-m", "nika_tui", "scale", "workers", "--json"],
+        capture_output=True, text=True, env=dict(os.environ), check=False,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)["workers"]
+    assert rows[0]["id"] == "wa" and rows[0]["live"] is True
+    assert [lease["tenant"] for lease in rows[0]["leases"]] == ["acme"]
+    assert rows[0]["leases"][0]["epoch"] == 1 and rows[0]["data_dir"] == str(tmp_path / "a")
