@@ -14,13 +14,15 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     """Register ``nika scale``."""
     parser = sub.add_parser("scale", help="strategy B: workers on the tenant's cloud providers")
     parser.add_argument(
-        "action", choices=["status", "plan", "apply", "decommission", "reconcile", "workers"]
+        "action",
+        choices=["status", "plan", "apply", "decommission", "reconcile", "workers", "move"],
     )
     parser.add_argument("id", nargs="?", help="plan id (apply) or instance id (decommission)")
     parser.add_argument("--tenant", help="tenant id (all tenants for status / reconcile)")
     parser.add_argument(
         "--remove", action="store_true", help="reconcile: delete untracked nika instances"
     )
+    parser.add_argument("--to", help="move: the worker id the tenant moves to")
     add_json_flag(parser)
     parser.set_defaults(handler=_scale)
 
@@ -50,6 +52,17 @@ def _scale(args: argparse.Namespace) -> int:
         from nika_tui.services.redis_server import connect
 
         print_workers(workers_status(connect(start=False)), bool(args.json))
+        return 0
+    if args.action == "move":
+        from nika_tui.errors import ValidationFailed
+        from nika_tui.scale.workers import request_move
+        from nika_tui.services.redis_server import connect
+
+        if not args.to:
+            raise ValidationFailed(
+                "`nika scale move` needs --to WORKER", "see `nika scale workers`"
+            )
+        print_json(request_move(connect(start=False), _need_tenant(args), str(args.to)))
         return 0
     return _scale_plans(args)
 

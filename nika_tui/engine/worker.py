@@ -16,7 +16,6 @@ acquirer adopts the tenant's shards from the previous holder's data dir when bot
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -32,56 +31,22 @@ import redis
 
 from nika_tui.domain.memory import Layer
 from nika_tui.engine.leases import Lease, Leases
+from nika_tui.engine.worker_keys import (
+    LEASE_TTL_S,
+    PRIMARY_ID,
+    WORKERS,
+    alive_key,
+    home_key,
+    inbox_key,
+    info_key,
+    live_workers,
+    pin_key,
+    preferred,
+)
 from nika_tui.errors import NikaError
 from nika_tui.services import redis_keys
-from nika_tui.services.redis_keys import PREFIX
 
 log = logging.getLogger("nika.worker")
-
-PRIMARY_ID = "memory-service"
-"""The primary ``nika serve``'s worker id: the consumer name the service always used."""
-LEASE_TTL_S = 15.0
-WORKERS = f"{PREFIX}:workers"
-
-
-def alive_key(worker_id: str) -> str:
-    """The worker's heartbeat (TTL: the lease TTL)."""
-    return f"{PREFIX}:worker:alive:{worker_id}"
-
-
-def info_key(worker_id: str) -> str:
-    """The worker's host, data dir and pid (kept after it dies: its shards are found there)."""
-    return f"{PREFIX}:worker:info:{worker_id}"
-
-
-def inbox_key(worker_id: str) -> str:
-    """Set when entries were handed to the worker: it drains its pending entries."""
-    return f"{PREFIX}:worker:inbox:{worker_id}"
-
-
-def home_key(tenant_id: str) -> str:
-    """The worker whose data dir holds the tenant's newest shards."""
-    return f"{PREFIX}:lease:home:{tenant_id}"
-
-
-def default_worker_id(data: Path) -> str:
-    """A stable id per host and data dir, so a restarted worker finds its own pending entries."""
-    digest = hashlib.sha256(str(data.resolve()).encode()).hexdigest()[:8]
-    return f"{socket.gethostname()}-{digest}"
-
-
-def live_workers(r: redis.Redis) -> list[str]:
-    """Registered workers whose heartbeat is fresh."""
-    ids = sorted(str(w) for w in r.smembers(WORKERS))
-    pipe = r.pipeline(transaction=False)
-    for worker_id in ids:
-        pipe.exists(alive_key(worker_id))
-    return [w for w, alive in zip(ids, pipe.execute(), strict=True) if alive]
-
-
-def preferred(tenant_id: str, workers: Sequence[str]) -> str:
-    """Rendezvous hashing: the worker that should hold a free tenant."""
-    return max(workers, key=lambda w: hashlib.sha256(f"{tenant_id}|{w}".encode()).digest())
 
 
 class Worker:
@@ -188,11 +153,18 @@ class Worker:
             return self.id
         holder = self.leases.holders([tenant_id])[tenant_id]
         if holder is None:
-            target = preferred(tenant_id, self._live or [self.id])
+            target = self._target(tenant_id, self.r.get(pin_key(tenant_id)))
             if target != self.id:
                 return target
             return self.id if self._acquire(tenant_id) else None
         return None if holder == self.id else holder
+
+    def _target(self, tenant_id: str, pin: Any) -> str:
+        """The worker a free tenant goes to: its pin (a move) if live, else the hash winner."""
+        live = self._live or [self.id]
+        if pin and str(pin) in live:
+            return str(pin)
+        return preferred(tenant_id, live)
 
     def hand_off(self, stream: str, group: str, ids: Sequence[str], target: str) -> None:
         """Move pending entries to ``target``'s consumer (unacknowledged) and wake it up."""
@@ -247,8 +219,16 @@ class Worker:
             self._lost(tenant_id)
         drain = bool(dropped)
         known = self.leases.known_tenants()
+        pins = dict(
+            zip(known, self.r.mget([pin_key(t) for t in known]) if known else [], strict=True)
+        )
         for tenant_id, holder in self.leases.holders(known).items():
-            if holder is None and preferred(tenant_id, self._live) == self.id:
+            pin = pins.get(tenant_id)
+            if holder == self.id and pin and pin != self.id and pin in self._live:
+                self.release(tenant_id)  # a move: the pinned worker acquires it next
+                log.info("tenant %s released for its move to %s", tenant_id, pin)
+                drain = True  # its entries read but not acknowledged: hand them to the new holder
+            elif holder is None and self._target(tenant_id, pin) == self.id:
                 drain |= self._acquire(tenant_id)
             elif holder == self.id and tenant_id not in self.held:
                 # Our own id, not our token: a previous process of this worker died holding
@@ -297,6 +277,9 @@ class Worker:
         with self._lock:
             self.held[tenant_id] = lease
         self.r.set(home_key(tenant_id), self.id)
+        if self.r.get(pin_key(tenant_id)) == self.id:
+            # The move is done once the pinned worker holds the tenant; it then stays by itself.
+            self.r.delete(pin_key(tenant_id))
         log.info("worker %s now holds tenant %s (%s)", self.id, tenant_id, lease.token)
         return True
 

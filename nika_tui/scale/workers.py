@@ -16,7 +16,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 import redis
 
 from nika_tui.engine import leases as lease_ops
-from nika_tui.engine import worker as w
+from nika_tui.engine import worker_keys as w
 from nika_tui.errors import NikaError
 
 
@@ -109,6 +109,26 @@ def workers_status(r: redis.Redis) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def request_move(r: redis.Redis, tenant_id: str, to: str) -> dict[str, Any]:
+    """Pin a tenant to a live worker: its holder releases it (flush, close), the pinned worker
+    acquires it, adopts its shards and replays what was not acknowledged.
+
+    Raises:
+        NikaError: the tenant was never leased, or the worker is not live.
+    """
+    leases = lease_ops.Leases(r, "move", 1)
+    if tenant_id not in leases.known_tenants():
+        raise NikaError(
+            f"tenant {tenant_id} has no lease yet", "a tenant gets one with its first memory"
+        )
+    if to not in w.live_workers(r):
+        raise NikaError(f"worker {to!r} is not live", "see `nika scale workers`")
+    holder = leases.holders([tenant_id])[tenant_id]
+    if holder != to:
+        r.set(w.pin_key(tenant_id), to)
+    return {"tenant": tenant_id, "from": holder, "to": to, "moving": holder != to}
 
 
 def print_workers(rows: list[dict[str, Any]], as_json: bool) -> None:

@@ -8,7 +8,8 @@ import pytest
 import redis
 
 from nika_tui.engine.leases import Lease, Leases, lease_key
-from nika_tui.engine.worker import Worker, preferred
+from nika_tui.engine.worker import Worker
+from nika_tui.engine.worker_keys import preferred
 from nika_tui.errors import NikaError
 from nika_tui.scale.workers import join_url, lease_ttl, workers_status
 from nika_tui.services import redis_keys

@@ -20,7 +20,7 @@ from nika_tui.domain.envelope import NikaMeta
 from nika_tui.domain.memory import Layer, memory_id
 from nika_tui.domain.requests import RecallQuery, RememberRequest
 from nika_tui.domain.tenant import TenantConfig
-from nika_tui.engine.worker import PRIMARY_ID, alive_key, preferred
+from nika_tui.engine.worker_keys import PRIMARY_ID, alive_key, preferred
 from nika_tui.services import redis_keys
 from nika_tui.services.memory_client import MemoryClient
 from tests.helpers import retry_until
