@@ -1,4 +1,4 @@
-"""``nika scale status|plan|apply|decommission|reconcile`` (strategy B, issue 18)."""
+"""``nika scale status|plan|apply|decommission|reconcile|workers`` (strategy B, issue 18)."""
 
 from __future__ import annotations
 
@@ -13,12 +13,16 @@ from nika_tui.cli.common import add_json_flag, print_json
 def register(sub: argparse._SubParsersAction[Any]) -> None:
     """Register ``nika scale``."""
     parser = sub.add_parser("scale", help="strategy B: workers on the tenant's cloud providers")
-    parser.add_argument("action", choices=["status", "plan", "apply", "decommission", "reconcile"])
+    parser.add_argument(
+        "action",
+        choices=["status", "plan", "apply", "decommission", "reconcile", "workers", "move"],
+    )
     parser.add_argument("id", nargs="?", help="plan id (apply) or instance id (decommission)")
     parser.add_argument("--tenant", help="tenant id (all tenants for status / reconcile)")
     parser.add_argument(
         "--remove", action="store_true", help="reconcile: delete untracked nika instances"
     )
+    parser.add_argument("--to", help="move: the worker id the tenant moves to")
     add_json_flag(parser)
     parser.set_defaults(handler=_scale)
 
@@ -43,6 +47,27 @@ def _need_tenant(args: argparse.Namespace) -> str:
 
 
 def _scale(args: argparse.Namespace) -> int:
+    if args.action == "workers":
+        from nika_tui.scale.workers import print_workers, workers_status
+        from nika_tui.services.redis_server import connect
+
+        print_workers(workers_status(connect(start=False)), bool(args.json))
+        return 0
+    if args.action == "move":
+        from nika_tui.errors import ValidationFailed
+        from nika_tui.scale.workers import request_move
+        from nika_tui.services.redis_server import connect
+
+        if not args.to:
+            raise ValidationFailed(
+                "`nika scale move` needs --to WORKER", "see `nika scale workers`"
+            )
+        print_json(request_move(connect(start=False), _need_tenant(args), str(args.to)))
+        return 0
+    return _scale_plans(args)
+
+
+def _scale_plans(args: argparse.Namespace) -> int:
     from nika_tui.domain.strategies import available_strategies
     from nika_tui.errors import ValidationFailed
     from nika_tui.scale.actions import apply_plan, default_factory, reconcile

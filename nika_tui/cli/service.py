@@ -43,6 +43,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     """Add ``nika serve``, ``nika up`` and ``nika down``."""
     serve = sub.add_parser("serve", help="run the memory service in the foreground")
     serve.add_argument("--env-file", default=None, help=argparse.SUPPRESS)
+    serve.add_argument(
+        "--join", metavar="REDIS_URL", default=None,
+        help="run as a worker on this Redis (password: NIKA_REDIS_PASSWORD_FILE)",
+    )  # fmt: skip
+    serve.add_argument("--worker-id", default=None, help="worker name (default: host + data dir)")
     add_json_flag(serve)
     serve.set_defaults(handler=serve_cmd)
 
@@ -99,17 +104,25 @@ def serve_cmd(args: argparse.Namespace) -> int:
     if args.env_file:
         _load_env_file(args.env_file)
     _setup_logging()
-    from nika_tui.engine.service import MemoryService, build_context, ensure_single
-    from nika_tui.services.redis_server import connect
+    from nika_tui.engine.service import MemoryService, build_context
+    from nika_tui.engine.worker import Worker
+    from nika_tui.engine.worker_keys import PRIMARY_ID, default_worker_id
+    from nika_tui.scale.workers import join_url, lease_ttl
 
-    ensure_single(connect(start=True))  # fail fast, before loading the model
+    if args.join:
+        os.environ["REDIS_URL"] = join_url(args.join, os.environ)
+    worker_id = args.worker_id or (default_worker_id(data_dir()) if args.join else PRIMARY_ID)
+    ttl = lease_ttl(os.environ)
     ctx = build_context()
-    service = MemoryService(ctx)
+    worker = Worker(ctx.redis, worker_id, data_dir(), ctx.vectors, ttl_s=ttl)
+    service = MemoryService(ctx, worker=worker)
+    service.check_single()  # before the loop; the model is loaded by now, the check is cheap
     # Heartbeats, pane fallback and the 61% policy need a periodic look at every kernel;
     # the service is the one long-lived process, so it carries that loop on its own thread.
+    # A joined worker runs on a host without the installation's kernels: it does not.
     watch_s = float(os.environ.get("NIKA_KERNEL_WATCH_S", "2"))
     watcher = None
-    if watch_s > 0:
+    if watch_s > 0 and not args.join:
         from nika_tui.engine.kernel_watch import KernelWatcher
 
         watcher = KernelWatcher(dict(os.environ), interval_s=watch_s)

@@ -27,6 +27,10 @@ an alarm in Redis) while every other tenant's ingest goes on. Only a Redis failu
 
 Liveness: ``SERVICE_HEARTBEAT`` holds ``{pid, host, started_at}`` with a TTL of
 :data:`HEARTBEAT_TTL_S`, refreshed every :data:`HEARTBEAT_EVERY_S`.
+
+Workers (issue 18): with a :class:`~nika_tui.engine.worker.Worker` (``nika serve`` always passes
+one), the loop consumes and answers only for tenants whose lease it holds, hands the others'
+entries to their holders, and acknowledges through the lease fence (see ``engine/worker.py``).
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ from nika_tui.engine.ingest import ingest_batch, parse_request
 from nika_tui.engine.ops import OpHandler
 from nika_tui.engine.ops_registry import load_ops
 from nika_tui.engine.tenant_faults import PARK_RETRY_S, TenantFaults
+from nika_tui.engine.worker import Worker
 from nika_tui.errors import NikaError, StoreUnavailable, ValidationFailed
 from nika_tui.paths import data_dir, ensure_private_dir
 from nika_tui.services import redis_keys
@@ -143,7 +148,11 @@ class MemoryService:
     """The ingest + RPC loop around one :class:`EngineContext`."""
 
     def __init__(
-        self, ctx: EngineContext, consumer: str = CONSUMER, embed_ahead: bool | None = None
+        self,
+        ctx: EngineContext,
+        consumer: str = CONSUMER,
+        embed_ahead: bool | None = None,
+        worker: Worker | None = None,
     ) -> None:
         """Args:
         ctx: the engine context (with embed-ahead on, its embedder is replaced by a
@@ -151,10 +160,13 @@ class MemoryService:
         consumer: consumer name in the groups.
         embed_ahead: embed the next ingest batch while storing the current one; ``None``
             reads ``NIKA_EMBED_AHEAD`` from ``ctx.env`` (on unless ``0``).
+        worker: lease-partitioned mode (its id is the consumer name); ``None``: this service
+            serves every tenant alone (tests of the loop itself).
         """
         self.ctx = ctx
         self.r = ctx.redis
-        self.consumer = consumer
+        self.worker = worker
+        self.consumer = worker.id if worker is not None else consumer
         self.ops: dict[str, OpHandler] = load_ops()
         self._stop = threading.Event()
         self._last_beat = 0.0
@@ -206,8 +218,11 @@ class MemoryService:
         return self._stop.is_set()
 
     def check_single(self) -> None:
-        """Refuse to start beside a live service (see :func:`ensure_single`)."""
-        ensure_single(self.r)
+        """Refuse to start beside a live service (see :func:`ensure_single`), per worker."""
+        if self.worker is None or self.worker.primary:
+            ensure_single(self.r)
+        if self.worker is not None:
+            self.worker.check_single()
 
     def setup(self) -> None:
         """Create the consumer groups and claim entries left pending by any other consumer."""
@@ -217,6 +232,11 @@ class MemoryService:
             except redis.ResponseError as exc:
                 if "BUSYGROUP" not in str(exc):
                     raise
+        if self.worker is not None:
+            # Only entries of consumers that are not live: the others belong to live workers.
+            self.worker.tick(GROUP, force=True)
+            self.worker.start()
+            return
         start = "0-0"
         while True:
             # Not JUSTID: redis-py drops the cursor from a JUSTID reply.
@@ -230,10 +250,16 @@ class MemoryService:
 
     def beat(self, force: bool = False) -> None:
         """Refresh the heartbeat (at most every HEARTBEAT_EVERY_S unless ``force``)."""
+        # The worker paces itself (a fifth of the lease TTL): renewals must not wait for this.
+        if self.worker is not None and self.worker.tick(GROUP):
+            self._retry_pending = True  # entries handed to us, claimed, or of a lost tenant
         now = time.monotonic()
         if not force and now - self._last_beat < HEARTBEAT_EVERY_S:
             return
         info = {"pid": os.getpid(), "host": socket.gethostname(), "started_at": self._started_at}
+        if self.worker is not None and not self.worker.primary:
+            self._last_beat = now
+            return  # the service heartbeat is the primary's (`nika up` waits for it)
         self.r.set(redis_keys.SERVICE_HEARTBEAT, json.dumps(info), ex=HEARTBEAT_TTL_S)
         self._last_beat = now
 
@@ -257,7 +283,10 @@ class MemoryService:
                 self.beat()
                 try:
                     self.step()
-                    done = self.debt.tick()
+                    done: list[str] = []
+                    if self.worker is None or self.worker.alone():
+                        # Audits and REM passes walk every tenant: only a lone worker may.
+                        done = self.debt.tick()
                     self.scale.tick()
                     self.quota.tick()
                     self.automemory.touch(d[4:] for d in done if d.startswith("rem:"))
@@ -281,6 +310,11 @@ class MemoryService:
             except (StoreUnavailable, redis.RedisError) as exc:
                 log.warning("could not commit the last batches, they will be replayed: %s", exc)
             self.debt.close()  # a running index build: child killed, its shard back online
+            if self.worker is not None:
+                try:
+                    self.worker.stop()  # leases released: the other workers take over now
+                except (StoreUnavailable, redis.RedisError) as exc:
+                    log.warning("could not release the leases (they expire by themselves): %s", exc)
             try:
                 self._clear_heartbeat()
             except redis.RedisError:
@@ -407,6 +441,12 @@ class MemoryService:
                 parsed.append((entry_id, fields, req))
             except ValidationFailed as exc:
                 self._dead_letter(entry_id, fields, exc)
+        if self.worker is not None and parsed:
+            ours, waiting = self.worker.keep(
+                redis_keys.INGEST_STREAM, GROUP, [(e, req.tenant_id) for e, _, req in parsed]
+            )
+            self._has_deferred |= waiting
+            parsed = [item for item in parsed if item[0] in ours]
         return self._without_deferred(parsed)
 
     def _handle_ahead(self) -> None:
@@ -612,6 +652,9 @@ class MemoryService:
         """
         if not acks:
             return
+        if self.worker is not None:
+            self._fenced_ack(acks)
+            return
         pipe = self.r.pipeline(transaction=True)
         ids = [entry_id for entry_id, _, _ in acks]
         pipe.xack(redis_keys.INGEST_STREAM, GROUP, *ids)
@@ -623,6 +666,20 @@ class MemoryService:
                 pipe.expire(done, INGEST_DONE_TTL_S)
         pipe.execute()
         self.automemory.touch({req.tenant_id for _, req, _ in acks})
+
+    def _fenced_ack(self, acks: Sequence[tuple[str, RememberRequest, Mapping[str, Any]]]) -> None:
+        """:meth:`_ack` through the lease fence, tenant by tenant (see ``engine/leases.py``)."""
+        assert self.worker is not None
+        by_tenant: dict[str, tuple[list[str], list[tuple[str, str]]]] = {}
+        for entry_id, req, outcome in acks:
+            ids, done = by_tenant.setdefault(req.tenant_id, ([], []))
+            ids.append(entry_id)
+            if req.idempotency_key:
+                key = redis_keys.ingest_done(req.tenant_id, req.idempotency_key)
+                done.append((key, json.dumps(dict(outcome), default=str)))
+        if not self.worker.ack(GROUP, by_tenant, INGEST_DONE_TTL_S):
+            self._retry_pending = True  # a lost tenant's entries: the drain hands them off
+        self.automemory.touch(by_tenant.keys())
 
     def _dead_letter(
         self,
@@ -654,6 +711,13 @@ class MemoryService:
             self._handle_rpc(entry_id, fields)
 
     def _handle_rpc(self, entry_id: str, fields: Mapping[str, str]) -> None:
+        if self.worker is not None:
+            ours, waiting = self.worker.keep(
+                redis_keys.RPC_STREAM, GROUP, [(entry_id, _rpc_tenant(fields))]
+            )
+            self._has_deferred |= waiting
+            if entry_id not in ours:
+                return  # handed to the tenant's holder, or left for our lapsing lease
         request_id = fields.get("id", "")
         try:
             deadline = float(fields.get("deadline", "0"))
@@ -700,6 +764,16 @@ class MemoryService:
             # error and the traceback goes to the log.
             log.exception("op %s failed", op)
             return {"ok": False, **_error_body(NikaError(f"{op} failed: {exc!r}", "see the log"))}
+
+
+def _rpc_tenant(fields: Mapping[str, str]) -> str | None:
+    """The tenant an RPC is addressed to (its body's ``tenant_id``), if any."""
+    try:
+        body = json.loads(fields.get("body", "{}"))
+    except json.JSONDecodeError:
+        return None
+    tenant = body.get("tenant_id") if isinstance(body, dict) else None
+    return tenant if isinstance(tenant, str) and tenant else None
 
 
 def build_context(env: Mapping[str, str] | None = None) -> EngineContext:
