@@ -1,8 +1,9 @@
 """Claude Code hook events (settings.json ``hooks``; payload on stdin).
 
-Installed events: SessionStart, UserPromptSubmit, PreCompact, Stop, SessionEnd, Notification.
-Only SessionStart prints something (``hookSpecificOutput.additionalContext``); the others
-answer with nothing, which Claude Code reads as "carry on".
+Installed events: SessionStart, UserPromptSubmit, PreCompact, PostCompact, Stop, SessionEnd,
+Notification. SessionStart and UserPromptSubmit may print ``hookSpecificOutput.additionalContext``
+(see :mod:`nika_tui.hooks.inject`); the others answer with nothing, which Claude Code reads as
+"carry on".
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ from nika_tui.hooks.common import (
     capture_turn,
     session_start,
 )
-from nika_tui.hooks.handoff import pre_compact
+from nika_tui.hooks.handoff import post_compact, pre_compact, session_end
 
 EVENTS: tuple[str, ...] = (
     "SessionStart",
     "UserPromptSubmit",
     "PreCompact",
     "Stop",
+    "PostCompact",
     "SessionEnd",
     "Notification",
 )
@@ -39,7 +41,8 @@ HANDLERS: dict[str, Callable[[HookContext], str]] = {
     "UserPromptSubmit": capture_prompt,
     "PreCompact": pre_compact,
     "Stop": _stop,
-    "SessionEnd": bookkeeping_only,
+    "PostCompact": post_compact,
+    "SessionEnd": session_end,
     "Notification": bookkeeping_only,
 }
 
