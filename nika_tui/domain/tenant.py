@@ -128,6 +128,13 @@ class KernelConfig(_Strict):
         default=None, description="Argument list overriding the CLI's default command."
     )
     env: dict[str, str] = Field(default_factory=dict, description="Extra non-secret env vars.")
+    trust_codex_hooks: bool | None = Field(
+        default=None,
+        description=(
+            "Consent for nika to mark its own Codex hooks (and the workdir) as trusted in the "
+            "tenant's CODEX_HOME; None = not asked yet, False = refused (Codex then skips them)."
+        ),
+    )
 
 
 class TenantConfig(_Strict):

@@ -100,7 +100,12 @@ def build_packet(
         session_id=ctx.session_id,
         project_id=ctx.project_id,
         created_at=ctx.now,
-        trigger=str(ctx.payload.get("trigger") or ""),
+        trigger=str(ctx.payload.get("trigger") or "")
+        or (
+            f"none (session ended: {ctx.payload.get('reason') or '?'})"
+            if ctx.event == "SessionEnd"
+            else ""
+        ),
         fill_percent=fill.fill_percent if fill else 0.0,
         decisions=tuple(Decision(at, text) for at, text in (digest.decisions if digest else [])),
         files=tuple(

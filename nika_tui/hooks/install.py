@@ -9,5 +9,15 @@ from nika_tui.services.agent_settings import InstallReport, install_agent_hooks
 
 
 def install_for_tenant(config: TenantConfig, env: Mapping[str, str] | None = None) -> InstallReport:
-    """Merge nika's hooks into the tenant's agent settings (Claude Code or Codex; idempotent)."""
-    return install_agent_hooks(config.tenant_id, config.agent_cli.value, env)
+    """Merge nika's hooks into the tenant's agent settings (Claude Code or Codex; idempotent).
+
+    Codex hooks are marked trusted only when the tenant consented (``kernel.trust_codex_hooks``).
+    """
+    workdirs = [config.kernel.workdir] if config.kernel.workdir else []
+    return install_agent_hooks(
+        config.tenant_id,
+        config.agent_cli.value,
+        env,
+        trust_codex=bool(config.kernel.trust_codex_hooks),
+        workdirs=workdirs,
+    )

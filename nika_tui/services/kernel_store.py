@@ -214,8 +214,8 @@ def record_hook_event(
     UserPromptSubmit → working, Stop → idle, Notification (permission or idle prompt) →
     waiting-input, SessionStart → idle (working after an automatic compaction), SessionEnd →
     exited. A compaction is recorded by the hook when it happened (:func:`record_compaction`,
-    called once the CLI confirms it; PreCompact alone may be refused). Any event refreshes the heartbeat (an agent that
-    runs hooks is alive) except SessionEnd, which clears it.
+    called once the CLI confirms it; PreCompact alone may be refused). Any event refreshes the
+    heartbeat (an agent that runs hooks is alive) except SessionEnd, which clears it.
 
     Args:
         client: a decoded Redis client.

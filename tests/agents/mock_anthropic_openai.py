@@ -54,7 +54,7 @@ def default_reply(body: dict[str, Any]) -> str:
     text = json.dumps(body.get("messages") or body.get("input") or "", ensure_ascii=False)
     lowered = text.lower()
     if "summary" in lowered and ("conversation" in lowered or "compact" in lowered):
-        return "<summary>The user and the assistant discussed the project. Nothing pending.</summary>"
+        return "<summary>The user and the assistant discussed the project.</summary>"
     return "Noted. I have recorded that and I am ready for the next step of the task."
 
 
@@ -118,7 +118,7 @@ class _Handler(BaseHTTPRequestHandler):
     state: MockModelServer
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 — stdlib signature
+    def log_message(self, format: str, *args: Any) -> None:
         pass  # the request log is ours; stderr stays quiet
 
     def _body(self) -> dict[str, Any]:
@@ -133,7 +133,9 @@ class _Handler(BaseHTTPRequestHandler):
         return value if isinstance(value, dict) else {"_value": value}
 
     def _record(self, body: dict[str, Any]) -> None:
-        headers = {k.lower(): v for k, v in self.headers.items() if k.lower() not in _SECRET_HEADERS}
+        headers = {
+            k.lower(): v for k, v in self.headers.items() if k.lower() not in _SECRET_HEADERS
+        }
         self.state.log(Logged(self.command, self.path, headers, body))
 
     def _json(self, status: int, obj: Any) -> None:
@@ -155,19 +157,19 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         self.close_connection = True
 
-    def do_GET(self) -> None:  # noqa: N802 — stdlib name
+    def do_GET(self) -> None:
         self._record({})
         if self.path.split("?")[0].endswith("/models"):
             self._json(200, {"data": [], "models": [], "object": "list"})
         else:
             self._json(404, {"error": {"type": "not_found", "message": self.path}})
 
-    def do_HEAD(self) -> None:  # noqa: N802 — stdlib name
+    def do_HEAD(self) -> None:
         self.send_response(200)
         self.send_header("Content-Length", "0")
         self.end_headers()
 
-    def do_POST(self) -> None:  # noqa: N802 — stdlib name
+    def do_POST(self) -> None:
         body = self._body()
         self._record(body)
         path = self.path.split("?")[0]

@@ -145,7 +145,7 @@ def test_install_merges_config_toml_and_hooks_json_idempotently(
     assert {p.name: p.read_text() for p in home.iterdir()} == snapshot
     config = tomllib.loads(snapshot["config.toml"])
     assert config["notify"][-3:] == ["hook", "codex", "notify"]
-    assert config["features"] == {"codex_hooks": True, "web_search_request": True}
+    assert config["features"] == {"hooks": True, "web_search_request": True}
     assert config["mcp_servers"]["docs"]["command"] == "npx"
     assert config["projects"]["/home/dev/acme-api"]["trust_level"] == "trusted"
     hooks = json.loads(snapshot["hooks.json"])["hooks"]
