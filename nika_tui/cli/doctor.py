@@ -167,6 +167,37 @@ def check_agent_clis() -> list[CheckResult]:
     return results
 
 
+def check_codex_hook_trust() -> list[CheckResult]:
+    """Codex tenants: does Codex trust nika's hooks (it runs none that are untrusted)?"""
+    from nika_tui.services.agent_settings import agent_home, codex_trust_report
+    from nika_tui.services.config_store import list_tenant_ids, load_tenant
+
+    results = []
+    for tid in list_tenant_ids():
+        try:
+            config = load_tenant(tid)
+        except ConfigError:
+            continue
+        if config.agent_cli.value != "codex":
+            continue
+        name = f"codex-hooks:{tid}"
+        if not (agent_home(tid, "codex") / "hooks.json").exists():
+            detail = "not installed yet (installed by `nika kernel spawn`)"
+            results.append(CheckResult(name, WARN, detail, "", False))
+            continue
+        report = codex_trust_report(tid)
+        if report.ok:
+            detail = f"{len(report.trusted)} hooks trusted by Codex"
+            results.append(CheckResult(name, OK, detail, required=False))
+        else:
+            detail = (
+                f"untrusted: Codex skips {', '.join(sorted(report.untrusted))} "
+                "(no capture, no recall, no handoff)"
+            )
+            results.append(CheckResult(name, WARN, detail, report.hint(tid), False))
+    return results
+
+
 def collect() -> list[CheckResult]:
     """Every check, in report order."""
     return [
@@ -176,6 +207,7 @@ def collect() -> list[CheckResult]:
         check_keyring(),
         check_embedder(),
         *check_agent_clis(),
+        *check_codex_hook_trust(),
     ]
 
 

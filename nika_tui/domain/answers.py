@@ -22,6 +22,7 @@ from nika_tui.domain.tenant import (
     AutoMode,
     JudgeConfig,
     JudgeKind,
+    KernelConfig,
     Language,
     Plan,
     Privacy,
@@ -48,6 +49,7 @@ ANSWER_KEYS: tuple[str, ...] = (
     "knowledge_repo",
     "auto_actions",
     "quotas",
+    "trust_codex_hooks",
 )
 REQUIRED_KEYS: tuple[str, ...] = (
     "tenant_id",
@@ -400,6 +402,9 @@ def build_setup(
     if reason := check_knowledge_repo(repo):
         problems.append(Problem("knowledge_repo", reason))
     auto = _auto_actions(raw.get("auto_actions"), problems, accept_risk, require_accept_risk)
+    trust_codex = raw.get("trust_codex_hooks")
+    if trust_codex is not None and not isinstance(trust_codex, bool):
+        problems.append(Problem("trust_codex_hooks", "must be true or false"))
     quotas = _quotas(raw.get("quotas"), plan, problems)
 
     secrets: dict[str, str] = {}
@@ -431,12 +436,18 @@ def build_setup(
         auto_actions=auto,
         quotas=quotas,
         judge=judge,
-        kernel=base.kernel
-        if base is not None
-        else TenantConfig.model_fields["kernel"].get_default(call_default_factory=True),
+        kernel=_kernel(base, trust_codex if isinstance(trust_codex, bool) else None),
         demo=base.demo if base is not None else False,
     )
     return SetupPlan(config=config, secrets=secrets, warnings=list(dict.fromkeys(warnings)))
+
+
+def _kernel(base: TenantConfig | None, trust_codex: bool | None) -> KernelConfig:
+    """The kernel settings kept from ``base``, with the Codex trust consent when answered."""
+    kernel = base.kernel if base is not None else KernelConfig()
+    if trust_codex is None:
+        return kernel
+    return kernel.model_copy(update={"trust_codex_hooks": trust_codex})
 
 
 def config_to_answers(config: TenantConfig) -> dict[str, Any]:
@@ -452,4 +463,5 @@ def config_to_answers(config: TenantConfig) -> dict[str, Any]:
         "knowledge_repo": config.knowledge_repo,
         "auto_actions": config.auto_actions.model_dump(mode="json"),
         "quotas": config.quotas.model_dump(mode="json"),
+        "trust_codex_hooks": config.kernel.trust_codex_hooks,
     }

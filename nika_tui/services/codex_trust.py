@@ -17,7 +17,7 @@ and Stop ignore their matcher. The key uses the path of ``hooks.json`` as Codex 
 ``CODEX_HOME``, resolved).
 
 nika writes these entries only with the tenant's consent (``kernel.trust_codex_hooks``, asked
-by the wizard and ``nika setup agents``), and only for its own hooks, plus the project trust
+by the wizard and ``nika setup agent``), and only for its own hooks, plus the project trust
 (``[projects."<workdir>"] trust_level = "trusted"``) so a spawned kernel starts without the
 "Trust this folder?" prompt. Without consent, :func:`trust_report` tells ``nika doctor`` and the
 dashboard which hooks are untrusted and how to trust them.
@@ -175,7 +175,7 @@ class TrustReport:
     def hint(self, tenant_id: str) -> str:
         """How a person trusts them."""
         return (
-            f"run `nika setup agents --tenant {tenant_id}` and allow nika to trust its own "
+            f"run `nika setup agent --tenant {tenant_id}` and allow nika to trust its own "
             "Codex hooks, or open Codex in the kernel and approve them under /hooks"
         )
 

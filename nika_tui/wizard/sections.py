@@ -140,6 +140,8 @@ class SectionsMixin:
             )
         )
         self.answers["agent_cli"] = chosen.value
+        if chosen is AgentCli.CODEX:
+            self._codex_trust()
         info = clis[chosen]
         if not info.installed:
             self.say(
@@ -147,6 +149,16 @@ class SectionsMixin:
                 f"Install it with: {info.install_hint}. Setup goes on; its kernel starts once "
                 "it is on PATH."
             )
+
+    def _codex_trust(self) -> None:
+        # Codex runs no hook until a person trusts it; we only do it with consent.
+        previous = self.answers.get("trust_codex_hooks")
+        self.answers["trust_codex_hooks"] = self.ask.confirm(
+            "Codex runs hooks only once they are trusted. Let nika mark its own hooks (and the "
+            "kernel's working directory) as trusted in this tenant's own CODEX_HOME? Without "
+            "it, Codex skips them until you approve them under /hooks.",
+            default=True if previous is None else bool(previous),
+        )
 
     def _privacy(self) -> None:
         privacy = Privacy(

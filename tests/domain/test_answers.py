@@ -220,3 +220,16 @@ def test_config_to_answers_round_trips() -> None:
     plan = build_setup(answers(), provider_values={Provider.SCALEWAY: SCW}, accept_risk=True)
     again = build_setup(config_to_answers(plan.config), base=plan.config, accept_risk=True)
     assert again.config == plan.config
+
+
+def test_codex_trust_consent_is_a_boolean_kept_with_the_kernel() -> None:
+    values = {Provider.SCALEWAY: SCW}
+    given = build_setup(
+        answers(agent_cli="codex", trust_codex_hooks=True), provider_values=values, accept_risk=True
+    )
+    assert given.config.kernel.trust_codex_hooks is True
+    unasked = build_setup(answers(agent_cli="codex"), provider_values=values, accept_risk=True)
+    assert unasked.config.kernel.trust_codex_hooks is None
+    with pytest.raises(AnswersInvalid) as exc:
+        build_setup(answers(trust_codex_hooks="yes"), provider_values=values, accept_risk=True)
+    assert problems_of(exc) == {"trust_codex_hooks": "must be true or false"}

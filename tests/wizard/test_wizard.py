@@ -280,6 +280,7 @@ def test_a_missing_agent_cli_is_said_plainly(
         + ENTER
         + "2"
         + ENTER  # Codex: not on the test PATH
+        + ENTER  # yes, nika may trust its own Codex hooks
         + ENTER
         + ENTER
         + ENTER
@@ -293,6 +294,8 @@ def test_a_missing_agent_cli_is_said_plainly(
     run = run_wizard(keys)
     assert run.outcome is not None and run.outcome.plan.config.agent_cli.value == "codex"
     assert "Codex is not installed" in run.text and "npm install -g @openai/codex" in run.text
+    # Codex runs untrusted hooks never: asked once, the consent is kept with the kernel.
+    assert run.outcome.plan.config.kernel.trust_codex_hooks is True
 
 
 def test_sections_match_the_cli_choices() -> None:
