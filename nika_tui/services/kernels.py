@@ -29,7 +29,7 @@ from nika_tui.domain.kernel_state import LIVE_STATES, KernelState, KernelStatus,
 from nika_tui.domain.pane_patterns import classify_pane
 from nika_tui.domain.tenant import TenantConfig
 from nika_tui.domain.tenant_id import check_tenant_id, is_valid_tenant_id
-from nika_tui.errors import KernelError
+from nika_tui.errors import KernelError, NikaError
 from nika_tui.paths import tmux_socket_name
 from nika_tui.services import kernel_compaction, kernel_launch, kernel_store, redis_keys
 from nika_tui.services.config_store import list_tenant_ids, load_tenant
@@ -386,10 +386,15 @@ class KernelManager:
         if not pane.dead:
             if exit_command:
                 self.tmux.send_text(pane, exit_command)
-            if not self.tmux.wait_dead(name, timeout / 2):
+                # Codex's slash-command popup takes the first Enter: press it once more.
+                if not self.tmux.wait_dead(name, timeout / 4):
+                    self.tmux.send_key(pane, "Enter")
+            if not self.tmux.wait_dead(name, timeout / 4):
                 self.tmux.send_key(pane, "C-d")
                 forced = not self.tmux.wait_dead(name, timeout / 2)
         self.tmux.kill(name)
+        if cli == "codex":
+            self._stop_codex_daemon(tenant_id)
         how = f"killed after {timeout:g}s" if forced else "exited on request"
         kernel_store.set_state(
             self.redis, tenant_id, KernelState.EXITED, StateSource.MANAGER, self.now(),
@@ -399,6 +404,18 @@ class KernelManager:
         body = {"action": "stop", "session": name, "forced": forced}
         self.bus_event(tenant_id, "kernel.event", body)
         return StopResult(tenant_id, name, True, forced, f"kernel {tenant_id} stopped ({how})")
+
+    def _stop_codex_daemon(self, tenant_id: str) -> None:
+        """Codex leaves an app-server daemon running after /quit: stop the tenant's own."""
+        from nika_tui.services import codex_daemon
+        from nika_tui.services.agent_homes import codex_home
+
+        try:
+            argv = kernel_launch.command_for(load_tenant(tenant_id, self.env), self.env)
+        except NikaError:
+            argv = []
+        home = codex_home(tenant_id, self.env)
+        codex_daemon.stop_daemon(argv[0] if argv else None, home, self.env)
 
     def restart(self, tenant_id: str) -> RestartResult:
         """Stop then spawn again. Memory is untouched (it lives in the stores, not the kernel).

@@ -256,9 +256,17 @@ class TmuxSessions:
             )
 
     def send_text(self, info: PaneInfo, text: str) -> None:
-        """Type ``text`` literally (``send-keys -l``, no key-name lookup), then Enter."""
+        """Paste ``text`` (bracketed when the program asked for it), then press Enter.
+
+        A pasted line is one unit to the program: Codex's TUI treats keys that arrive in a
+        burst as a paste and an Enter inside that burst as a newline, so a line *typed* by
+        ``send-keys`` stayed in its composer. Bracketed paste marks where the text ends.
+        """
+        buffer = f"nika-{info.pane_id.lstrip('%')}"
+        self.cmd("set-buffer", "-b", buffer, "--", escape_arg(text))
+        self.cmd("paste-buffer", "-p", "-d", "-r", "-b", buffer, "-t", info.pane_id)
         try:
-            self._pane(info).send_keys(escape_arg(text), enter=True, literal=True)
+            self._pane(info).send_keys("Enter", enter=False)
         except tmux_exc.LibTmuxException as error:
             raise _error("send keys", error) from error
 

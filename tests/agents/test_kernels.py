@@ -1,0 +1,61 @@
+"""The kernel path with the real binaries: ``nika kernel spawn`` of a tenant runs the CLI
+interactively in tmux (private socket), its hooks live, and ``nika kernel stop`` ends it
+cleanly (Codex: no app-server daemon of the tenant left behind)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nika_tui.domain.tenant import KernelConfig
+from nika_tui.services.agent_homes import codex_home
+from nika_tui.services.codex_daemon import daemon_pids
+from nika_tui.services.config_store import load_tenant, save_tenant
+from nika_tui.services.kernels import KernelManager
+from tests.helpers import retry_until
+
+pytestmark = [pytest.mark.agents, pytest.mark.tmux]
+
+
+def test_codex_kernel_starts_without_prompts_runs_hooks_and_stops_cleanly(
+    codex_bin: Path, agent_tenant: Any, tmux_server: Any, redis_client: Any
+) -> None:
+    tenant = agent_tenant(["codex"])
+    config = load_tenant(tenant.tenant_id)
+    save_tenant(
+        config.model_copy(
+            update={
+                "kernel": KernelConfig(
+                    workdir=str(tenant.project),
+                    command=[str(codex_bin)],
+                    env={"MOCK_API_KEY": "not-a-secret", "HOME": str(tenant.home)},
+                    trust_codex_hooks=True,
+                )
+            }
+        )
+    )
+    manager = KernelManager(tenant.env, redis_client=redis_client)
+    spawned = manager.spawn(tenant.tenant_id)
+    assert spawned.spawned, spawned.message
+    try:
+        screen = retry_until(
+            lambda: (s := manager.screen(tenant.tenant_id)) and "Ask Codex" in s and s,
+            timeout=60,
+            what="Codex's prompt in the kernel pane",
+        )
+        assert "Trust this folder" not in screen and "Hooks need review" not in screen
+        manager.send_text(tenant.tenant_id, "The staging server moved to 10.0.9.30.")
+        retry_until(
+            lambda: (
+                {"SessionStart", "UserPromptSubmit"}
+                <= {e["event"] for e in tenant.hook_log() if e.get("cli") == "codex"}
+            ),
+            timeout=60,
+            what="Codex's SessionStart and UserPromptSubmit hooks from the kernel",
+        )
+    finally:
+        stopped = manager.stop(tenant.tenant_id, timeout_s=12)
+    assert stopped.stopped and not stopped.forced, stopped.message
+    assert daemon_pids(codex_home(tenant.tenant_id)) == []
