@@ -68,6 +68,10 @@ class PaneInfo:
     """Exit status once tmux has reaped the process ("" before, or never on some exits)."""
 
 
+ECHO_WAIT_S = 2.0
+"""How long :meth:`TmuxSessions.send_text` waits for a pasted line to show before Enter."""
+
+
 def escape_arg(arg: str) -> str:
     """Protect one argument from tmux's command separator.
 
@@ -265,6 +269,14 @@ class TmuxSessions:
         buffer = f"nika-{info.pane_id.lstrip('%')}"
         self.cmd("set-buffer", "-b", buffer, "--", escape_arg(text))
         self.cmd("paste-buffer", "-p", "-d", "-r", "-b", buffer, "-t", info.pane_id)
+        # Enter only once the program shows the text: Claude Code still takes an Enter that
+        # arrives with the paste as part of it.
+        tail = " ".join(text.split())[-24:]
+        deadline = time.monotonic() + ECHO_WAIT_S
+        while tail and time.monotonic() < deadline:
+            if tail in " ".join(self.visible(info).split()):
+                break
+            time.sleep(0.05)
         try:
             self._pane(info).send_keys("Enter", enter=False)
         except tmux_exc.LibTmuxException as error:

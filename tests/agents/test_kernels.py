@@ -4,13 +4,14 @@ cleanly (Codex: no app-server daemon of the tenant left behind)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from nika_tui.domain.tenant import KernelConfig
-from nika_tui.services.agent_homes import codex_home
+from nika_tui.services.agent_homes import claude_config_dir, codex_home
 from nika_tui.services.codex_daemon import daemon_pids
 from nika_tui.services.config_store import load_tenant, save_tenant
 from nika_tui.services.kernels import KernelManager
@@ -59,3 +60,64 @@ def test_codex_kernel_starts_without_prompts_runs_hooks_and_stops_cleanly(
         stopped = manager.stop(tenant.tenant_id, timeout_s=12)
     assert stopped.stopped and not stopped.forced, stopped.message
     assert daemon_pids(codex_home(tenant.tenant_id)) == []
+
+
+def test_claude_code_kernel_runs_interactively_with_live_hooks_and_stops_cleanly(
+    claude_bin: Path, agent_tenant: Any, tmux_server: Any, redis_client: Any
+) -> None:
+    tenant = agent_tenant(["claude-code"])
+    cfg_dir = claude_config_dir(tenant.tenant_id)
+    # A tenant whose person completed Claude Code's onboarding once (the first run checks
+    # api.anthropic.com and exits offline) and trusted the project; the key comes from a
+    # helper command, so no credential sits in the tmux environment.
+    (cfg_dir / ".claude.json").write_text(
+        json.dumps(
+            {
+                "hasCompletedOnboarding": True,
+                "theme": "dark",
+                "projects": {str(tenant.project): {"hasTrustDialogAccepted": True}},
+            }
+        )
+    )
+    settings = json.loads((cfg_dir / "settings.json").read_text())
+    settings["apiKeyHelper"] = "echo sk-ant-test-not-a-secret"
+    (cfg_dir / "settings.json").write_text(json.dumps(settings))
+    config = load_tenant(tenant.tenant_id)
+    save_tenant(
+        config.model_copy(
+            update={
+                "kernel": KernelConfig(
+                    workdir=str(tenant.project),
+                    command=[str(claude_bin)],
+                    env={
+                        "ANTHROPIC_BASE_URL": tenant.mock.url,
+                        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                        "HOME": str(tenant.home),
+                    },
+                )
+            }
+        )
+    )
+    manager = KernelManager(tenant.env, redis_client=redis_client)
+    spawned = manager.spawn(tenant.tenant_id)
+    assert spawned.spawned, spawned.message
+    try:
+        retry_until(
+            lambda: "for shortcuts" in manager.screen(tenant.tenant_id),
+            timeout=60,
+            what="Claude Code's prompt in the kernel pane",
+        )
+        assert "hook claude SessionStart" in json.dumps(settings)  # installed by the spawn
+        manager.send_text(tenant.tenant_id, "The staging server moved to 10.0.9.30.")
+        retry_until(
+            lambda: (
+                {"SessionStart", "UserPromptSubmit", "Stop"}
+                <= {e["event"] for e in tenant.hook_log() if e.get("cli") == "claude"}
+            ),
+            timeout=60,
+            what="Claude Code's hooks from the kernel",
+        )
+        assert any("10.0.9.30" in r.text() for r in tenant.mock.model_requests("/messages"))
+    finally:
+        stopped = manager.stop(tenant.tenant_id, timeout_s=12)
+    assert stopped.stopped and not stopped.forced, stopped.message
