@@ -175,6 +175,27 @@ def _enum(
     return None
 
 
+def _agents(
+    raw: Mapping[str, Any], problems: list[Problem]
+) -> tuple[AgentCli | None, list[AgentCli]]:
+    """``agent_cli``: one CLI, or a list of CLIs run side by side (the first is the primary)."""
+    value = raw.get("agent_cli")
+    if not isinstance(value, list):
+        return _enum(raw, "agent_cli", AgentCli, problems), []
+    if not value:
+        problems.append(Problem("agent_cli", "give at least one agent CLI"))
+        return None, []
+    found = [_enum({"agent_cli": v}, "agent_cli", AgentCli, problems) for v in value]
+    agents = [a for a in found if a is not None]
+    if len(agents) != len(found):
+        return None, []
+    if len(agents) > 1 and AgentCli.SHELL in agents:
+        problems.append(Problem("agent_cli", "a plain shell cannot run beside agent CLIs"))
+    elif len(set(agents)) != len(agents):
+        problems.append(Problem("agent_cli", "an agent CLI is listed twice"))
+    return agents[0], agents[1:]
+
+
 def _auto_mode(value: object, fld: str, problems: list[Problem]) -> AutoMode | None:
     # YAML 1.1 reads a bare `off` as False: it means "off" here, as documented.
     if value is False:
@@ -395,7 +416,7 @@ def build_setup(
         problems.append(Problem("display_name", reason))
     language = _enum(raw, "language", Language, problems) if "language" in present else None
     plan = _enum(raw, "plan", Plan, problems) if "plan" in present else None
-    agent = _enum(raw, "agent_cli", AgentCli, problems) if "agent_cli" in present else None
+    agent, more_agents = _agents(raw, problems) if "agent_cli" in present else (None, [])
     privacy = _enum(raw, "privacy", Privacy, problems) if "privacy" in present else None
     providers = _providers(raw.get("providers"), problems)
     repo = raw.get("knowledge_repo")
@@ -430,6 +451,7 @@ def build_setup(
         language=language,
         plan=plan,
         agent_cli=agent,
+        more_agent_clis=more_agents,
         privacy=privacy,
         providers=refs,
         knowledge_repo=repo or None,
@@ -457,7 +479,9 @@ def config_to_answers(config: TenantConfig) -> dict[str, Any]:
         "display_name": config.display_name,
         "language": config.language.value,
         "plan": config.plan.value,
-        "agent_cli": config.agent_cli.value,
+        "agent_cli": [c.value for c in config.agent_clis]
+        if config.more_agent_clis
+        else config.agent_cli.value,
         "privacy": config.privacy.value,
         "providers": [p.value for p in config.providers],
         "knowledge_repo": config.knowledge_repo,

@@ -154,6 +154,27 @@ class TenantConfig(_Strict):
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     kernel: KernelConfig = Field(default_factory=KernelConfig)
     demo: bool = False
+    more_agent_clis: list[AgentCli] = Field(
+        default_factory=list,
+        description=(
+            "Agent CLIs run beside agent_cli on this tenant: one kernel window each, their "
+            "hooks installed, one shared memory (answers file: agent_cli as a list)."
+        ),
+    )
+
+    @field_validator("more_agent_clis")
+    @classmethod
+    def _more_agents(cls, value: list[AgentCli]) -> list[AgentCli]:
+        if AgentCli.SHELL in value:
+            raise ValueError("a plain shell is not an agent to run beside another one")
+        if len(set(value)) != len(value):
+            raise ValueError("an agent CLI is listed twice")
+        return value
+
+    @property
+    def agent_clis(self) -> list[AgentCli]:
+        """Every agent CLI of the tenant, ``agent_cli`` (the first kernel window) first."""
+        return [self.agent_cli, *(c for c in self.more_agent_clis if c is not self.agent_cli)]
 
     @field_validator("tenant_id")
     @classmethod

@@ -169,6 +169,58 @@ class TmuxSessions:
                     raise
                 time.sleep(0.05 * (attempt + 1))
 
+    def add_window(
+        self,
+        name: str,
+        window: str,
+        workdir: Path,
+        environment: Mapping[str, str],
+        argv: Sequence[str],
+    ) -> None:
+        """Another window ``window`` in session ``name`` running ``argv`` (a second agent).
+
+        Same environment and shim as the first; the session's first pane stays the one
+        :meth:`pane` reports.
+        """
+        tgt = f"={name}:{window}"
+        commands: list[list[str]] = [
+            [
+                "new-window", "-d", "-t", f"={name}:", "-n", window, "-c", str(workdir),
+                *[f"-e{key}={value}" for key, value in environment.items()],
+                "--", _PLACEHOLDER,
+            ],
+            ["set-option", "-w", "-t", tgt, "remain-on-exit", "on"],
+            ["respawn-pane", "-k", "-t", tgt, "-c", str(workdir), "--", *RUN_SHIM, *argv],
+        ]  # fmt: skip
+        args: list[str] = []
+        for command in commands:
+            if args:
+                args.append(";")
+            args.extend(escape_arg(arg) for arg in command)
+        self.cmd(*args)
+
+    def window_panes(self, name: str) -> dict[str, PaneInfo]:
+        """The panes of session ``name`` by window name (one agent per window)."""
+        fmt = _PANE_FORMAT + "\t#{window_name}"
+        out: dict[str, PaneInfo] = {}
+        for line in self.cmd("list-panes", "-s", "-t", f"={name}", "-F", fmt):
+            *parts, window = line.split("\t")
+            if len(parts) != 6:
+                continue
+            session, owner, pane_id, pid, dead, status = parts
+            out.setdefault(
+                window,
+                PaneInfo(
+                    session=session,
+                    owner=owner,
+                    pane_id=pane_id,
+                    pid=int(pid) if pid.isdigit() else None,
+                    dead=dead == "1",
+                    dead_status=status,
+                ),
+            )
+        return out
+
     def panes(self) -> dict[str, PaneInfo]:
         """Every session's first pane, by session name, in one ``list-panes -a`` call.
 
