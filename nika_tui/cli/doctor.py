@@ -138,6 +138,20 @@ def check_embedder() -> CheckResult:
     return CheckResult("embedder", OK, f"all-MiniLM-L6-v2 offline at {model}")
 
 
+VERIFIED_VERSIONS: dict[str, str] = {"claude-code": "2.1.197", "codex": "0.171.0"}
+"""Agent CLI versions the real-CLI suite verified (docs/agents.md); others run, said plainly."""
+
+
+def _verified_note(cli: str, version: str | None) -> str:
+    verified = VERIFIED_VERSIONS.get(cli)
+    if not verified or not version or version == verified:
+        return ""
+    return (
+        f"; not verified with nika (verified: {verified}): hooks are installed the same way, "
+        "payload fields it does not send are skipped"
+    )
+
+
 def check_agent_clis() -> list[CheckResult]:
     """Each agent CLI (advisory), marking the ones configured tenants use."""
     from nika_tui.services.agent_clis import detect_agent_clis
@@ -156,7 +170,10 @@ def check_agent_clis() -> list[CheckResult]:
         name = f"agent:{cli.value}"
         if info.installed:
             version = info.version or info.detail
-            results.append(CheckResult(name, OK, f"{info.path} {version}{note}", required=False))
+            extra = _verified_note(cli.value, info.version)
+            results.append(
+                CheckResult(name, OK, f"{info.path} {version}{note}{extra}", required=False)
+            )
         else:
             status = WARN if users else MISSING
             results.append(
