@@ -1,8 +1,9 @@
 """Claude Code hook events (settings.json ``hooks``; payload on stdin).
 
 Installed events: SessionStart, UserPromptSubmit, PreCompact, PostCompact, Stop, SessionEnd,
-Notification. SessionStart and UserPromptSubmit may print ``hookSpecificOutput.additionalContext``
-(see :mod:`nika_tui.hooks.inject`); the others answer with nothing, which Claude Code reads as
+Notification, PostToolUse (billing: one tool_call entry per call). SessionStart and
+UserPromptSubmit may print ``hookSpecificOutput.additionalContext`` (see
+:mod:`nika_tui.hooks.inject`); the others answer with nothing, which Claude Code reads as
 "carry on".
 """
 
@@ -27,6 +28,7 @@ EVENTS: tuple[str, ...] = (
     "PostCompact",
     "SessionEnd",
     "Notification",
+    "PostToolUse",
 )
 
 
@@ -34,6 +36,13 @@ def _stop(ctx: HookContext) -> str:
     # Recent Claude Code versions send the closing message; older ones only the transcript.
     message = ctx.payload.get("last_assistant_message")
     return capture_turn(ctx, message if isinstance(message, str) else None)
+
+
+def _post_tool_use(ctx: HookContext) -> str:
+    from nika_tui.billing.hooks import bill_tool_call
+
+    ctx.step("billing_tool", lambda: bill_tool_call(ctx))  # every tool call is billed
+    return bookkeeping_only(ctx)
 
 
 HANDLERS: dict[str, Callable[[HookContext], str]] = {
@@ -44,6 +53,7 @@ HANDLERS: dict[str, Callable[[HookContext], str]] = {
     "PostCompact": post_compact,
     "SessionEnd": session_end,
     "Notification": bookkeeping_only,
+    "PostToolUse": _post_tool_use,
 }
 
 

@@ -28,6 +28,7 @@ EVENTS: tuple[str, ...] = (
     "PostCompact",
     "Stop",
     "SessionEnd",
+    "PostToolUse",
 )
 NOTIFY_EVENT = "notify"
 
@@ -68,6 +69,13 @@ def _notify(ctx: HookContext) -> str:
     )
 
 
+def _post_tool_use(ctx: HookContext) -> str:
+    from nika_tui.billing.hooks import bill_tool_call
+
+    ctx.step("billing_tool", lambda: bill_tool_call(ctx))  # every tool call is billed
+    return bookkeeping_only(ctx)
+
+
 HANDLERS: dict[str, Callable[[HookContext], str]] = {
     "SessionStart": session_start,
     "UserPromptSubmit": capture_prompt,
@@ -75,6 +83,7 @@ HANDLERS: dict[str, Callable[[HookContext], str]] = {
     "PostCompact": post_compact,
     "Stop": _stop,
     "SessionEnd": session_end,
+    "PostToolUse": _post_tool_use,
     NOTIFY_EVENT: _notify,
 }
 

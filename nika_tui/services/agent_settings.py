@@ -44,6 +44,7 @@ CLAUDE_EVENTS: tuple[str, ...] = (
     "Stop",
     "SessionEnd",
     "Notification",
+    "PostToolUse",  # billing: one tool_call entry per call (issue 18)
 )
 CODEX_EVENTS: tuple[str, ...] = (
     "SessionStart",
@@ -52,6 +53,7 @@ CODEX_EVENTS: tuple[str, ...] = (
     "PostCompact",
     "Stop",
     "SessionEnd",
+    "PostToolUse",  # billing: one tool_call entry per call (issue 18)
 )
 HOOK_TIMEOUT_S = 15
 """Seconds the CLI waits for our hook (the hook's own budget is 8 s)."""
