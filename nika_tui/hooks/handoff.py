@@ -175,7 +175,13 @@ def pre_compact(ctx: HookContext) -> str:
         "handoff_pending",
         lambda: ctx.redis.set(
             redis_keys.handoff_packet(ctx.tenant_id, ctx.session_id),
-            json.dumps({"packet": stored.to_json(), "meta": meta.model_dump_json()}),
+            json.dumps(
+                {
+                    "packet": stored.to_json(),
+                    "meta": meta.model_dump_json(),
+                    "trigger": str(ctx.payload.get("trigger") or ""),
+                }
+            ),
             ex=HANDOFF_COPY_TTL_S,
         ),
     )
@@ -213,6 +219,7 @@ def commit_compaction(ctx: HookContext) -> StoredPacket | None:
         data = json.loads(str(raw))
         stored = StoredPacket.from_json(data["packet"])
         meta = NikaMeta.model_validate_json(data["meta"])
+        pending_trigger = str(data.get("trigger") or "")
     except (ValueError, KeyError, TypeError):
         stored = None
     if stored is None:
@@ -221,20 +228,14 @@ def commit_compaction(ctx: HookContext) -> StoredPacket | None:
     ctx.step("remember", lambda: remember(ctx, stored.text, Layer.EPISODIC, meta))
     ctx.step("handoff_publish", lambda: _publish(ctx, stored, own=True))
     ctx.step("forget_shown", lambda: forget_shown(ctx))
-    trigger = str(ctx.payload.get("trigger") or "") or _trigger_of(stored.text)
+    # PreCompact's trigger (auto / manual); SessionStart's payload has none.
+    trigger = pending_trigger or str(ctx.payload.get("trigger") or "")
     ctx.step(
         "compaction",
         lambda: kernel_store.record_compaction(ctx.redis, ctx.tenant_id, ctx.now, trigger),
     )
     ctx.notes.append("compaction committed: handoff packet stored")
     return stored
-
-
-def _trigger_of(text: str) -> str:
-    for line in text.splitlines()[:4]:
-        if "compaction trigger" in line:
-            return line.split("compaction trigger", 1)[1].split(",")[0].strip()
-    return ""
 
 
 def post_compact(ctx: HookContext) -> str:

@@ -15,7 +15,7 @@ import redis
 
 from nika_tui.domain.envelope import NikaMeta, Trigger
 from nika_tui.domain.memory import Layer
-from nika_tui.domain.requests import RememberRequest
+from nika_tui.domain.requests import RecallQuery, RememberRequest
 from nika_tui.services import redis_keys
 from nika_tui.services.agent_settings import CLAUDE_EVENTS, agent_home, install_claude_hooks
 from nika_tui.services.wm_store import read_working_memory
@@ -274,6 +274,7 @@ def test_session_start_after_compaction_injects_recall_and_handoff_as_data(
     redis_client: redis.Redis,
     running_service: Any,
     make_tenant: Callable[..., Any],
+    isolated_env: dict[str, str],
 ) -> None:
     make_tenant(TENANT)
     client = running_service.client
@@ -283,6 +284,9 @@ def test_session_start_after_compaction_injects_recall_and_handoff_as_data(
         meta=NikaMeta(timestamp=datetime.now(UTC), project_id="acme-api"),
     )
     client.wait_ingested(TENANT, client.remember(fact), timeout=60)
+    # One query first: the service's first query embedding is a cold start, which the hook's
+    # bounded recall (2.5 s) is not meant to absorb on a loaded machine.
+    client.recall(RecallQuery(tenant_id=TENANT, query="warm-up", limit=1))
     run_hook("claude", "PreCompact", workspace.payload("claude/hook_pre_compact.json"))
 
     payload = workspace.payload(
@@ -300,7 +304,7 @@ def test_session_start_after_compaction_injects_recall_and_handoff_as_data(
     assert context.count("</nika-memory>") == 1  # a memory cannot close the wrapper
     assert "## Handoff packet from before the compaction" in context
     assert context.count("HANDOFF PACKET session 7b1f9c2e") == 1  # not also as a memory
-    assert "retries use exponential backoff" in context
+    assert "retries use exponential backoff" in context, hook_log(isolated_env)[-1]
 
 
 def test_additional_context_is_bounded_and_cannot_be_closed_from_inside() -> None:
