@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nika_tui.cli.common import add_json_flag, print_json
@@ -275,10 +276,35 @@ def _rem_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def check_repo_path(repo: Path) -> None:
+    """``--repo`` must be an existing directory, or a new one inside an existing directory.
+
+    The service used to create any path it was given (``mkdir -p``), anywhere the user can
+    write; a typo made a tree of directories. Nika's own config and data dirs are refused.
+
+    Raises:
+        ValidationFailed: with the fix.
+    """
+    from nika_tui.paths import config_dir, data_dir
+
+    if not repo.exists() and not repo.parent.is_dir():
+        raise ValidationFailed(
+            f"--repo {repo}: its parent directory {repo.parent} does not exist",
+            "create it first (`mkdir -p`), or pass an existing git work tree",
+        )
+    for own in (config_dir(), data_dir()):
+        own = own.expanduser().resolve()
+        if repo == own or own in repo.parents or repo in own.parents:
+            raise ValidationFailed(
+                f"--repo {repo} is inside (or holds) nika's own directory {own}",
+                "pass a separate git work tree for the knowledge files",
+            )
+
+
 def _compress(args: argparse.Namespace) -> int:
-    from pathlib import Path
 
     repo = str(Path(args.repo).expanduser().resolve())
+    check_repo_path(Path(repo))
     body = {"tenant_id": args.tenant, "repo": repo}
 
     def local(ctx: EngineContext) -> dict[str, Any]:

@@ -232,6 +232,8 @@ def check_cgroups() -> CheckResult:
 
 def collect() -> list[CheckResult]:
     """Every check, in report order."""
+    from nika_tui.cli.doctor_runtime import check_runtime
+
     return [
         check_tmux(),
         check_redis(),
@@ -241,6 +243,7 @@ def collect() -> list[CheckResult]:
         check_cgroups(),
         *check_agent_clis(),
         *check_codex_hook_trust(),
+        *check_runtime(),
     ]
 
 

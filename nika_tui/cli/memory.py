@@ -24,6 +24,7 @@ from nika_tui.domain.envelope import (
     Trigger,
     explain_validation_error,
 )
+from nika_tui.domain.input_limits import check_no_nul, check_valid_from
 from nika_tui.domain.memory import MAX_TEXT_CHARS, Layer, MemoryRecord, memory_id
 from nika_tui.domain.requests import MAX_RECALL_LIMIT, RecallQuery, RecallResult, RememberRequest
 from nika_tui.errors import ValidationFailed
@@ -74,9 +75,16 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     rec.add_argument("--limit", type=int, default=5, help=f"1-{MAX_RECALL_LIMIT} (default 5)")
     rec.add_argument("--include-retired", action="store_true", help="also retired memories")
     rec.add_argument("--session", default="", help="caller session (marks hits in use)")
+    rec.add_argument(
+        "--as-of", default=None, help="what was current then, by valid time (2026-03-15, ISO time)"
+    )
     rec.add_argument("query", nargs="+", help="what to recall")
     add_json_flag(rec)
     rec.set_defaults(handler=recall_cmd)
+
+    from nika_tui.cli.memory_time import register_timeline
+
+    register_timeline(msub)
 
     his = msub.add_parser("history", help="the chain of what replaced what")
     his.add_argument("--tenant", required=True, help="tenant id")
@@ -112,7 +120,7 @@ def check_text(text: str) -> str:
             f"the text is {len(text):,} characters; one memory holds at most {MAX_TEXT_CHARS:,}",
             "split it into several facts, or summarise it",
         )
-    return text
+    return check_no_nul(text)
 
 
 def _parse_time(value: str | None, now: datetime) -> datetime:
@@ -125,7 +133,8 @@ def _parse_time(value: str | None, now: datetime) -> datetime:
             f"--valid-from {value!r} is not an ISO-8601 time",
             "e.g. 2026-06-01 or 2026-06-01T09:30Z",
         ) from None
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
+    parsed = parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
+    return check_valid_from(parsed, now)
 
 
 def build_request(args: argparse.Namespace, text: str, now: datetime) -> RememberRequest:
@@ -205,10 +214,17 @@ def build_query(args: argparse.Namespace) -> RecallQuery:
                 f"{flag}: {value!r} is not allowed; allowed values: {_choices(enum)}",
                 "see `nika memory recall --help`",
             )
+    query = " ".join(args.query).strip()
+    if not query:
+        raise ValidationFailed(
+            "the recall query is empty",
+            "say what to recall, e.g. `nika memory recall --tenant T how do we deploy`",
+        )
+    check_no_nul(query, "the query")
     try:
         return RecallQuery(
             tenant_id=args.tenant,
-            query=" ".join(args.query).strip() or " ",
+            query=query,
             project_id=args.project,
             job_id=args.job,
             task_id=args.task,
@@ -217,11 +233,24 @@ def build_query(args: argparse.Namespace) -> RecallQuery:
             limit=args.limit,
             include_retired=args.include_retired,
             session_id=args.session,
+            as_of=parse_as_of_flag(args.as_of),
         )
     except ValidationError as exc:
         raise ValidationFailed(
             explain_validation_error(exc), "see `nika memory recall --help`"
         ) from None
+
+
+def parse_as_of_flag(value: str | None) -> datetime | None:
+    """``--as-of`` as an aware time (a bare date means the end of that day, UTC)."""
+    if value is None:
+        return None
+    from nika_tui.domain.timeline import parse_as_of
+
+    try:
+        return parse_as_of(value)
+    except ValueError as exc:
+        raise ValidationFailed(f"--as-of: {exc}", "see `nika memory recall --help`") from None
 
 
 def summary(record: MemoryRecord) -> str:

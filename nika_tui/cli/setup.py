@@ -121,6 +121,10 @@ def _interactive(args: argparse.Namespace) -> int:
         print(f"Wrote {result.config_path}")
         if result.backup_path is not None:
             print(f"Backup of the previous config: {result.backup_path}")
+        from nika_tui.wizard.import_offer import offer_import
+
+        config = outcome.plan.config
+        offer_import(wizard.ask, sys.stdout, config.tenant_id, config.agent_cli)
         print(f"Next: `nika doctor`, then `nika kernel spawn {outcome.plan.config.tenant_id}`.")
     return 0
 
@@ -129,12 +133,9 @@ def _interactive(args: argparse.Namespace) -> int:
 
 
 def _read_answers(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(
-            f"{path}: cannot read the answers file ({exc.strerror})", "check the path"
-        ) from exc
+    from nika_tui.services.config_store import read_config_text
+
+    text = read_config_text(path, "answers")
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -146,6 +146,18 @@ class KernelConfig(_Strict):
     )
 
 
+class AgentPermissions(_Strict):
+    """What the tenant's agents may decide through the MCP tools."""
+
+    resolve_reviews: bool = Field(
+        default=False, description="Agents may approve or reject pending review items."
+    )
+    retire_needs_review: bool = Field(
+        default=True,
+        description="An agent's retire or correction waits for a person's review when true.",
+    )
+
+
 class TenantConfig(_Strict):
     """Everything nika-os knows about one tenant."""
 
@@ -163,6 +175,7 @@ class TenantConfig(_Strict):
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     kernel: KernelConfig = Field(default_factory=KernelConfig)
     scale: ScaleConfig = Field(default_factory=ScaleConfig)
+    agents: AgentPermissions = Field(default_factory=AgentPermissions)
     demo: bool = False
     more_agent_clis: list[AgentCli] = Field(
         default_factory=list,

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from pathlib import Path
 
 from nika_tui.domain.tenant import TenantConfig
 from nika_tui.services.agent_settings import InstallReport, install_agent_hooks
@@ -13,15 +15,18 @@ def install_for_tenant(config: TenantConfig, env: Mapping[str, str] | None = Non
 
     Codex hooks are marked trusted only when the tenant consented (``kernel.trust_codex_hooks``).
     """
-    workdirs = [config.kernel.workdir] if config.kernel.workdir else []
+    environ = os.environ if env is None else env
+    raw = config.kernel.workdir
+    workdir = Path(raw).expanduser() if raw else Path(environ.get("HOME") or Path.home())
     report = InstallReport()
     for cli in config.agent_clis:  # several agents, one memory: each gets its hooks
         one = install_agent_hooks(
             config.tenant_id,
             cli.value,
             env,
+            workdir=workdir,
             trust_codex=bool(config.kernel.trust_codex_hooks),
-            workdirs=workdirs,
+            workdirs=[raw] if raw else [],
         )
         report.files += one.files
         report.changed += one.changed

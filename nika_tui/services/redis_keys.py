@@ -26,6 +26,9 @@ RPC_STREAM = f"{PREFIX}:rpc"
 RPC_GROUP = "memory-service"
 SERVICE_HEARTBEAT = f"{PREFIX}:service:heartbeat"
 """String with TTL, refreshed by the running memory service (value: pid)."""
+TENANT_ALARMS = f"{PREFIX}:service:tenant_alarms"
+"""Hash: tenant id → JSON ``{reason, hint, kind, since}`` of a tenant whose store failed: the
+service parked its ingest (entries stay pending). Read by the dashboard and ``nika doctor``."""
 ACTIVE_REFS = f"{PREFIX}:rag:active_refs"
 """Hash: field ``{tenant_id}:{memory_id}`` → JSON ``{session_id: expires_epoch}`` (seed name)."""
 ENTITY_FEED = f"{PREFIX}:entity_feed"
@@ -175,3 +178,14 @@ def cost_day(tenant_id: str, day: str) -> str:
 def quota_state(tenant_id: str) -> str:
     """Hash: ``warned_day``, ``limited_day``, ``paused_pid`` of the token quota watcher."""
     return tenant_key(tenant_id, "quota")
+
+
+# --- nika import (issue 21) -----------------------------------------------------------------
+def import_keys(tenant_id: str) -> str:
+    """Set: idempotency keys of every memory ``nika import`` has queued for the tenant."""
+    return tenant_key(tenant_id, "import:keys")
+
+
+def import_files(tenant_id: str) -> str:
+    """Hash: source file → fingerprint (size:mtime) once all its memories are queued."""
+    return tenant_key(tenant_id, "import:files")

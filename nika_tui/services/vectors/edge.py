@@ -6,6 +6,11 @@ Qdrant Edge locks a shard's WAL, so a second process cannot open it (the memory 
 single writer). Tenant isolation is structural (another directory) and each query also filters
 on ``tenant_id``.
 
+Missing shards: creating a shard also writes a marker ``{root}/.shards/{tenant_id}.{layer}``
+(0600). A shard whose marker exists but whose directory (or ``edge_config.json``) is gone raises
+:class:`~nika_tui.errors.ShardMissing` — it is never re-created empty, so a deleted shard is an
+alarm, not a silent "no memory". The check is one ``stat`` per call on an open shard too.
+
 Durability: every update is appended to the shard's WAL before ``update`` returns (it survives
 the process being killed), and :meth:`upsert`, :meth:`set_payload` and :meth:`delete` then call
 ``flush()`` so segments are on disk too before they return (survives an OS crash). Callers batch
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import threading
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -25,8 +31,8 @@ from typing import Any, cast
 
 from nika_tui.domain.memory import Layer
 from nika_tui.domain.ports import PointFilter, ScoredPoint, VectorPoint
-from nika_tui.errors import StoreUnavailable
-from nika_tui.paths import ensure_private_dir
+from nika_tui.errors import ShardBusy, ShardMissing, StoreUnavailable
+from nika_tui.paths import FILE_MODE, ensure_private_dir
 from nika_tui.services.vectors.common import (
     DENSE,
     INDEXED_KEYS,
@@ -46,6 +52,8 @@ from nika_tui.services.vectors.common import (
 )
 
 _CONFIG_FILE = "edge_config.json"
+MARKERS_DIR = ".shards"
+"""Under the root: one marker file per shard ever created (see the module docstring)."""
 
 SHARD_CONSTANT_KEYS: tuple[str, ...] = ("tenant_id", "layer")
 """Keys with one value per Edge shard (a shard is one tenant's layer): never indexed here."""
@@ -164,6 +172,26 @@ class EdgeVectorStore:
             where = self._wheres[key] = str(self._path(tenant_id, layer))
         return where
 
+    def marker(self, tenant_id: str, layer: Layer) -> Path:
+        """The marker that says this shard was created (and so must not vanish)."""
+        return self._root / MARKERS_DIR / f"{tenant_id}.{layer.value}"
+
+    def _mark(self, tenant_id: str, layer: Layer) -> None:
+        marker = self.marker(tenant_id, layer)
+        if not marker.exists():
+            ensure_private_dir(marker.parent)
+            fd = os.open(marker, os.O_WRONLY | os.O_CREAT, FILE_MODE)
+            os.close(fd)
+
+    def _missing(self, tenant_id: str, layer: Layer) -> ShardMissing:
+        path = self._path(tenant_id, layer)
+        return ShardMissing(
+            f"the {layer.value} memory of tenant {tenant_id} is missing at {path} "
+            "(it held memories before)",
+            f"restore that directory from a backup or `nika snapshot import --tenant {tenant_id}`;"
+            f" to start this tenant afresh instead, delete {self.marker(tenant_id, layer)}",
+        )
+
     def _config(self) -> Any:
         from qdrant_edge import (
             Distance,
@@ -193,15 +221,21 @@ class EdgeVectorStore:
         key = (tenant_id, layer)
         with self._lock:
             if key in self._offline:
-                raise StoreUnavailable(
+                raise ShardBusy(
                     f"the {layer.value} memory of tenant {tenant_id} is being optimised",
                     "retry in a few seconds",
                 )
             shard = self._shards.get(key)
             if shard is not None:
+                # Deleted under an open shard: writes would go to unlinked files and be lost.
+                if not os.path.exists(self._where(tenant_id, layer) + "/" + _CONFIG_FILE):
+                    self._shards.pop(key, None)
+                    raise self._missing(tenant_id, layer)
                 return shard
             path = self._path(tenant_id, layer)
             exists = (path / _CONFIG_FILE).exists()
+            if not exists and self.marker(tenant_id, layer).exists():
+                raise self._missing(tenant_id, layer)
             if not exists and not create:
                 return None
             from qdrant_edge import EdgeShard, PayloadSchemaType, UpdateOperation
@@ -215,6 +249,7 @@ class EdgeVectorStore:
                     ensure_private_dir(path.parent)
                     shard = EdgeShard.create(str(path), self._config())
                     path.chmod(0o700)
+                self._mark(tenant_id, layer)
                 present = set(shard.info().payload_schema)
                 for field in EDGE_INDEXED_KEYS:
                     if field not in present:
@@ -482,6 +517,21 @@ class EdgeVectorStore:
         for (tenant_id, layer), shard in shards:
             with _translated("flush", self._where(tenant_id, layer)):
                 shard.flush()
+
+    def flush_tenant(self, tenant_id: str) -> None:
+        """Flush the open shards of one tenant, checking they are still on disk.
+
+        Raises:
+            ShardMissing: a shard's directory vanished under it (nothing it holds is durable).
+            StoreUnavailable: the flush failed.
+        """
+        with self._lock:
+            keys = [key for key in self._shards if key[0] == tenant_id]
+        for _, layer in keys:
+            shard = self._shard(tenant_id, layer, create=False)
+            if shard is not None:
+                with _translated("flush", self._where(tenant_id, layer)):
+                    shard.flush()
 
     def optimize(self, tenant_id: str, layer: Layer) -> bool:
         """Merge segments and build the HNSW index of one shard (blocking; run it when idle).
