@@ -138,6 +138,20 @@ def check_embedder() -> CheckResult:
     return CheckResult("embedder", OK, f"all-MiniLM-L6-v2 offline at {model}")
 
 
+VERIFIED_VERSIONS: dict[str, str] = {"claude-code": "2.1.197", "codex": "0.171.0"}
+"""Agent CLI versions the real-CLI suite verified (docs/agents.md); others run, said plainly."""
+
+
+def _verified_note(cli: str, version: str | None) -> str:
+    verified = VERIFIED_VERSIONS.get(cli)
+    if not verified or not version or version == verified:
+        return ""
+    return (
+        f"; not verified with nika (verified: {verified}): hooks are installed the same way, "
+        "payload fields it does not send are skipped"
+    )
+
+
 def check_agent_clis() -> list[CheckResult]:
     """Each agent CLI (advisory), marking the ones configured tenants use."""
     from nika_tui.services.agent_clis import detect_agent_clis
@@ -156,7 +170,10 @@ def check_agent_clis() -> list[CheckResult]:
         name = f"agent:{cli.value}"
         if info.installed:
             version = info.version or info.detail
-            results.append(CheckResult(name, OK, f"{info.path} {version}{note}", required=False))
+            extra = _verified_note(cli.value, info.version)
+            results.append(
+                CheckResult(name, OK, f"{info.path} {version}{note}{extra}", required=False)
+            )
         else:
             status = WARN if users else MISSING
             results.append(
@@ -164,6 +181,37 @@ def check_agent_clis() -> list[CheckResult]:
                     name, status, f"{info.binary} not found on PATH{note}", info.install_hint, False
                 )
             )
+    return results
+
+
+def check_codex_hook_trust() -> list[CheckResult]:
+    """Codex tenants: does Codex trust nika's hooks (it runs none that are untrusted)?"""
+    from nika_tui.services.agent_settings import agent_home, codex_trust_report
+    from nika_tui.services.config_store import list_tenant_ids, load_tenant
+
+    results = []
+    for tid in list_tenant_ids():
+        try:
+            config = load_tenant(tid)
+        except ConfigError:
+            continue
+        if config.agent_cli.value != "codex":
+            continue
+        name = f"codex-hooks:{tid}"
+        if not (agent_home(tid, "codex") / "hooks.json").exists():
+            detail = "not installed yet (installed by `nika kernel spawn`)"
+            results.append(CheckResult(name, WARN, detail, "", False))
+            continue
+        report = codex_trust_report(tid)
+        if report.ok:
+            detail = f"{len(report.trusted)} hooks trusted by Codex"
+            results.append(CheckResult(name, OK, detail, required=False))
+        else:
+            detail = (
+                f"untrusted: Codex skips {', '.join(sorted(report.untrusted))} "
+                "(no capture, no recall, no handoff)"
+            )
+            results.append(CheckResult(name, WARN, detail, report.hint(tid), False))
     return results
 
 
@@ -194,6 +242,7 @@ def collect() -> list[CheckResult]:
         check_embedder(),
         check_cgroups(),
         *check_agent_clis(),
+        *check_codex_hook_trust(),
         *check_runtime(),
     ]
 

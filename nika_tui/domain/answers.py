@@ -22,6 +22,7 @@ from nika_tui.domain.tenant import (
     AutoMode,
     JudgeConfig,
     JudgeKind,
+    KernelConfig,
     Language,
     Plan,
     Privacy,
@@ -49,6 +50,7 @@ ANSWER_KEYS: tuple[str, ...] = (
     "knowledge_repo",
     "auto_actions",
     "quotas",
+    "trust_codex_hooks",
 )
 REQUIRED_KEYS: tuple[str, ...] = (
     "tenant_id",
@@ -172,6 +174,27 @@ def _enum(
         return kind(value)
     problems.append(Problem(fld or key, f"{value!r} is not allowed; allowed values: {allowed}"))
     return None
+
+
+def _agents(
+    raw: Mapping[str, Any], problems: list[Problem]
+) -> tuple[AgentCli | None, list[AgentCli]]:
+    """``agent_cli``: one CLI, or a list of CLIs run side by side (the first is the primary)."""
+    value = raw.get("agent_cli")
+    if not isinstance(value, list):
+        return _enum(raw, "agent_cli", AgentCli, problems), []
+    if not value:
+        problems.append(Problem("agent_cli", "give at least one agent CLI"))
+        return None, []
+    found = [_enum({"agent_cli": v}, "agent_cli", AgentCli, problems) for v in value]
+    agents = [a for a in found if a is not None]
+    if len(agents) != len(found):
+        return None, []
+    if len(agents) > 1 and AgentCli.SHELL in agents:
+        problems.append(Problem("agent_cli", "a plain shell cannot run beside agent CLIs"))
+    elif len(set(agents)) != len(agents):
+        problems.append(Problem("agent_cli", "an agent CLI is listed twice"))
+    return agents[0], agents[1:]
 
 
 def _auto_mode(value: object, fld: str, problems: list[Problem]) -> AutoMode | None:
@@ -401,13 +424,16 @@ def build_setup(
         problems.append(Problem("display_name", reason))
     language = _enum(raw, "language", Language, problems) if "language" in present else None
     plan = _enum(raw, "plan", Plan, problems) if "plan" in present else None
-    agent = _enum(raw, "agent_cli", AgentCli, problems) if "agent_cli" in present else None
+    agent, more_agents = _agents(raw, problems) if "agent_cli" in present else (None, [])
     privacy = _enum(raw, "privacy", Privacy, problems) if "privacy" in present else None
     providers = _providers(raw.get("providers"), problems)
     repo = raw.get("knowledge_repo")
     if reason := check_knowledge_repo(repo):
         problems.append(Problem("knowledge_repo", reason))
     auto = _auto_actions(raw.get("auto_actions"), problems, accept_risk, require_accept_risk)
+    trust_codex = raw.get("trust_codex_hooks")
+    if trust_codex is not None and not isinstance(trust_codex, bool):
+        problems.append(Problem("trust_codex_hooks", "must be true or false"))
     quotas = _quotas(raw.get("quotas"), plan, problems)
 
     secrets: dict[str, str] = {}
@@ -433,15 +459,14 @@ def build_setup(
         language=language,
         plan=plan,
         agent_cli=agent,
+        more_agent_clis=more_agents,
         privacy=privacy,
         providers=refs,
         knowledge_repo=repo or None,
         auto_actions=auto,
         quotas=quotas,
         judge=judge,
-        kernel=base.kernel
-        if base is not None
-        else TenantConfig.model_fields["kernel"].get_default(call_default_factory=True),
+        kernel=_kernel(base, trust_codex if isinstance(trust_codex, bool) else None),
         demo=base.demo if base is not None else False,
         # What agents may decide is set in the config, not by the wizard: an edit keeps it.
         agents=base.agents
@@ -451,6 +476,14 @@ def build_setup(
     return SetupPlan(config=config, secrets=secrets, warnings=list(dict.fromkeys(warnings)))
 
 
+def _kernel(base: TenantConfig | None, trust_codex: bool | None) -> KernelConfig:
+    """The kernel settings kept from ``base``, with the Codex trust consent when answered."""
+    kernel = base.kernel if base is not None else KernelConfig()
+    if trust_codex is None:
+        return kernel
+    return kernel.model_copy(update={"trust_codex_hooks": trust_codex})
+
+
 def config_to_answers(config: TenantConfig) -> dict[str, Any]:
     """The answers that would rebuild ``config`` (used to edit one section of it)."""
     return {
@@ -458,10 +491,13 @@ def config_to_answers(config: TenantConfig) -> dict[str, Any]:
         "display_name": config.display_name,
         "language": config.language.value,
         "plan": config.plan.value,
-        "agent_cli": config.agent_cli.value,
+        "agent_cli": [c.value for c in config.agent_clis]
+        if config.more_agent_clis
+        else config.agent_cli.value,
         "privacy": config.privacy.value,
         "providers": [p.value for p in config.providers],
         "knowledge_repo": config.knowledge_repo,
         "auto_actions": config.auto_actions.model_dump(mode="json"),
         "quotas": config.quotas.model_dump(mode="json"),
+        "trust_codex_hooks": config.kernel.trust_codex_hooks,
     }

@@ -13,6 +13,7 @@ Pure: samples and timestamps come in as arguments. Definitions (docs/agents.md):
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -48,16 +49,39 @@ def fill_percent(tokens: int, window: int) -> float:
     return round(100.0 * tokens / window, 2)
 
 
-def claude_window(model: str | None, tokens: int = 0) -> int:
-    """The context window of a Claude model.
+CLAUDE_NATIVE_1M_MODELS: frozenset[str] = frozenset(
+    {
+        "claude-opus-4-7",
+        "claude-opus-4-8",
+        "claude-sonnet-5",
+        "claude-fable-5",
+        "claude-mythos-5",
+        "claude-mythos-preview",
+    }
+)
+"""Models Claude Code 2.1.197 runs with a 1M-token window without a ``[1m]`` suffix (its own
+model table: ``context.window = 1e6, native_1m``; the request carries the 1M beta). The
+transcript and the hook payloads name them without the suffix, so the name alone decides."""
 
-    ``[1m]`` models (e.g. ``claude-sonnet-4-5[1m]``) have 1M tokens; every other model 200k.
-    The transcript records the API model id without the ``[1m]`` suffix, so a context that
-    already holds more than 200k tokens can only be a 1M one.
+_DATE_SUFFIX = re.compile(r"-\d{8}$")
+
+
+def claude_window(model: str | None, tokens: int = 0, disable_1m: bool = False) -> int:
+    """The context window of a Claude model, as Claude Code sizes it.
+
+    ``[1m]`` models (e.g. ``claude-sonnet-4-5[1m]``) and the natively-1M models of
+    :data:`CLAUDE_NATIVE_1M_MODELS` have 1M tokens; every other model 200k.
+    ``CLAUDE_CODE_DISABLE_1M_CONTEXT`` (``disable_1m``) turns the 1M window off, as in Claude
+    Code. A context that already holds more than 200k tokens can only be a 1M one.
     """
-    if model and model.strip().lower().endswith("[1m]"):
-        return CLAUDE_1M_WINDOW
+    name = (model or "").strip().lower()
     if tokens > CLAUDE_DEFAULT_WINDOW:
+        return CLAUDE_1M_WINDOW
+    if disable_1m:
+        return CLAUDE_DEFAULT_WINDOW
+    if name.endswith("[1m]"):
+        return CLAUDE_1M_WINDOW
+    if _DATE_SUFFIX.sub("", name) in CLAUDE_NATIVE_1M_MODELS:
         return CLAUDE_1M_WINDOW
     return CLAUDE_DEFAULT_WINDOW
 

@@ -140,6 +140,13 @@ class KernelConfig(_Strict):
         default=None, description="Argument list overriding the CLI's default command."
     )
     env: dict[str, str] = Field(default_factory=dict, description="Extra non-secret env vars.")
+    trust_codex_hooks: bool | None = Field(
+        default=None,
+        description=(
+            "Consent for nika to mark its own Codex hooks (and the workdir) as trusted in the "
+            "tenant's CODEX_HOME; None = not asked yet, False = refused (Codex then skips them)."
+        ),
+    )
 
 
 class AgentPermissions(_Strict):
@@ -178,6 +185,27 @@ class TenantConfig(_Strict):
     scale: ScaleConfig = Field(default_factory=ScaleConfig)
     agents: AgentPermissions = Field(default_factory=AgentPermissions)
     demo: bool = False
+    more_agent_clis: list[AgentCli] = Field(
+        default_factory=list,
+        description=(
+            "Agent CLIs run beside agent_cli on this tenant: one kernel window each, their "
+            "hooks installed, one shared memory (answers file: agent_cli as a list)."
+        ),
+    )
+
+    @field_validator("more_agent_clis")
+    @classmethod
+    def _more_agents(cls, value: list[AgentCli]) -> list[AgentCli]:
+        if AgentCli.SHELL in value:
+            raise ValueError("a plain shell is not an agent to run beside another one")
+        if len(set(value)) != len(value):
+            raise ValueError("an agent CLI is listed twice")
+        return value
+
+    @property
+    def agent_clis(self) -> list[AgentCli]:
+        """Every agent CLI of the tenant, ``agent_cli`` (the first kernel window) first."""
+        return [self.agent_cli, *(c for c in self.more_agent_clis if c is not self.agent_cli)]
 
     @field_validator("tenant_id")
     @classmethod

@@ -1,9 +1,10 @@
 """Claude Code hook events (settings.json ``hooks``; payload on stdin).
 
-Installed events: SessionStart, UserPromptSubmit, PreCompact, Stop, SessionEnd, Notification,
-PostToolUse (billing: one tool_call entry per call).
-Only SessionStart prints something (``hookSpecificOutput.additionalContext``); the others
-answer with nothing, which Claude Code reads as "carry on".
+Installed events: SessionStart, UserPromptSubmit, PreCompact, PostCompact, Stop, SessionEnd,
+Notification, PostToolUse (billing: one tool_call entry per call). SessionStart and
+UserPromptSubmit may print ``hookSpecificOutput.additionalContext`` (see
+:mod:`nika_tui.hooks.inject`); the others answer with nothing, which Claude Code reads as
+"carry on".
 """
 
 from __future__ import annotations
@@ -17,13 +18,14 @@ from nika_tui.hooks.common import (
     capture_turn,
     session_start,
 )
-from nika_tui.hooks.handoff import pre_compact
+from nika_tui.hooks.handoff import post_compact, pre_compact, session_end
 
 EVENTS: tuple[str, ...] = (
     "SessionStart",
     "UserPromptSubmit",
     "PreCompact",
     "Stop",
+    "PostCompact",
     "SessionEnd",
     "Notification",
     "PostToolUse",
@@ -48,7 +50,8 @@ HANDLERS: dict[str, Callable[[HookContext], str]] = {
     "UserPromptSubmit": capture_prompt,
     "PreCompact": pre_compact,
     "Stop": _stop,
-    "SessionEnd": bookkeeping_only,
+    "PostCompact": post_compact,
+    "SessionEnd": session_end,
     "Notification": bookkeeping_only,
     "PostToolUse": _post_tool_use,
 }

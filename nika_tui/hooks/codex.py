@@ -19,9 +19,17 @@ from nika_tui.hooks.common import (
     capture_turn,
     session_start,
 )
-from nika_tui.hooks.handoff import pre_compact
+from nika_tui.hooks.handoff import post_compact, pre_compact, session_end
 
-EVENTS: tuple[str, ...] = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "PostToolUse")
+EVENTS: tuple[str, ...] = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreCompact",
+    "PostCompact",
+    "Stop",
+    "SessionEnd",
+    "PostToolUse",
+)
 NOTIFY_EVENT = "notify"
 
 
@@ -50,6 +58,11 @@ def _notify(ctx: HookContext) -> str:
         return ""
     message = ctx.payload.get("last-assistant-message")
     rollout = find_rollout(ctx, ctx.session_id)
+    if rollout is None and ctx.env.get("CODEX_HOME"):
+        # Codex also notifies for its internal threads (the title generation of a new
+        # thread): they have their own thread id and no rollout file. Not a turn of ours.
+        ctx.notes.append("notify for a thread without a rollout (internal): ignored")
+        return ""
     # A finished turn leaves the agent waiting for input: the kernel goes idle, as on Stop.
     return capture_turn(
         ctx, message if isinstance(message, str) else None, kernel_event="Stop", transcript=rollout
@@ -67,7 +80,9 @@ HANDLERS: dict[str, Callable[[HookContext], str]] = {
     "SessionStart": session_start,
     "UserPromptSubmit": capture_prompt,
     "PreCompact": pre_compact,
+    "PostCompact": post_compact,
     "Stop": _stop,
+    "SessionEnd": session_end,
     "PostToolUse": _post_tool_use,
     NOTIFY_EVENT: _notify,
 }

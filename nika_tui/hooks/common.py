@@ -7,16 +7,14 @@ independent (:meth:`HookContext.step`): a transcript that cannot be read does no
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
 from nika_tui.domain.envelope import ActionType, Domain, Intent, NikaMeta, Trigger
-from nika_tui.domain.handoff import HANDOFF_MARKER, handoff_query
 from nika_tui.domain.memory import MAX_TEXT_CHARS, Layer, content_hash
-from nika_tui.domain.requests import RecallHit, RecallQuery, RecallResult, RememberRequest
+from nika_tui.domain.requests import RecallHit, RememberRequest
 from nika_tui.domain.secret_patterns import mask_secrets
 from nika_tui.errors import StoreUnavailable
 from nika_tui.hooks import MAX_CONTEXT_BYTES, RPC_TIMEOUT_S, HookContext, bridge_turn, preview
@@ -158,7 +156,8 @@ def update_fill(ctx: HookContext, path: Path | None = None) -> ContextFill | Non
     ]
     one_m = [m for m in candidates if m.lower().endswith("[1m]")]
     model = (one_m or [m for m in candidates if m] or [""])[0]
-    fill = read_fill(target, model=model or None)
+    disable_1m = ctx.env.get("CLAUDE_CODE_DISABLE_1M_CONTEXT", "").lower() in ("1", "true", "yes")
+    fill = read_fill(target, model=model or None, disable_1m=disable_1m)
     wm_store.record_fill(ctx.redis, ctx.tenant_id, fill, str(target), ctx.now)
     return fill
 
@@ -263,81 +262,23 @@ def render_context(
     return head + "\n".join(body) + "\n" + tail
 
 
-HANDOFF_TITLE = "Handoff packet from before the compaction"
-
-
-def _handoff_lines(ctx: HookContext, client: MemoryClient, alive: bool) -> list[str]:
-    """The packet by one search; while it is still queued (or the service is down), the copy
-    PreCompact kept in Redis."""
-    project = ctx.project_id
-    if alive:
-        query = RecallQuery(
-            tenant_id=ctx.tenant_id,
-            query=handoff_query(ctx.session_id, project),
-            project_id=project or None,
-            layer=Layer.EPISODIC,
-            limit=1,
-            session_id=ctx.session_id,
-        )
-        found: RecallResult | None = ctx.step("handoff_recall", lambda: client.recall(query))
-        hits = [
-            h for h in (found.hits if found else []) if h.record.text.startswith(HANDOFF_MARKER)
-        ]
-        if hits and ctx.session_id in hits[0].record.text.split("\n", 1)[0]:
-            return [hit_line(hits[0], MAX_TEXT_CHARS, keep_lines=True)]
-    kept = ctx.step(
-        "handoff_copy",
-        lambda: ctx.redis.get(redis_keys.handoff_packet(ctx.tenant_id, ctx.session_id)),
-    )
-    if kept:
-        ctx.notes.append("handoff packet from the PreCompact copy (not indexed yet)")
-        return [str(kept)]
-    return []
-
-
 def session_start(ctx: HookContext, event_name: str = "SessionStart") -> str:
-    """Recall for the tenant/project (+ the handoff packet after a compaction)."""
-    project = ctx.project_id
-    client = memory_client(ctx)
-    sections: list[tuple[str, Sequence[str]]] = []
-    alive = bool(ctx.step("service", client.service_alive))
+    """The handoff packet chosen by session and time and the project digest
+    (:mod:`nika_tui.hooks.inject`); after a compaction, the pending packet is committed first."""
+    from nika_tui.hooks import inject
+    from nika_tui.hooks.handoff import commit_compaction
+
     if ctx.payload.get("source") == "compact":
-        packet = _handoff_lines(ctx, client, alive)
-        if packet:
-            sections.append((HANDOFF_TITLE, packet))
-    if alive:
-        query = RecallQuery(
-            tenant_id=ctx.tenant_id,
-            query=f"decisions, conventions and open tasks for project {project or ctx.tenant_id}",
-            project_id=project or None,
-            limit=5,
-            session_id=ctx.session_id,
-        )
-        recalled: RecallResult | None = ctx.step("recall", lambda: client.recall(query))
-        # A handoff packet is shown by its own section only (never as a recalled memory).
-        hits = [
-            h
-            for h in (recalled.hits if recalled else [])
-            if not h.record.text.startswith(HANDOFF_MARKER)
-        ]
-        if hits:
-            sections.append(("Recalled memories", [hit_line(h) for h in hits]))
-    else:
-        ctx.notes.append("memory service not running: no recall injected")
+        commit_compaction(ctx)
+    output = inject.session_start_context(ctx, event_name)
     bookkeeping(ctx)
-    if not sections:
-        return ""
-    text = render_context(ctx.tenant_id, project, sections)
-    ctx.notes.append(f"injected {len(text.encode())} bytes")
-    return json.dumps(
-        {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}},
-        ensure_ascii=False,
-    )
+    return output
 
 
 # --- captures ------------------------------------------------------------------------------
-def capture_prompt(ctx: HookContext) -> str:
-    """UserPromptSubmit: keep the prompt (semantic) with files and tools from the transcript.
+def capture_prompt(ctx: HookContext, event_name: str = "UserPromptSubmit") -> str:
+    """UserPromptSubmit: recall for the prompt (injected, see :mod:`nika_tui.hooks.inject`),
+    then keep the prompt (semantic) with files and tools from the transcript.
 
     What a person states to the agent (facts, rules, decisions: "deploys happen on Fridays")
     is knowledge that must stay current, so it goes to the semantic layer, where a later
@@ -345,7 +286,11 @@ def capture_prompt(ctx: HookContext) -> str:
     history (episodic, :func:`capture_turn`); keeping the two in different layers also keeps a
     prompt and its own answer from being judged against each other.
     """
+    from nika_tui.hooks import inject
+
     prompt = str(ctx.payload.get("prompt") or "")
+    # The recall runs first: the prompt being stored must not answer itself.
+    output = inject.prompt_context(ctx, prompt, event_name)
     if worth_keeping_prompt(prompt):
         digest = digest_of(ctx)
         meta = make_meta(ctx, digest)
@@ -357,7 +302,7 @@ def capture_prompt(ctx: HookContext) -> str:
     else:
         ctx.notes.append("prompt not kept (command, acknowledgement or too short)")
     bookkeeping(ctx)
-    return ""
+    return output
 
 
 def capture_turn(

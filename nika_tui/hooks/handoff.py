@@ -1,5 +1,8 @@
-"""PreCompact: build the handoff packet from the transcript, the query log and the hooks fired,
-and ingest it in the episodic layer (the next context gets it back by one search).
+"""Handoff packets: built at PreCompact from the transcript, the query log and the hooks fired;
+committed only when the compaction happened (SessionStart ``source=compact`` or PostCompact):
+then ingested in the episodic layer and kept in Redis as the session's and the project's
+newest packet (the next context gets it by session and time, not by a similarity search).
+SessionEnd publishes one for the project, for the next agent.
 """
 
 from __future__ import annotations
@@ -7,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from nika_tui.domain.envelope import ActionType, Domain, Intent
+from nika_tui.domain.envelope import ActionType, Domain, Intent, NikaMeta
 from nika_tui.domain.handoff import (
     Decision,
     FileChange,
@@ -17,6 +20,7 @@ from nika_tui.domain.handoff import (
     pending_tasks,
     render,
 )
+from nika_tui.domain.handoff_select import StoredPacket, packet_key
 from nika_tui.domain.memory import Layer
 from nika_tui.hooks import HookContext
 from nika_tui.hooks.common import (
@@ -28,13 +32,17 @@ from nika_tui.hooks.common import (
     redact,
     remember,
 )
-from nika_tui.services import redis_keys
+from nika_tui.hooks.inject import forget_shown
+from nika_tui.services import kernel_store, redis_keys
 from nika_tui.services.transcripts import ContextFill, TranscriptDigest
 from nika_tui.services.wm_store import read_stream
 
 RECENT_QUERIES = 10
 RECENT_HOOKS = 50
 HANDOFF_COPY_TTL_S = 6 * 3600
+"""How long a pending packet waits for its compaction."""
+HANDOFF_KEEP_S = 7 * 24 * 3600
+"""How long the newest committed packets stay in Redis (the memory keeps them for good)."""
 
 
 def _json_list(raw: str | None) -> list[str]:
@@ -92,7 +100,12 @@ def build_packet(
         session_id=ctx.session_id,
         project_id=ctx.project_id,
         created_at=ctx.now,
-        trigger=str(ctx.payload.get("trigger") or ""),
+        trigger=str(ctx.payload.get("trigger") or "")
+        or (
+            f"none (session ended: {ctx.payload.get('reason') or '?'})"
+            if ctx.event == "SessionEnd"
+            else ""
+        ),
         fill_percent=fill.fill_percent if fill else 0.0,
         decisions=tuple(Decision(at, text) for at, text in (digest.decisions if digest else [])),
         files=tuple(
@@ -108,9 +121,11 @@ def build_packet(
     )
 
 
-def pre_compact(ctx: HookContext) -> str:
-    """Ingest the handoff packet (episodic); compaction is recorded by the kernel state step."""
+def _packet_for(ctx: HookContext, reason: str) -> tuple[StoredPacket, NikaMeta] | None:
+    """Build this session's packet now (None when there is nothing to hand off)."""
     digest = digest_of(ctx)
+    if reason == "session-end" and (digest is None or not digest.prompts):
+        return None  # a session that never got a prompt has nothing to hand off
     # The fill and the hook record come first so the packet includes this very event.
     fill = bookkeeping(ctx)
     rag = ctx.step("rag_state", lambda: rag_state(ctx)) or []
@@ -125,21 +140,122 @@ def pre_compact(ctx: HookContext) -> str:
         entity_ids=(f"handoff:{ctx.session_id}",) if ctx.session_id else (),
         produces=("handoff-packet",),
     )
-    text = redact(render(packet))
-    key = ctx.step("remember", lambda: remember(ctx, text, Layer.EPISODIC, meta))
-    if ctx.session_id:
-        # The next SessionStart may come before the service has indexed the packet.
-        ctx.step(
-            "handoff_copy",
-            lambda: ctx.redis.set(
-                redis_keys.handoff_packet(ctx.tenant_id, ctx.session_id),
-                text,
-                ex=HANDOFF_COPY_TTL_S,
-            ),
-        )
-    if key:
+    stored = StoredPacket(
+        key=packet_key(ctx.session_id, ctx.now),
+        session_id=ctx.session_id,
+        project_id=ctx.project_id,
+        cli=ctx.agent_type,
+        created_at=ctx.now,
+        reason=reason,
+        text=redact(render(packet)),
+    )
+    if reason == "compaction":
         ctx.notes.append(
             f"handoff packet: {len(packet.decisions)} decisions, {len(packet.files)} files, "
             f"{len(packet.pending)} pending"
         )
+    return stored, meta
+
+
+def pre_compact(ctx: HookContext) -> str:
+    """Build the handoff packet and keep it *pending*: the CLI may still refuse to compact.
+
+    Claude Code runs PreCompact even for a ``/compact`` it then refuses ("Not enough messages
+    to compact."); the packet is committed (ingested, counted as a compaction, shown) only by
+    :func:`commit_compaction`, and the next PreCompact replaces a packet that never was.
+    """
+    if not ctx.session_id:
+        bookkeeping(ctx)
+        return ""
+    built = _packet_for(ctx, "compaction")
+    if built is None:
+        return ""
+    stored, meta = built
+    ctx.step(
+        "handoff_pending",
+        lambda: ctx.redis.set(
+            redis_keys.handoff_packet(ctx.tenant_id, ctx.session_id),
+            json.dumps(
+                {
+                    "packet": stored.to_json(),
+                    "meta": meta.model_dump_json(),
+                    "trigger": str(ctx.payload.get("trigger") or ""),
+                }
+            ),
+            ex=HANDOFF_COPY_TTL_S,
+        ),
+    )
+    return ""
+
+
+def _publish(ctx: HookContext, stored: StoredPacket, own: bool) -> None:
+    pipe = ctx.redis.pipeline(transaction=True)
+    if own:
+        pipe.set(
+            redis_keys.handoff_latest(ctx.tenant_id, stored.session_id),
+            stored.to_json(),
+            ex=HANDOFF_KEEP_S,
+        )
+    pipe.set(
+        redis_keys.handoff_project(ctx.tenant_id, stored.project_id),
+        stored.to_json(),
+        ex=HANDOFF_KEEP_S,
+    )
+    pipe.execute()
+
+
+def commit_compaction(ctx: HookContext) -> StoredPacket | None:
+    """The compaction happened: commit the pending packet (once, whichever of SessionStart
+    ``source=compact`` or PostCompact comes first) and count the compaction."""
+    if not ctx.session_id:
+        return None
+    raw = ctx.step(
+        "handoff_commit",
+        lambda: ctx.redis.getdel(redis_keys.handoff_packet(ctx.tenant_id, ctx.session_id)),
+    )
+    if not raw:
+        return None
+    try:
+        data = json.loads(str(raw))
+        stored = StoredPacket.from_json(data["packet"])
+        meta = NikaMeta.model_validate_json(data["meta"])
+        pending_trigger = str(data.get("trigger") or "")
+    except (ValueError, KeyError, TypeError):
+        stored = None
+    if stored is None:
+        ctx.notes.append("pending handoff packet unreadable: dropped")
+        return None
+    ctx.step("remember", lambda: remember(ctx, stored.text, Layer.EPISODIC, meta))
+    ctx.step("handoff_publish", lambda: _publish(ctx, stored, own=True))
+    ctx.step("forget_shown", lambda: forget_shown(ctx))
+    # PreCompact's trigger (auto / manual); SessionStart's payload has none.
+    trigger = pending_trigger or str(ctx.payload.get("trigger") or "")
+    ctx.step(
+        "compaction",
+        lambda: kernel_store.record_compaction(ctx.redis, ctx.tenant_id, ctx.now, trigger),
+    )
+    ctx.notes.append("compaction committed: handoff packet stored")
+    return stored
+
+
+def post_compact(ctx: HookContext) -> str:
+    """PostCompact: the compaction happened (commit, if SessionStart did not already)."""
+    commit_compaction(ctx)
+    bookkeeping(ctx)
+    return ""
+
+
+def session_end(ctx: HookContext) -> str:
+    """SessionEnd: a packet for the project, so the next session (any CLI) starts from it.
+
+    Not ingested (the turns themselves were); it is the hand-off when an agent stops
+    mid-task, kept :data:`HANDOFF_KEEP_S` and shown once to each later session.
+    """
+    built = _packet_for(ctx, "session-end") if ctx.session_id else None
+    if built is None:
+        bookkeeping(ctx)
+        return ""
+    stored, _meta = built
+    ctx.step("handoff_publish", lambda: _publish(ctx, stored, own=False))
+    ctx.notes.append("session-end handoff packet published for the project")
     return ""

@@ -11,8 +11,24 @@ from nika_tui.services.agent_settings import InstallReport, install_agent_hooks
 
 
 def install_for_tenant(config: TenantConfig, env: Mapping[str, str] | None = None) -> InstallReport:
-    """Merge nika's hooks into the tenant's agent settings (idempotent)."""
+    """Merge nika's hooks into the settings of each of the tenant's agent CLIs (idempotent).
+
+    Codex hooks are marked trusted only when the tenant consented (``kernel.trust_codex_hooks``).
+    """
     environ = os.environ if env is None else env
     raw = config.kernel.workdir
     workdir = Path(raw).expanduser() if raw else Path(environ.get("HOME") or Path.home())
-    return install_agent_hooks(config.tenant_id, config.agent_cli.value, env, workdir=workdir)
+    report = InstallReport()
+    for cli in config.agent_clis:  # several agents, one memory: each gets its hooks
+        one = install_agent_hooks(
+            config.tenant_id,
+            cli.value,
+            env,
+            workdir=workdir,
+            trust_codex=bool(config.kernel.trust_codex_hooks),
+            workdirs=[raw] if raw else [],
+        )
+        report.files += one.files
+        report.changed += one.changed
+        report.warnings += one.warnings
+    return report

@@ -2,10 +2,12 @@
 
 - Claude Code: ``{data}/tenants/{t}/agent-home/claude/settings.json`` (the kernel exports it
   as ``CLAUDE_CONFIG_DIR``), ``hooks`` → event → ``[{matcher?, hooks: [{type, command,
-  timeout}]}]`` for SessionStart, UserPromptSubmit, PreCompact, Stop, SessionEnd, Notification.
+  timeout}]}]`` for SessionStart, UserPromptSubmit, PreCompact, PostCompact, Stop, SessionEnd,
+  Notification.
 - Codex: ``{data}/tenants/{t}/agent-home/codex/`` (``CODEX_HOME``): ``hooks.json`` (same shape,
-  SessionStart, UserPromptSubmit, PreCompact, Stop), ``[features] codex_hooks = true`` and
-  ``notify = [nika, "hook", "codex", "notify"]`` in ``config.toml``.
+  SessionStart, UserPromptSubmit, PreCompact, PostCompact, Stop, SessionEnd), ``[features]
+  hooks = true`` and ``notify = [nika, "hook", "codex", "notify"]`` in ``config.toml``; with the
+  tenant's consent, the trust entries Codex needs (:mod:`nika_tui.services.codex_trust`).
 
 Merging keeps everything else in the files; our entries are recognised by their command
 (``… hook claude EVENT`` / ``… hook codex EVENT``), replaced in place, never duplicated, so
@@ -25,15 +27,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import tomlkit
+import tomlkit.exceptions
+
 from nika_tui.domain.tenant_id import check_tenant_id
 from nika_tui.errors import ConfigError
 from nika_tui.services.agent_homes import agent_home_root
+from nika_tui.services.codex_trust import TrustReport, merge_trust, trust_entries, trust_report
 from nika_tui.services.files import atomic_write_text
 
 CLAUDE_EVENTS: tuple[str, ...] = (
     "SessionStart",
     "UserPromptSubmit",
     "PreCompact",
+    "PostCompact",
     "Stop",
     "SessionEnd",
     "Notification",
@@ -43,11 +50,15 @@ CODEX_EVENTS: tuple[str, ...] = (
     "SessionStart",
     "UserPromptSubmit",
     "PreCompact",
+    "PostCompact",
     "Stop",
-    "PostToolUse",
+    "SessionEnd",
+    "PostToolUse",  # billing: one tool_call entry per call (issue 18)
 )
 HOOK_TIMEOUT_S = 15
 """Seconds the CLI waits for our hook (the hook's own budget is 8 s)."""
+CODEX_TIMEOUTS_S: dict[str, int] = {"SessionEnd": 3}
+"""Codex clamps a SessionEnd hook to 3 s (and warns on every run when it has to)."""
 
 
 @dataclass
@@ -108,6 +119,7 @@ def merge_hooks(
     events: Sequence[str],
     prefix: Sequence[str] | None = None,
     timeout: int = HOOK_TIMEOUT_S,
+    timeouts: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """``settings`` with exactly one nika entry per event (others' entries kept, in order).
 
@@ -137,7 +149,7 @@ def merge_hooks(
                     {
                         "type": "command",
                         "command": hook_command(cli, event, prefix),
-                        "timeout": timeout,
+                        "timeout": (timeouts or {}).get(event, timeout),
                     }
                 ]
             }
@@ -170,34 +182,12 @@ def install_claude_hooks(
     return report
 
 
-# --- Codex config.toml (no TOML writer in the lock file: minimal, verified line edits) -------
-def _toml_str(value: str) -> str:
-    return json.dumps(value, ensure_ascii=False)  # a JSON string is a valid TOML basic string
-
-
-def _strip_top_level_key(lines: list[str], key: str) -> list[str]:
-    out: list[str] = []
-    skipping = depth = 0
-    in_table = False
-    for line in lines:
-        stripped = line.strip()
-        if skipping:
-            depth += stripped.count("[") - stripped.count("]")
-            if depth <= 0:
-                skipping = 0
-            continue
-        if stripped.startswith("["):
-            in_table = True
-        if not in_table and re.match(rf"^{re.escape(key)}\s*=", stripped):
-            depth = stripped.count("[") - stripped.count("]")
-            skipping = 1 if depth > 0 else 0
-            continue
-        out.append(line)
-    return out
-
-
+# --- Codex config.toml (tomlkit: the user's comments and layout are kept) --------------------
 def merge_codex_config(text: str, notify: Sequence[str]) -> tuple[str, list[str]]:
-    """``config.toml`` text with our ``notify`` and ``[features] codex_hooks = true``.
+    """``config.toml`` text with our ``notify`` and ``[features] hooks = true``.
+
+    ``[features].codex_hooks`` is removed: Codex 0.17x deprecates it for ``hooks`` and warns
+    on every run while it is there.
 
     Returns:
         The new text and warnings (e.g. a previous notify program that we replaced).
@@ -207,55 +197,69 @@ def merge_codex_config(text: str, notify: Sequence[str]) -> tuple[str, list[str]
     """
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        doc = tomlkit.parse(text)
+    except (tomllib.TOMLDecodeError, tomlkit.exceptions.TOMLKitError) as exc:
         raise ConfigError(f"config.toml is not valid TOML ({exc})", "fix the file by hand") from exc
     warnings: list[str] = []
-    lines = text.splitlines()
     current = data.get("notify")
+    head = ""
     if current != list(notify):
         if current:
             warnings.append(f"replaced the previous Codex notify program {current!r}")
-        lines = _strip_top_level_key(lines, "notify")
-        lines.insert(0, f"notify = [{', '.join(_toml_str(p) for p in notify)}]")
-    features = data.get("features")
-    if not isinstance(features, dict) or features.get("codex_hooks") is not True:
-        header = next((i for i, ln in enumerate(lines) if ln.strip() == "[features]"), None)
-        if header is None:
-            lines += ["", "[features]", "codex_hooks = true"]
-        else:
-            body_end = header + 1
-            while body_end < len(lines) and not lines[body_end].strip().startswith("["):
-                body_end += 1
-            kept = [
-                ln
-                for ln in lines[header + 1 : body_end]
-                if not re.match(r"^\s*codex_hooks\s*=", ln)
-            ]
-            lines[header + 1 : body_end] = ["codex_hooks = true", *kept]
-    new_text = "\n".join(lines).rstrip("\n") + "\n"
+        if "notify" in doc:
+            del doc["notify"]
+        # A top-level key must come before the first table: the first line is safe.
+        head = f"notify = [{', '.join(json.dumps(p, ensure_ascii=False) for p in notify)}]\n"
+    features = doc.get("features")
+    if not isinstance(features, dict):
+        features = tomlkit.table()
+        doc["features"] = features
+    if "codex_hooks" in features:
+        del features["codex_hooks"]
+    features["hooks"] = True
+    new_text = head + tomlkit.dumps(doc)
     check = tomllib.loads(new_text)  # never write a file Codex could not read
-    if (
-        check.get("notify") != list(notify)
-        or check.get("features", {}).get("codex_hooks") is not True
-    ):
+    if check.get("notify") != list(notify) or check.get("features", {}).get("hooks") is not True:
         raise ConfigError("could not merge our settings into config.toml", "edit it by hand")
     return new_text, warnings
 
 
+def _ours(command: Any, event: str) -> bool:
+    return _is_ours(command, "codex", event)
+
+
 def install_codex_hooks(
-    tenant_id: str, env: Mapping[str, str] | None = None, prefix: Sequence[str] | None = None
+    tenant_id: str,
+    env: Mapping[str, str] | None = None,
+    prefix: Sequence[str] | None = None,
+    trust: bool = False,
+    workdirs: Sequence[str] = (),
 ) -> InstallReport:
-    """Merge our ``hooks.json``, ``notify`` and the hooks feature flag into ``CODEX_HOME``."""
+    """Merge our ``hooks.json``, ``notify`` and the hooks feature flag into ``CODEX_HOME``.
+
+    Args:
+        tenant_id: the tenant.
+        env: environment (paths).
+        prefix: how Codex runs us (default: :func:`nika_command`).
+        trust: the tenant consented: mark our hooks trusted (hashes as Codex computes them)
+            and ``workdirs`` as trusted projects, so Codex runs them without asking.
+        workdirs: the kernel's working directories.
+    """
     report = InstallReport()
     home = agent_home(tenant_id, "codex", env)
     hooks_path = home / "hooks.json"
-    _write_json(
-        hooks_path, merge_hooks(_read_json(hooks_path), "codex", CODEX_EVENTS, prefix), report
+    hooks_doc = merge_hooks(
+        _read_json(hooks_path), "codex", CODEX_EVENTS, prefix, timeouts=CODEX_TIMEOUTS_S
     )
+    _write_json(hooks_path, hooks_doc, report)
     config_path = home / "config.toml"
     old = config_path.read_text(encoding="utf-8") if config_path.exists() else ""
     notify = [*(prefix or nika_command()), "hook", "codex", "notify"]
     new, warnings = merge_codex_config(old, notify)
+    if trust:
+        entries = trust_entries(hooks_path, hooks_doc["hooks"], _ours)
+        dirs = [str(Path(d).resolve()) for d in workdirs if d]
+        new = merge_trust(new, entries, dirs)
     report.warnings += warnings
     report.files.append(config_path)
     if new != old:
@@ -264,8 +268,18 @@ def install_codex_hooks(
     return report
 
 
+def codex_trust_report(tenant_id: str, env: Mapping[str, str] | None = None) -> TrustReport:
+    """Whether Codex would run nika's hooks for this tenant (doctor, dashboard)."""
+    return trust_report(agent_home(tenant_id, "codex", env), _ours)
+
+
 def install_agent_hooks(
-    tenant_id: str, cli: str, env: Mapping[str, str] | None = None, workdir: Path | None = None
+    tenant_id: str,
+    cli: str,
+    env: Mapping[str, str] | None = None,
+    workdir: Path | None = None,
+    trust_codex: bool = False,
+    workdirs: Sequence[str] = (),
 ) -> InstallReport:
     """Install our hooks for the tenant's agent CLI; a CLI without hooks (shell): none.
 
@@ -274,7 +288,7 @@ def install_agent_hooks(
     if cli == "claude-code":
         return install_claude_hooks(tenant_id, env)
     if cli == "codex":
-        return install_codex_hooks(tenant_id, env)
+        return install_codex_hooks(tenant_id, env, trust=trust_codex, workdirs=workdirs)
     if cli == "gemini-cli":
         from nika_tui.services.gemini_settings import install_gemini_hooks
 

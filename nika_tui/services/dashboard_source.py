@@ -374,6 +374,7 @@ class RedisDashboardSource:
 
             strategies = tuple(s.value for s in available_strategies(config))
             advice = recommendation(config)
+            problems += codex_trust_problems(config, self.env)
         bridge = None
         try:
             from nika_tui.bridge.status import tenant_view
@@ -695,6 +696,23 @@ def _read_new(tenant_id: str, path: Path, cursor: dict[str, int], first: bool) -
     if first and start > 0:
         texts = texts[1:]  # the first line was cut by the seek
     return [parse_bus_line(tenant_id, t) for t in texts if t.strip()]
+
+
+def codex_trust_problems(config: TenantConfig, env: Mapping[str, str]) -> list[str]:
+    """A Codex tenant whose hooks Codex does not trust: what it loses and how to fix it."""
+    if config.agent_cli.value != "codex":
+        return []
+    from nika_tui.services.agent_settings import agent_home, codex_trust_report
+
+    if not (agent_home(config.tenant_id, "codex", env) / "hooks.json").exists():
+        return []
+    report = codex_trust_report(config.tenant_id, env)
+    if report.ok:
+        return []
+    return [
+        f"Codex hooks untrusted ({', '.join(sorted(report.untrusted))}): Codex skips them. "
+        f"To trust them: {report.hint(config.tenant_id)}"
+    ]
 
 
 def _float(value: object) -> float | None:

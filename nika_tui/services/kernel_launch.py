@@ -115,3 +115,20 @@ def command_for(config: TenantConfig, env: Mapping[str, str]) -> list[str]:
         where = "" if "/" in exe else " on PATH"
         raise KernelError(f"{config.agent_cli.value}: command {exe!r} not found{where}", hint)
     return argv
+
+
+def extra_commands(config: TenantConfig, env: Mapping[str, str]) -> list[tuple[str, list[str]]]:
+    """(window name, argv) of each agent CLI run beside the first one (``more_agent_clis``).
+
+    Raises:
+        KernelError: one of them is not installed (the hint names the install).
+    """
+    search = base_environment(config, env).get("PATH", env.get("PATH"))
+    out: list[tuple[str, list[str]]] = []
+    for cli in config.more_agent_clis:
+        exe = binary_for(cli, env)
+        found = shutil.which(exe, path=search)
+        if found is None:
+            raise KernelError(f"{cli.value}: command {exe!r} not found on PATH", INSTALL_HINTS[cli])
+        out.append((cli.value, [found]))  # the program nika found, whatever the pane's PATH
+    return out

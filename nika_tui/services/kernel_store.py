@@ -216,8 +216,9 @@ def record_hook_event(
 
     UserPromptSubmit → working, Stop → idle, Notification (permission or idle prompt) →
     waiting-input, SessionStart → idle (working after an automatic compaction), SessionEnd →
-    exited, PreCompact → a compaction event. Any event refreshes the heartbeat (an agent that
-    runs hooks is alive) except SessionEnd, which clears it.
+    exited. A compaction is recorded by the hook when it happened (:func:`record_compaction`,
+    called once the CLI confirms it; PreCompact alone may be refused). Any event refreshes the
+    heartbeat (an agent that runs hooks is alive) except SessionEnd, which clears it.
 
     Args:
         client: a decoded Redis client.
@@ -231,8 +232,6 @@ def record_hook_event(
         The state written, or None when the event changes no state.
     """
     payload = payload or {}
-    if event == "PreCompact":
-        record_compaction(client, tenant_id, now, str(payload.get("trigger", "")))
     state = state_for_hook_event(event, payload)
     key = redis_keys.kernel_state(tenant_id)
     if state is None:

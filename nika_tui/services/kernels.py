@@ -29,7 +29,7 @@ from nika_tui.domain.kernel_state import LIVE_STATES, KernelState, KernelStatus,
 from nika_tui.domain.pane_patterns import classify_pane
 from nika_tui.domain.tenant import TenantConfig
 from nika_tui.domain.tenant_id import check_tenant_id, is_valid_tenant_id
-from nika_tui.errors import KernelError
+from nika_tui.errors import KernelError, NikaError
 from nika_tui.paths import tmux_socket_name
 from nika_tui.services import kernel_compaction, kernel_launch, kernel_store, redis_keys
 from nika_tui.services.config_store import list_tenant_ids, load_tenant
@@ -183,9 +183,12 @@ class KernelManager:
         argv = kernel_launch.command_for(config, self.env)
         workdir = kernel_launch.workdir_for(config, self.env)
         environment = kernel_launch.session_environment(config, self.env)
+        extras = kernel_launch.extra_commands(config, self.env)
         self._install_hooks(config)
         started, spawned_at = time.monotonic(), self.now()
         self.tmux.create(name, tenant_id, workdir, environment, argv)
+        for window, extra_argv in extras:  # several agents, one memory: a window each
+            self.tmux.add_window(name, window, workdir, environment, extra_argv)
         created = self.tmux.pane(name)
         shim_pid = created.pid if created is not None else None
         self._limit(config, shim_pid)  # its own cgroup nika-tenant-{id} (quotas, issue 18)
@@ -394,13 +397,19 @@ class KernelManager:
         cli = kernel_store.read_fields(self.redis, tenant_id).get("cli") or "shell"
         exit_command = spec_for(cli).exit_command
         forced = False
+        self._stop_extra_windows(name, timeout / 2)
         if not pane.dead:
             if exit_command:
                 self.tmux.send_text(pane, exit_command)
-            if not self.tmux.wait_dead(name, timeout / 2):
+                # Codex's slash-command popup takes the first Enter: press it once more.
+                if not self.tmux.wait_dead(name, timeout / 4):
+                    self.tmux.send_key(pane, "Enter")
+            if not self.tmux.wait_dead(name, timeout / 4):
                 self.tmux.send_key(pane, "C-d")
                 forced = not self.tmux.wait_dead(name, timeout / 2)
         self.tmux.kill(name)
+        if cli == "codex" or "codex" in self._extra_clis(tenant_id):
+            self._stop_codex_daemon(tenant_id)
         from nika_tui.quota.enforce import release_kernel
 
         release_kernel(tenant_id, self.env)  # its cgroup goes with it
@@ -413,6 +422,50 @@ class KernelManager:
         body = {"action": "stop", "session": name, "forced": forced}
         self.bus_event(tenant_id, "kernel.event", body)
         return StopResult(tenant_id, name, True, forced, f"kernel {tenant_id} stopped ({how})")
+
+    def _extra_clis(self, tenant_id: str) -> builtins.list[str]:
+        try:
+            return [c.value for c in load_tenant(tenant_id, self.env).more_agent_clis]
+        except NikaError:
+            return []
+
+    def _stop_extra_windows(self, name: str, timeout: float) -> None:
+        """Ask the agents of the session's other windows to exit (the first one goes last)."""
+        try:
+            windows = self.tmux.window_panes(name)
+        except KernelError:
+            return
+        first = self.tmux.pane(name)
+        for window, info in windows.items():
+            if info.dead or (first is not None and info.pane_id == first.pane_id):
+                continue
+            command = spec_for(window).exit_command
+            if command:
+                self.tmux.send_text(info, command)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            live = [
+                i
+                for w, i in self.tmux.window_panes(name).items()
+                if not i.dead and (first is None or i.pane_id != first.pane_id)
+            ]
+            if not live:
+                return
+            for info in live:  # a slash-command popup may have taken the first Enter
+                self.tmux.send_key(info, "Enter")
+            time.sleep(0.2)
+
+    def _stop_codex_daemon(self, tenant_id: str) -> None:
+        """Codex leaves an app-server daemon running after /quit: stop the tenant's own."""
+        from nika_tui.services import codex_daemon
+        from nika_tui.services.agent_homes import codex_home
+
+        try:
+            argv = kernel_launch.command_for(load_tenant(tenant_id, self.env), self.env)
+        except NikaError:
+            argv = []
+        home = codex_home(tenant_id, self.env)
+        codex_daemon.stop_daemon(argv[0] if argv else None, home, self.env)
 
     def restart(self, tenant_id: str) -> RestartResult:
         """Stop then spawn again. Memory is untouched (it lives in the stores, not the kernel).

@@ -138,9 +138,26 @@ def rem_judged(tenant_id: str) -> str:
 
 
 def handoff_packet(tenant_id: str, session_id: str) -> str:
-    """String with TTL: the latest handoff packet text of one agent session (PreCompact writes
-    it; SessionStart after the compaction falls back to it while the packet is still queued)."""
+    """String with TTL: the *pending* handoff packet of one agent session (PreCompact writes
+    it; it is committed only when the compaction happened, and the next PreCompact replaces a
+    packet whose compaction was refused)."""
     return tenant_key(tenant_id, f"handoff:{session_id}")
+
+
+def handoff_latest(tenant_id: str, session_id: str) -> str:
+    """String with TTL: the newest *committed* packet of one session (``StoredPacket`` JSON)."""
+    return tenant_key(tenant_id, f"handoff-latest:{session_id}")
+
+
+def handoff_project(tenant_id: str, project_id: str) -> str:
+    """String with TTL: the newest committed packet of a project, any session or CLI."""
+    return tenant_key(tenant_id, f"handoff-project:{project_id or '-'}")
+
+
+def session_context(tenant_id: str, session_id: str) -> str:
+    """Set with TTL: what this agent context was already given (memory ids, packet keys), so
+    nothing is injected twice; emptied when the context is compacted."""
+    return tenant_key(tenant_id, f"session-context:{session_id}")
 
 
 # --- strategy B (issue 18) -----------------------------------------------------------------

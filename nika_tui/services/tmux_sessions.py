@@ -74,6 +74,10 @@ class PaneInfo:
     """Exit status once tmux has reaped the process ("" before, or never on some exits)."""
 
 
+ECHO_WAIT_S = 2.0
+"""How long :meth:`TmuxSessions.send_text` waits for a pasted line to show before Enter."""
+
+
 def escape_arg(arg: str) -> str:
     """Protect one argument from tmux's command separator.
 
@@ -217,6 +221,58 @@ class TmuxSessions:
                     raise
                 time.sleep(0.05 * (attempt + 1))
 
+    def add_window(
+        self,
+        name: str,
+        window: str,
+        workdir: Path,
+        environment: Mapping[str, str],
+        argv: Sequence[str],
+    ) -> None:
+        """Another window ``window`` in session ``name`` running ``argv`` (a second agent).
+
+        Same environment and shim as the first; the session's first pane stays the one
+        :meth:`pane` reports.
+        """
+        tgt = f"={name}:{window}"
+        commands: list[list[str]] = [
+            [
+                "new-window", "-d", "-t", f"={name}:", "-n", window, "-c", str(workdir),
+                *[f"-e{key}={value}" for key, value in environment.items()],
+                "--", _PLACEHOLDER,
+            ],
+            ["set-option", "-w", "-t", tgt, "remain-on-exit", "on"],
+            ["respawn-pane", "-k", "-t", tgt, "-c", str(workdir), "--", *RUN_SHIM, *argv],
+        ]  # fmt: skip
+        args: list[str] = []
+        for command in commands:
+            if args:
+                args.append(";")
+            args.extend(escape_arg(arg) for arg in command)
+        self.cmd(*args)
+
+    def window_panes(self, name: str) -> dict[str, PaneInfo]:
+        """The panes of session ``name`` by window name (one agent per window)."""
+        fmt = _PANE_FORMAT + "\t#{window_name}"
+        out: dict[str, PaneInfo] = {}
+        for line in self.cmd("list-panes", "-s", "-t", f"={name}", "-F", fmt):
+            *parts, window = line.split("\t")
+            if len(parts) != 6:
+                continue
+            session, owner, pane_id, pid, dead, status = parts
+            out.setdefault(
+                window,
+                PaneInfo(
+                    session=session,
+                    owner=owner,
+                    pane_id=pane_id,
+                    pid=int(pid) if pid.isdigit() else None,
+                    dead=dead == "1",
+                    dead_status=status,
+                ),
+            )
+        return out
+
     def panes(self) -> dict[str, PaneInfo]:
         """Every session's first pane, by session name, in one ``list-panes -a`` call.
 
@@ -308,9 +364,25 @@ class TmuxSessions:
             )
 
     def send_text(self, info: PaneInfo, text: str) -> None:
-        """Type ``text`` literally (``send-keys -l``, no key-name lookup), then Enter."""
+        """Paste ``text`` (bracketed when the program asked for it), then press Enter.
+
+        A pasted line is one unit to the program: Codex's TUI treats keys that arrive in a
+        burst as a paste and an Enter inside that burst as a newline, so a line *typed* by
+        ``send-keys`` stayed in its composer. Bracketed paste marks where the text ends.
+        """
+        buffer = f"nika-{info.pane_id.lstrip('%')}"
+        self.cmd("set-buffer", "-b", buffer, "--", escape_arg(text))
+        self.cmd("paste-buffer", "-p", "-d", "-r", "-b", buffer, "-t", info.pane_id)
+        # Enter only once the program shows the text: Claude Code still takes an Enter that
+        # arrives with the paste as part of it.
+        tail = " ".join(text.split())[-24:]
+        deadline = time.monotonic() + ECHO_WAIT_S
+        while tail and time.monotonic() < deadline:
+            if tail in " ".join(self.visible(info).split()):
+                break
+            time.sleep(0.05)
         try:
-            self._pane(info).send_keys(escape_arg(text), enter=True, literal=True)
+            self._pane(info).send_keys("Enter", enter=False)
         except tmux_exc.LibTmuxException as error:
             raise _error("send keys", error) from error
 

@@ -161,11 +161,13 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and value > 0 else 0
 
 
-def _claude_fill(records: list[dict[str, Any]], model_hint: str | None) -> ContextFill | None:
+def _claude_fill(
+    records: list[dict[str, Any]], model_hint: str | None, disable_1m: bool = False
+) -> ContextFill | None:
     for rec in reversed(records):
         kind = rec.get("type")
         if kind == "system" and rec.get("subtype") == "compact_boundary":
-            window = claude_window(model_hint)
+            window = claude_window(model_hint, disable_1m=disable_1m)
             return ContextFill(
                 0.0,
                 0,
@@ -188,7 +190,7 @@ def _claude_fill(records: list[dict[str, Any]], model_hint: str | None) -> Conte
             + _int(usage.get("cache_creation_input_tokens"))
             + _int(usage.get("cache_read_input_tokens"))
         )
-        window = claude_window(model_hint or model, tokens)
+        window = claude_window(model_hint or model, tokens, disable_1m)
         return ContextFill(
             fill_percent(tokens, window),
             tokens,
@@ -243,12 +245,13 @@ def _codex_fill(records: list[dict[str, Any]]) -> ContextFill | None:
     return None
 
 
-def read_fill(path: Path | str, model: str | None = None) -> ContextFill:
+def read_fill(path: Path | str, model: str | None = None, disable_1m: bool = False) -> ContextFill:
     """Context fill of one Claude Code or Codex transcript.
 
     Args:
         path: The transcript file.
         model: The model the agent runs, when known (a ``[1m]`` suffix selects the 1M window).
+        disable_1m: ``CLAUDE_CODE_DISABLE_1M_CONTEXT`` is set for the agent (200k windows).
 
     Returns:
         The fill from the latest usage line; 0 tokens when the file has none yet.
@@ -265,7 +268,7 @@ def read_fill(path: Path | str, model: str | None = None) -> ContextFill:
         records, whole = _read_tail(p, budget)
         fmt = fmt or detect_format(records)
         if fmt is TranscriptFormat.CLAUDE_CODE:
-            found = _claude_fill(records, model)
+            found = _claude_fill(records, model, disable_1m)
         elif fmt is TranscriptFormat.CODEX:
             found = _codex_fill(records)
         else:
@@ -282,7 +285,11 @@ def read_fill(path: Path | str, model: str | None = None) -> ContextFill:
             f"{p} is not a Claude Code or Codex transcript",
             "give a Claude Code session .jsonl or a Codex rollout-*.jsonl file",
         )
-    window = claude_window(model) if fmt is TranscriptFormat.CLAUDE_CODE else CODEX_DEFAULT_WINDOW
+    window = (
+        claude_window(model, disable_1m=disable_1m)
+        if fmt is TranscriptFormat.CLAUDE_CODE
+        else CODEX_DEFAULT_WINDOW
+    )
     return ContextFill(0.0, 0, window, fmt, model=model or "")
 
 
@@ -393,8 +400,90 @@ def _codex_patch(digest: TranscriptDigest, patch: str, at: datetime | None) -> N
         _touch(digest, path, added, removed, at)
 
 
+def _item_text(item: Mapping[str, Any]) -> str:
+    """The text of a current-format ``item_completed`` item (UserMessage / AgentMessage)."""
+    content = item.get("content")
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return str(item.get("text") or "")
+    return "".join(
+        str(part.get("text") or "")
+        for part in content
+        if isinstance(part, dict) and str(part.get("type", "")).lower() == "text"
+    )
+
+
+def _response_text(payload: Mapping[str, Any]) -> str:
+    """The text of a ``response_item`` message (input_text / output_text parts)."""
+    content = payload.get("content")
+    if not isinstance(content, list):
+        return ""
+    return "".join(
+        str(part.get("text") or "")
+        for part in content
+        if isinstance(part, dict) and part.get("type") in ("input_text", "output_text", "text")
+    )
+
+
+def _codex_messages(
+    records: list[dict[str, Any]],
+) -> tuple[list[tuple[datetime | None, str]], list[tuple[datetime | None, str]]]:
+    """(user prompts, agent messages) of a rollout, whatever its generation.
+
+    Codex 0.17x writes turns as ``event_msg`` ``item_completed`` (``item.type`` UserMessage /
+    AgentMessage); earlier builds as ``event_msg`` ``user_message`` / ``agent_message``. Both
+    are read (a rollout that has both has them for the same turns, so one source is kept:
+    the events if any, else ``response_item`` messages, which both generations write but which
+    also carry the CLI's own context blocks).
+    """
+    events_user: list[tuple[datetime | None, str]] = []
+    events_agent: list[tuple[datetime | None, str]] = []
+    items_user: list[tuple[datetime | None, str]] = []
+    items_agent: list[tuple[datetime | None, str]] = []
+    for rec in records:
+        payload = rec.get("payload")
+        if not isinstance(payload, dict):
+            continue
+        at = _parse_ts(rec.get("timestamp"))
+        kind, ptype = rec.get("type"), payload.get("type")
+        if kind == "event_msg" and ptype == "user_message":
+            events_user.append((at, str(payload.get("message") or "")))
+        elif kind == "event_msg" and ptype == "agent_message":
+            events_agent.append((at, str(payload.get("message") or "")))
+        elif kind == "event_msg" and ptype == "item_completed":
+            item = payload.get("item")
+            if isinstance(item, dict) and item.get("type") == "UserMessage":
+                events_user.append((at, _item_text(item)))
+            elif isinstance(item, dict) and item.get("type") == "AgentMessage":
+                events_agent.append((at, _item_text(item)))
+        elif kind == "response_item" and ptype == "message":
+            text = _response_text(payload)
+            if payload.get("role") == "assistant":
+                items_agent.append((at, text))
+            elif payload.get("role") == "user" and not text.lstrip().startswith("<"):
+                items_user.append((at, text))  # skip <environment_context> and the like
+    users = _dedupe(events_user or items_user)
+    agents = _dedupe(events_agent or items_agent)
+    return users, agents
+
+
+def _dedupe(entries: list[tuple[datetime | None, str]]) -> list[tuple[datetime | None, str]]:
+    """Non-empty texts, a text repeated right after itself kept once (both event kinds)."""
+    out: list[tuple[datetime | None, str]] = []
+    for at, text in entries:
+        if text.strip() and not (out and out[-1][1] == text):
+            out.append((at, text))
+    return out
+
+
 def _codex_digest(records: list[dict[str, Any]]) -> TranscriptDigest:
     digest = TranscriptDigest(TranscriptFormat.CODEX)
+    users, agents = _codex_messages(records)
+    digest.prompts = [(at, _short(text)) for at, text in users]
+    for at, text in agents:
+        digest.last_assistant = text
+        digest.decisions.extend((at, _short(x)) for x in text.splitlines() if x.strip())
     for rec in records:
         payload = rec.get("payload")
         if not isinstance(payload, dict):
@@ -406,14 +495,6 @@ def _codex_digest(records: list[dict[str, Any]]) -> TranscriptDigest:
             digest.cwd = str(payload.get("cwd") or digest.cwd)
         elif kind == "turn_context":
             digest.cwd = str(payload.get("cwd") or digest.cwd)
-        elif kind == "event_msg" and ptype == "user_message":
-            if str(payload.get("message", "")).strip():
-                digest.prompts.append((at, _short(str(payload["message"]))))
-        elif kind == "event_msg" and ptype == "agent_message":
-            text = str(payload.get("message", ""))
-            if text.strip():
-                digest.last_assistant = text
-                digest.decisions.extend((at, _short(x)) for x in text.splitlines() if x.strip())
         elif kind == "response_item" and ptype in ("function_call", "custom_tool_call"):
             name = str(payload.get("name") or "")
             if not name:

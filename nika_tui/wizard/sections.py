@@ -132,14 +132,29 @@ class SectionsMixin:
             info = clis[cli]
             state = f"installed {info.version or ''}".strip() if info.installed else "not found"
             choices.append((f"{info.label:<12} {state}", cli.value))
+        saved = self.answers.get("agent_cli")
+        current = saved if isinstance(saved, list) else [saved] if saved else []
         chosen = AgentCli(
             self.ask.select(
                 "Agent CLI for this tenant",
                 choices,
-                default=self.answers.get("agent_cli", first_installed.value),
+                default=current[0] if current else first_installed.value,
             )
         )
         self.answers["agent_cli"] = chosen.value
+        others = [c for c in order if c is not chosen and clis[c].installed]
+        if chosen is not AgentCli.SHELL and others:
+            # Several agents, one memory: each gets its own kernel window and its hooks.
+            previous = current[1:]
+            more = self.ask.checkbox(
+                "Also run these agent CLIs side by side (one memory, a kernel window each)?",
+                [(clis[c].label, c.value, c.value in previous) for c in others],
+            )
+            if more:
+                self.answers["agent_cli"] = [chosen.value, *more]
+        agents = self.answers["agent_cli"]
+        if AgentCli.CODEX.value in (agents if isinstance(agents, list) else [agents]):
+            self._codex_trust()
         info = clis[chosen]
         if not info.installed:
             self.say(
@@ -147,6 +162,16 @@ class SectionsMixin:
                 f"Install it with: {info.install_hint}. Setup goes on; its kernel starts once "
                 "it is on PATH."
             )
+
+    def _codex_trust(self) -> None:
+        # Codex runs no hook until a person trusts it; we only do it with consent.
+        previous = self.answers.get("trust_codex_hooks")
+        self.answers["trust_codex_hooks"] = self.ask.confirm(
+            "Codex runs hooks only once they are trusted. Let nika mark its own hooks (and the "
+            "kernel's working directory) as trusted in this tenant's own CODEX_HOME? Without "
+            "it, Codex skips them until you approve them under /hooks.",
+            default=True if previous is None else bool(previous),
+        )
 
     def _privacy(self) -> None:
         privacy = Privacy(

@@ -87,3 +87,34 @@ def test_the_embedder_check_never_imports_torch() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["ok", "False", "False"]
+
+
+def test_untrusted_codex_hooks_are_reported_with_how_to_trust_them(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from nika_tui.domain.tenant import AgentCli, KernelConfig, TenantConfig
+    from nika_tui.hooks.install import install_for_tenant
+    from nika_tui.services.config_store import save_tenant
+
+    config = TenantConfig(tenant_id="acme", display_name="Acme", agent_cli=AgentCli.CODEX)
+    save_tenant(config)
+    install_for_tenant(config)  # no consent: hooks installed, not trusted
+    _code, checks = _report(capsys)
+    check = checks["codex-hooks:acme"]
+    assert check["status"] == "warn" and check["required"] is False
+    assert "untrusted: Codex skips" in str(check["detail"])
+    assert "nika setup agent --tenant acme" in str(check["fix"])
+
+    consented = config.model_copy(update={"kernel": KernelConfig(trust_codex_hooks=True)})
+    save_tenant(consented)
+    install_for_tenant(consented)
+    _code, checks = _report(capsys)
+    assert checks["codex-hooks:acme"]["status"] == "ok"
+
+
+def test_an_unverified_cli_version_is_said_plainly() -> None:
+    from nika_tui.cli.doctor import VERIFIED_VERSIONS, _verified_note
+
+    assert _verified_note("codex", VERIFIED_VERSIONS["codex"]) == ""
+    note = _verified_note("claude-code", "9.9.9")
+    assert "not verified with nika (verified: 2.1.197)" in note

@@ -220,3 +220,37 @@ def test_config_to_answers_round_trips() -> None:
     plan = build_setup(answers(), provider_values={Provider.SCALEWAY: SCW}, accept_risk=True)
     again = build_setup(config_to_answers(plan.config), base=plan.config, accept_risk=True)
     assert again.config == plan.config
+
+
+def test_codex_trust_consent_is_a_boolean_kept_with_the_kernel() -> None:
+    values = {Provider.SCALEWAY: SCW}
+    given = build_setup(
+        answers(agent_cli="codex", trust_codex_hooks=True), provider_values=values, accept_risk=True
+    )
+    assert given.config.kernel.trust_codex_hooks is True
+    unasked = build_setup(answers(agent_cli="codex"), provider_values=values, accept_risk=True)
+    assert unasked.config.kernel.trust_codex_hooks is None
+    with pytest.raises(AnswersInvalid) as exc:
+        build_setup(answers(trust_codex_hooks="yes"), provider_values=values, accept_risk=True)
+    assert problems_of(exc) == {"trust_codex_hooks": "must be true or false"}
+
+
+def test_agent_cli_may_be_a_list_of_agents_side_by_side() -> None:
+    values = {Provider.SCALEWAY: SCW}
+    plan = build_setup(
+        answers(agent_cli=["claude-code", "codex"]), provider_values=values, accept_risk=True
+    )
+    assert plan.config.agent_cli.value == "claude-code"
+    assert [c.value for c in plan.config.agent_clis] == ["claude-code", "codex"]
+    assert config_to_answers(plan.config)["agent_cli"] == ["claude-code", "codex"]
+    single = build_setup(answers(agent_cli="codex"), provider_values=values, accept_risk=True)
+    assert [c.value for c in single.config.agent_clis] == ["codex"]
+    assert config_to_answers(single.config)["agent_cli"] == "codex"  # a single value stays one
+    for bad, message in (
+        (["claude-code", "claude-code"], "an agent CLI is listed twice"),
+        (["shell", "codex"], "a plain shell cannot run beside agent CLIs"),
+        ([], "give at least one agent CLI"),
+    ):
+        with pytest.raises(AnswersInvalid) as exc:
+            build_setup(answers(agent_cli=bad), provider_values=values, accept_risk=True)
+        assert problems_of(exc) == {"agent_cli": message}

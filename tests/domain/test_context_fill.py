@@ -40,7 +40,18 @@ WINDOW_CASES = [
     WindowCase("1m suffix", "claude-sonnet-4-5[1m]", 1000, CLAUDE_1M_WINDOW),
     WindowCase("1m suffix upper", "Sonnet[1M]", 0, CLAUDE_1M_WINDOW),
     WindowCase("over 200k means 1m", "claude-sonnet-4-5", 250_000, CLAUDE_1M_WINDOW),
+    WindowCase("native 1m default model", "claude-opus-4-8", 1000, CLAUDE_1M_WINDOW),
+    WindowCase("native 1m dated id", "claude-opus-4-7-20260301", 0, CLAUDE_1M_WINDOW),
+    WindowCase("older opus stays 200k", "claude-opus-4-6", 1000, CLAUDE_DEFAULT_WINDOW),
 ]
+
+
+def test_claude_window_1m_disabled() -> None:
+    # CLAUDE_CODE_DISABLE_1M_CONTEXT: Claude Code itself falls back to 200k (unless the
+    # context already holds more, which only a 1M window can).
+    assert claude_window("claude-opus-4-8", 1000, disable_1m=True) == CLAUDE_DEFAULT_WINDOW
+    assert claude_window("opus[1m]", 1000, disable_1m=True) == CLAUDE_DEFAULT_WINDOW
+    assert claude_window("claude-opus-4-8", 300_000, disable_1m=True) == CLAUDE_1M_WINDOW
 
 
 @pytest.mark.parametrize("case", WINDOW_CASES, ids=[c.test_id for c in WINDOW_CASES])

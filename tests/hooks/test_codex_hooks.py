@@ -75,11 +75,30 @@ def test_notify_argument_captures_the_turn_and_finds_the_rollout(
     assert wm is not None and wm.tokens == 21884
 
 
+def test_notify_for_an_internal_thread_without_rollout_is_ignored(
+    run_hook: Run, workspace: Workspace, redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    # Codex notifies for its title-generation thread too: its own thread id, no rollout file.
+    codex_home = tmp_path / "codex-home"
+    (codex_home / "sessions").mkdir(parents=True)
+    notify = json.loads((DATA / "codex" / "notify_agent_turn_complete.json").read_text())
+    notify["thread-id"] = "019ad1e2-0000-7000-8000-000000000000"
+    notify["last-assistant-message"] = "Fix retry backoff in the sync worker"
+    result = run_hook(
+        "codex", "notify", arg=json.dumps(notify), extra_env={"CODEX_HOME": str(codex_home)}
+    )
+    assert (result.returncode, result.stdout) == (0, "")
+    assert ingested(redis_client) == []
+
+
 def test_pre_compact_handoff_packet(
     run_hook: Run, workspace: Workspace, rollout: Path, redis_client: redis.Redis
 ) -> None:
     result = run_hook("codex", "PreCompact", workspace.payload("codex/hook_pre_compact.json"))
     assert result.returncode == 0
+    assert ingested(redis_client) == []  # pending until Codex confirms the compaction
+    post = workspace.payload("codex/hook_pre_compact.json", hook_event_name="PostCompact")
+    assert run_hook("codex", "PostCompact", post).returncode == 0
     [req] = ingested(redis_client)
     assert req.layer is Layer.EPISODIC
     assert req.text.startswith("HANDOFF PACKET session 019ad1e2")
@@ -126,7 +145,7 @@ def test_install_merges_config_toml_and_hooks_json_idempotently(
     assert {p.name: p.read_text() for p in home.iterdir()} == snapshot
     config = tomllib.loads(snapshot["config.toml"])
     assert config["notify"][-3:] == ["hook", "codex", "notify"]
-    assert config["features"] == {"codex_hooks": True, "web_search_request": True}
+    assert config["features"] == {"hooks": True, "web_search_request": True}
     assert config["mcp_servers"]["docs"]["command"] == "npx"
     assert config["projects"]["/home/dev/acme-api"]["trust_level"] == "trusted"
     hooks = json.loads(snapshot["hooks.json"])["hooks"]

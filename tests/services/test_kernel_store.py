@@ -82,9 +82,13 @@ def test_record_hook_event(case: HookCase, redis_client: redis.Redis) -> None:
         assert status.heartbeat_age_s == pytest.approx(0.0, abs=0.01)
 
 
-def test_pre_compact_records_a_compaction(redis_client: redis.Redis) -> None:
+def test_pre_compact_alone_records_no_compaction(redis_client: redis.Redis) -> None:
+    # Claude Code runs PreCompact for a /compact it then refuses: the hook records the
+    # compaction only once the CLI confirms it (record_compaction).
     redis_client.hset(redis_keys.working_memory("acme"), "fill_percent", "63.5")
     kernel_store.record_hook_event(redis_client, "acme", "PreCompact", NOW, {"trigger": "auto"})
+    assert redis_client.xlen(redis_keys.compactions("acme")) == 0
+    kernel_store.record_compaction(redis_client, "acme", NOW, "auto")
     entries = redis_client.xrange(redis_keys.compactions("acme"))
     assert len(entries) == 1
     fields = entries[0][1]

@@ -120,3 +120,26 @@ def test_codex_digest_patch_files_and_tools() -> None:
     assert digest.tools == {"shell": 1, "apply_patch": 1}
     assert digest.last_assistant.startswith("Added a Dockerfile")
     assert digest.cwd == "/home/dev/acme-api"
+
+
+def test_codex_0171_rollout_turns_come_from_item_completed() -> None:
+    # Codex 0.171 writes no user_message / agent_message events: the prompt and the answer are
+    # item_completed items (and response_item messages, read only when there are no events).
+    digest = read_digest(CODEX / "rollout_0171.jsonl")
+    assert digest.format is TranscriptFormat.CODEX
+    assert [text for _at, text in digest.prompts] == ["The staging server moved to 10.0.9.30."]
+    assert digest.last_assistant.startswith("Noted. I have recorded that")
+    assert len(digest.decisions) == 1  # the same answer in two record kinds is counted once
+    assert digest.session_id == "01a23bdf-9b7e-7fd3-bda2-2985506661a9"
+
+
+def test_codex_0171_rollout_fill() -> None:
+    fill = read_fill(CODEX / "rollout_0171.jsonl")
+    raw = [json.loads(line) for line in (CODEX / "rollout_0171.jsonl").read_text().splitlines()]
+    info = next(
+        r["payload"]["info"]
+        for r in reversed(raw)
+        if r["type"] == "event_msg" and r["payload"].get("type") == "token_count"
+    )
+    assert fill.tokens == info["last_token_usage"]["total_tokens"]
+    assert fill.window == info["model_context_window"]

@@ -280,6 +280,8 @@ def test_a_missing_agent_cli_is_said_plainly(
         + ENTER
         + "2"
         + ENTER  # Codex: not on the test PATH
+        + ENTER  # nothing ticked to run beside it (Claude Code is installed)
+        + ENTER  # yes, nika may trust its own Codex hooks
         + ENTER
         + ENTER
         + ENTER
@@ -293,6 +295,8 @@ def test_a_missing_agent_cli_is_said_plainly(
     run = run_wizard(keys)
     assert run.outcome is not None and run.outcome.plan.config.agent_cli.value == "codex"
     assert "Codex is not installed" in run.text and "npm install -g @openai/codex" in run.text
+    # Codex runs untrusted hooks never: asked once, the consent is kept with the kernel.
+    assert run.outcome.plan.config.kernel.trust_codex_hooks is True
 
 
 def test_sections_match_the_cli_choices() -> None:
@@ -405,3 +409,25 @@ def test_unknown_section_is_refused(run_wizard: Runner) -> None:
 
     with pytest.raises(ValidationFailed, match="unknown setup section"):
         run_wizard("", section="colours")
+
+
+def test_several_agent_clis_side_by_side_from_a_multi_select(
+    run_wizard: Runner, agent_bin: Path, memory_keyring: MemoryKeyring
+) -> None:
+    codex = agent_bin / "codex"
+    codex.write_text('#!/bin/sh\necho "codex-cli 0.171.0"\n')
+    codex.chmod(0o755)
+    keys = (
+        CLEAR + "acme" + ENTER + CLEAR + "Acme" + ENTER
+        + ENTER  # language
+        + ENTER  # plan
+        + ENTER  # agent: Claude Code (the first installed)
+        + " " + ENTER  # also run: Codex (space ticks it)
+        + ENTER  # nika may trust its own Codex hooks
+        + ENTER * 9
+    )  # fmt: skip
+    run = run_wizard(keys)
+    assert run.outcome is not None
+    config = run.outcome.plan.config
+    assert [c.value for c in config.agent_clis] == ["claude-code", "codex"]
+    assert config.kernel.trust_codex_hooks is True

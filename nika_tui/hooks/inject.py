@@ -1,0 +1,196 @@
+"""What a hook injects into the agent's context: bounded, relevant, and never twice.
+
+- **SessionStart** (≤ :data:`SESSION_START_MAX_BYTES`): the handoff packet chosen by session
+  and time (:func:`nika_tui.domain.handoff_select.select_handoff`) and a digest of the
+  project's current state (one recall for its decisions, conventions and open tasks,
+  PALACE-filtered).
+- **UserPromptSubmit** (≤ :data:`PROMPT_MAX_BYTES`): a recall for the prompt itself, the one
+  moment the question is known; only hits that pass PALACE (the engine drops hits under its
+  cosine floor and answers ``no memory for …`` when none is left) and that this context was not
+  given already. After a compaction, this session's own packet if no SessionStart showed it.
+
+What a context was given (memory ids, packet keys) is a Redis set per session
+(``session_context``), emptied when the context is compacted. Recalls are bounded in time
+(:data:`PROMPT_RECALL_TIMEOUT_S`: Claude Code waits for UserPromptSubmit before it sends the
+prompt) and skipped at once when the memory service is not running.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+
+from nika_tui.domain.handoff import HANDOFF_MARKER
+from nika_tui.domain.handoff_select import StoredPacket, select_handoff
+from nika_tui.domain.requests import RecallHit, RecallQuery, RecallResult
+from nika_tui.hooks import HookContext
+from nika_tui.hooks.common import hit_line, render_context
+from nika_tui.services import redis_keys
+from nika_tui.services.memory_client import MemoryClient
+
+SESSION_START_MAX_BYTES = 6 * 1024
+PROMPT_MAX_BYTES = 3 * 1024
+PROMPT_RECALL_TIMEOUT_S = 2.0
+SESSION_START_RECALL_TIMEOUT_S = 2.5
+PROMPT_RECALL_LIMIT = 5
+DIGEST_RECALL_LIMIT = 6
+SESSION_CONTEXT_TTL_S = 24 * 3600
+MAX_PACKET_CHARS = 3500
+"""A packet's share of the SessionStart budget (the rest is the project digest)."""
+
+HANDOFF_TITLE = "Handoff packet from before the compaction"
+HANDOFF_OTHER_TITLE = "Handoff from the last session on this project"
+DIGEST_TITLE = "Project state: recent decisions and conventions"
+PROMPT_TITLE = "Memories relevant to this prompt"
+
+
+# --- what this context already holds -------------------------------------------------------
+def shown(ctx: HookContext) -> set[str]:
+    """Memory ids and packet keys this session's context was given."""
+    members = ctx.redis.smembers(redis_keys.session_context(ctx.tenant_id, ctx.session_id))
+    return {str(m) for m in members}
+
+
+def mark_shown(ctx: HookContext, keys: Iterable[str]) -> None:
+    """Remember what was injected (kept a day: a context does not outlive that)."""
+    items = [k for k in keys if k]
+    if not items or not ctx.session_id:
+        return
+    key = redis_keys.session_context(ctx.tenant_id, ctx.session_id)
+    pipe = ctx.redis.pipeline(transaction=False)
+    pipe.sadd(key, *items)
+    pipe.expire(key, SESSION_CONTEXT_TTL_S)
+    pipe.execute()
+
+
+def forget_shown(ctx: HookContext) -> None:
+    """The context was compacted: what it was given is gone from it."""
+    ctx.redis.delete(redis_keys.session_context(ctx.tenant_id, ctx.session_id))
+
+
+def relevant_hits(
+    result: RecallResult | None, already: set[str], echo: str = ""
+) -> list[RecallHit]:
+    """Hits that passed PALACE, are not handoff packets, not already given, not the prompt."""
+    if result is None or result.palace or not result.hits:
+        return []
+    echo_norm = " ".join(echo.split()).lower()
+    out: list[RecallHit] = []
+    for hit in result.hits:
+        text = hit.record.text
+        if hit.record.id in already or text.startswith(HANDOFF_MARKER):
+            continue
+        if echo_norm and " ".join(text.split()).lower() == echo_norm:
+            continue  # the prompt itself, stored by an earlier identical prompt
+        out.append(hit)
+    return out
+
+
+# --- packets -------------------------------------------------------------------------------
+def load_packets(ctx: HookContext) -> tuple[StoredPacket | None, StoredPacket | None]:
+    """(newest committed packet of this session, newest of the project)."""
+    own_raw, project_raw = ctx.redis.mget(
+        redis_keys.handoff_latest(ctx.tenant_id, ctx.session_id),
+        redis_keys.handoff_project(ctx.tenant_id, ctx.project_id),
+    )
+    return (
+        StoredPacket.from_json(str(own_raw) if own_raw else None),
+        StoredPacket.from_json(str(project_raw) if project_raw else None),
+    )
+
+
+def _packet_section(packet: StoredPacket, source: str) -> tuple[str, list[str]]:
+    text = packet.text if len(packet.text) <= MAX_PACKET_CHARS else packet.text[:MAX_PACKET_CHARS]
+    if source in ("compact", "prompt"):
+        return HANDOFF_TITLE, text.splitlines()
+    when = f"{packet.created_at:%Y-%m-%d %H:%M} UTC"
+    head = f"(from {packet.cli or 'an agent'}, session {packet.session_id[:12]}, {when})"
+    return HANDOFF_OTHER_TITLE, [head, *text.splitlines()]
+
+
+def _choose_packet(ctx: HookContext, source: str, already: set[str]) -> StoredPacket | None:
+    loaded = ctx.step("handoff_read", lambda: load_packets(ctx))
+    own, project = loaded if loaded else (None, None)
+    return select_handoff(source, ctx.session_id, own, project, already, ctx.now)
+
+
+# --- recalls -------------------------------------------------------------------------------
+def _recall(ctx: HookContext, client: MemoryClient, query: str, limit: int) -> RecallResult | None:
+    q = RecallQuery(
+        tenant_id=ctx.tenant_id,
+        query=query[:2000],
+        project_id=ctx.project_id or None,
+        limit=limit,
+        session_id=ctx.session_id,
+    )
+    result: RecallResult | None = ctx.step("recall", lambda: client.recall(q))
+    return result
+
+
+def _alive(ctx: HookContext, client: MemoryClient) -> bool:
+    alive = bool(ctx.step("service", client.service_alive))
+    if not alive:
+        ctx.notes.append("memory service not running: no recall injected")
+    return alive
+
+
+def _emit(
+    ctx: HookContext,
+    event_name: str,
+    sections: Sequence[tuple[str, Sequence[str]]],
+    keys: Iterable[str],
+    max_bytes: int,
+) -> str:
+    if not sections:
+        return ""
+    text = render_context(ctx.tenant_id, ctx.project_id, sections, max_bytes)
+    ctx.step("shown", lambda: mark_shown(ctx, keys))
+    ctx.notes.append(f"injected {len(text.encode())} bytes")
+    return json.dumps(
+        {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}},
+        ensure_ascii=False,
+    )
+
+
+def session_start_context(ctx: HookContext, event_name: str = "SessionStart") -> str:
+    """The SessionStart injection (JSON for stdout, or "")."""
+    source = str(ctx.payload.get("source") or "startup")
+    already: set[str] = ctx.step("shown_read", lambda: shown(ctx)) or set()
+    sections: list[tuple[str, Sequence[str]]] = []
+    keys: list[str] = []
+    packet = _choose_packet(ctx, source, already)
+    if packet is not None:
+        sections.append(_packet_section(packet, source))
+        keys.append(packet.key)
+    client = MemoryClient(ctx.redis, timeout=SESSION_START_RECALL_TIMEOUT_S)
+    if _alive(ctx, client):
+        project = ctx.project_id or ctx.tenant_id
+        query = f"decisions, conventions and open tasks for project {project}"
+        hits = relevant_hits(_recall(ctx, client, query, DIGEST_RECALL_LIMIT), already)
+        if hits:
+            sections.append((DIGEST_TITLE, [hit_line(h) for h in hits]))
+            keys += [h.record.id for h in hits]
+    return _emit(ctx, event_name, sections, keys, SESSION_START_MAX_BYTES)
+
+
+def prompt_context(ctx: HookContext, prompt: str, event_name: str = "UserPromptSubmit") -> str:
+    """The UserPromptSubmit injection for this prompt (JSON for stdout, or "")."""
+    if not prompt.strip() or prompt.lstrip().startswith("/"):
+        return ""
+    already: set[str] = ctx.step("shown_read", lambda: shown(ctx)) or set()
+    sections: list[tuple[str, Sequence[str]]] = []
+    keys: list[str] = []
+    packet = _choose_packet(ctx, "prompt", already)
+    if packet is not None:
+        sections.append(_packet_section(packet, "prompt"))
+        keys.append(packet.key)
+    client = MemoryClient(ctx.redis, timeout=PROMPT_RECALL_TIMEOUT_S)
+    if _alive(ctx, client):
+        result = _recall(ctx, client, prompt, PROMPT_RECALL_LIMIT)
+        hits = relevant_hits(result, already, echo=prompt)
+        if hits:
+            sections.append((PROMPT_TITLE, [hit_line(h) for h in hits]))
+            keys += [h.record.id for h in hits]
+        elif result is not None and result.palace:
+            ctx.notes.append("PALACE: nothing relevant to the prompt")
+    return _emit(ctx, event_name, sections, keys, PROMPT_MAX_BYTES)

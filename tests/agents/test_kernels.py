@@ -1,0 +1,178 @@
+"""The kernel path with the real binaries: ``nika kernel spawn`` of a tenant runs the CLI
+interactively in tmux (private socket), its hooks live, and ``nika kernel stop`` ends it
+cleanly (Codex: no app-server daemon of the tenant left behind)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nika_tui.domain.tenant import AgentCli, KernelConfig
+from nika_tui.services.agent_homes import claude_config_dir, codex_home
+from nika_tui.services.codex_daemon import daemon_pids
+from nika_tui.services.config_store import load_tenant, save_tenant
+from nika_tui.services.kernels import KernelManager
+from tests.helpers import retry_until
+
+pytestmark = [pytest.mark.agents, pytest.mark.tmux]
+
+
+def test_codex_kernel_starts_without_prompts_runs_hooks_and_stops_cleanly(
+    codex_bin: Path, agent_tenant: Any, tmux_server: Any, redis_client: Any
+) -> None:
+    tenant = agent_tenant(["codex"])
+    config = load_tenant(tenant.tenant_id)
+    save_tenant(
+        config.model_copy(
+            update={
+                "kernel": KernelConfig(
+                    workdir=str(tenant.project),
+                    command=[str(codex_bin)],
+                    env={"MOCK_API_KEY": "not-a-secret", "HOME": str(tenant.home)},
+                    trust_codex_hooks=True,
+                )
+            }
+        )
+    )
+    manager = KernelManager(tenant.env, redis_client=redis_client)
+    spawned = manager.spawn(tenant.tenant_id)
+    assert spawned.spawned, spawned.message
+    try:
+        screen = retry_until(
+            lambda: (s := manager.screen(tenant.tenant_id)) and "Ask Codex" in s and s,
+            timeout=60,
+            what="Codex's prompt in the kernel pane",
+        )
+        assert "Trust this folder" not in screen and "Hooks need review" not in screen
+        manager.send_text(tenant.tenant_id, "The staging server moved to 10.0.9.30.")
+        retry_until(
+            lambda: (
+                {"SessionStart", "UserPromptSubmit"}
+                <= {e["event"] for e in tenant.hook_log() if e.get("cli") == "codex"}
+            ),
+            timeout=60,
+            what="Codex's SessionStart and UserPromptSubmit hooks from the kernel",
+        )
+    finally:
+        stopped = manager.stop(tenant.tenant_id, timeout_s=12)
+    assert stopped.stopped and not stopped.forced, stopped.message
+    assert daemon_pids(codex_home(tenant.tenant_id)) == []
+
+
+def test_claude_code_kernel_runs_interactively_with_live_hooks_and_stops_cleanly(
+    claude_bin: Path, agent_tenant: Any, tmux_server: Any, redis_client: Any
+) -> None:
+    tenant = agent_tenant(["claude-code"])
+    settings = _onboarded_claude(tenant)
+    config = load_tenant(tenant.tenant_id)
+    save_tenant(
+        config.model_copy(
+            update={
+                "kernel": KernelConfig(
+                    workdir=str(tenant.project),
+                    command=[str(claude_bin)],
+                    env={
+                        "ANTHROPIC_BASE_URL": tenant.mock.url,
+                        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                        "HOME": str(tenant.home),
+                    },
+                )
+            }
+        )
+    )
+    manager = KernelManager(tenant.env, redis_client=redis_client)
+    spawned = manager.spawn(tenant.tenant_id)
+    assert spawned.spawned, spawned.message
+    try:
+        retry_until(
+            lambda: "for shortcuts" in manager.screen(tenant.tenant_id),
+            timeout=60,
+            what="Claude Code's prompt in the kernel pane",
+        )
+        assert "hook claude SessionStart" in json.dumps(settings)  # installed by the spawn
+        manager.send_text(tenant.tenant_id, "The staging server moved to 10.0.9.30.")
+        retry_until(
+            lambda: (
+                {"SessionStart", "UserPromptSubmit", "Stop"}
+                <= {e["event"] for e in tenant.hook_log() if e.get("cli") == "claude"}
+            ),
+            timeout=60,
+            what="Claude Code's hooks from the kernel",
+        )
+        assert any("10.0.9.30" in r.text() for r in tenant.mock.model_requests("/messages"))
+    finally:
+        stopped = manager.stop(tenant.tenant_id, timeout_s=12)
+    assert stopped.stopped and not stopped.forced, stopped.message
+
+
+def _onboarded_claude(tenant: Any) -> dict[str, Any]:
+    """A tenant whose person completed Claude Code's onboarding once (the first run checks
+    api.anthropic.com and exits offline) and trusted the project; the key comes from a helper
+    command, so no credential sits in the tmux environment. Returns its settings."""
+    cfg_dir = claude_config_dir(tenant.tenant_id)
+    (cfg_dir / ".claude.json").write_text(
+        json.dumps(
+            {
+                "hasCompletedOnboarding": True,
+                "theme": "dark",
+                "projects": {str(tenant.project): {"hasTrustDialogAccepted": True}},
+            }
+        )
+    )
+    settings: dict[str, Any] = json.loads((cfg_dir / "settings.json").read_text())
+    settings["apiKeyHelper"] = "echo sk-ant-test-not-a-secret"
+    (cfg_dir / "settings.json").write_text(json.dumps(settings))
+    return settings
+
+
+def test_two_agents_of_one_tenant_run_in_one_kernel_a_window_each(
+    claude_bin: Path, codex_bin: Path, agent_tenant: Any, tmux_server: Any, redis_client: Any
+) -> None:
+    tenant = agent_tenant(["claude-code", "codex"])
+    _onboarded_claude(tenant)
+    config = load_tenant(tenant.tenant_id)
+    path = os.pathsep.join([str(codex_bin.parent), str(claude_bin.parent), os.environ["PATH"]])
+    save_tenant(
+        config.model_copy(
+            update={
+                "agent_cli": AgentCli.CLAUDE_CODE,
+                "more_agent_clis": [AgentCli.CODEX],
+                "kernel": KernelConfig(
+                    workdir=str(tenant.project),
+                    command=[str(claude_bin)],
+                    env={
+                        "PATH": path,
+                        "HOME": str(tenant.home),
+                        "ANTHROPIC_BASE_URL": tenant.mock.url,
+                        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                        "MOCK_API_KEY": "not-a-secret",
+                    },
+                    trust_codex_hooks=True,
+                ),
+            }
+        )
+    )
+    manager = KernelManager(tenant.env, redis_client=redis_client)
+    assert manager.spawn(tenant.tenant_id).spawned
+    try:
+        windows = manager.tmux.window_panes(f"nika-tenant-{tenant.tenant_id}")
+        assert len(windows) == 2 and "codex" in windows
+        codex_pane = windows["codex"]
+        retry_until(
+            lambda: "Ask Codex" in manager.tmux.visible(codex_pane),
+            timeout=60,
+            what="Codex's prompt in its window",
+        )
+        retry_until(
+            lambda: "for shortcuts" in manager.screen(tenant.tenant_id),
+            timeout=60,
+            what="Claude Code's prompt in the first window",
+        )
+    finally:
+        stopped = manager.stop(tenant.tenant_id, timeout_s=12)
+    assert stopped.stopped and not stopped.forced, stopped.message
+    assert daemon_pids(codex_home(tenant.tenant_id)) == []
