@@ -51,7 +51,7 @@ def test_holdout_is_scored(capsys: pytest.CaptureFixture[str]) -> None:
 def test_human_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["judge", "eval", str(HOLDOUT)]) == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"judge rules on {HOLDOUT}")
+    assert out.startswith(f"judge offline on {HOLDOUT}")
     assert "wrong_replace_rate" in out and "confusion" in out
     assert "UNCERTAIN" in out
 

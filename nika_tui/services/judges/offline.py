@@ -75,7 +75,7 @@ def load_model(path: Path | None = None) -> JudgeModel:
 class OfflineJudge:
     """The default offline judge (see the module docstring)."""
 
-    model: JudgeModel
+    model: JudgeModel = field(repr=False)
     embedder: Embedder | None = None
     _cache: OrderedDict[str, list[float]] = field(default_factory=OrderedDict, repr=False)
 
