@@ -15,10 +15,12 @@ to show the judge still retires those: ``true_updates_retired``.
 
 Usage (from the repo root)::
 
-    .venv/bin/python benchmarks/review_flood.py [--facts 300] [--judge offline|rules]
+    .venv/bin/python benchmarks/review_flood.py [--facts 150] [--judge offline|rules]
 
-``--facts 3000`` is the issue's full size (about 20 min on 2 busy cores); the default 300 runs
-in about 2 min. Results: ``benchmarks/results/review_flood_{judge}.json``.
+``--facts 1200`` is the largest stream of distinct slots (6 attributes × 100 services, the
+port and replica facts per environment); the issue's 3,000-fact run needs more attributes.
+The default 150 runs in 1–3 min on 2 busy cores.
+Results: ``benchmarks/results/review_flood_{judge}.json``.
 """
 
 from __future__ import annotations
@@ -41,6 +43,11 @@ SERVICES = [
     "inventory", "shipping", "checkout", "profiles", "gateway", "ledger", "pricing", "media",
     "analytics", "scheduler", "mailer", "exports",
 ]  # fmt: skip
+SERVICES = [
+    f"{area}-{base}" if area else base
+    for area in ("", "edge", "core", "eu", "us")
+    for base in SERVICES
+]
 ENVS = ["production", "staging", "qa", "the sandbox"]
 PEOPLE = ["Priya", "Marco", "Chen", "Sofia", "Ines", "Tomasz", "Ana", "Lukas", "Amara", "Joel"]
 
@@ -103,20 +110,20 @@ ATTRIBUTES: list[tuple[Any, list[str]]] = [
 def facts(n: int, seed: int) -> list[tuple[str, datetime, str]]:
     """``n`` unrelated facts: (text, valid time, slot key). No two share a slot."""
     rng = random.Random(seed)
+    # Each (attribute, service, env) is one slot; one fact per slot keeps them unrelated.
+    # Attributes whose sentences name no environment use one slot per service.
     slots = [
-        (a, s, e) for a in range(len(ATTRIBUTES)) for s in SERVICES for e in ENVS
-    ]  # each (attribute, service, env) is one slot: a fact per slot keeps them unrelated
+        (a, s, e)
+        for a, (_, shapes) in enumerate(ATTRIBUTES)
+        for s in SERVICES
+        for e in (ENVS if all("{e}" in x for x in shapes) else ENVS[:1])
+    ]
     rng.shuffle(slots)
     out = []
     for i, (a, s, e) in enumerate(slots[:n]):
         gen, shapes = ATTRIBUTES[a]
-        shape = rng.choice(shapes)
-        if "{e}" not in shape and e != ENVS[0]:
-            shape = rng.choice([x for x in shapes if "{e}" in x] or shapes)
-            if "{e}" not in shape:
-                continue
-        text = shape.format(s=s, e=e, v=gen(rng))
-        out.append((text[0].upper() + text[1:], T0 + timedelta(hours=i), f"{a}/{s}/{e}"))
+        text = rng.choice(shapes).format(s=s, e=e, v=gen(rng))
+        out.append((text, T0 + timedelta(hours=i), f"{a}/{s}/{e}"))
     return out
 
 
@@ -221,7 +228,7 @@ def main(n: int, judge: str, seed: int) -> dict[str, Any]:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--facts", type=int, default=300)
+    parser.add_argument("--facts", type=int, default=150)
     parser.add_argument("--judge", choices=("offline", "rules"), default="offline")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()

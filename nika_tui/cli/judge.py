@@ -126,7 +126,7 @@ def _build_judge(args: argparse.Namespace) -> tuple[Any, str]:
         model=args.model,
         api_key=api_key,
         timeout_s=args.timeout,
-        embedder=_embedder() if name == "offline" or args.cascade else None,
+        embedder=_embedder() if name == "offline" else None,
     )
     return judge, name
 

@@ -39,6 +39,46 @@ class ModelFormatError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
+class Tree:
+    """One regression tree, as arrays (a node is a leaf when ``left[i] < 0``)."""
+
+    feature: tuple[int, ...]
+    threshold: tuple[float, ...]
+    left: tuple[int, ...]
+    right: tuple[int, ...]
+    value: tuple[float, ...]
+
+    def predict(self, values: Sequence[float]) -> float:
+        """The leaf value for ``values`` (goes left when ``x[feature] <= threshold``)."""
+        node = 0
+        while self.left[node] >= 0:
+            go_left = values[self.feature[node]] <= self.threshold[node]
+            node = self.left[node] if go_left else self.right[node]
+        return self.value[node]
+
+    def to_dict(self) -> dict[str, list[Any]]:
+        """JSON form."""
+        return {
+            "feature": list(self.feature),
+            "threshold": list(self.threshold),
+            "left": list(self.left),
+            "right": list(self.right),
+            "value": list(self.value),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Tree:
+        """Read the JSON form."""
+        return cls(
+            tuple(int(v) for v in data["feature"]),
+            tuple(float(v) for v in data["threshold"]),
+            tuple(int(v) for v in data["left"]),
+            tuple(int(v) for v in data["right"]),
+            tuple(float(v) for v in data["value"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class JudgeModel:
     """Fitted parameters and decision thresholds."""
 
@@ -53,6 +93,10 @@ class JudgeModel:
     margin: float = 0.1
     meta: Mapping[str, Any] = field(default_factory=dict)
     """Training data, regularisation, cross-validated figures (for reading, not deciding)."""
+    trees: tuple[tuple[Tree, ...], ...] = ()
+    """Gradient-boosted trees, one tuple of three (one per class) per stage; when present the
+    logits are ``bias + learning_rate × Σ tree(x)`` and ``weights`` are unused."""
+    learning_rate: float = 0.1
 
     def probabilities(self, values: Sequence[float]) -> dict[Verdict, float]:
         """Class probabilities for one feature vector.
@@ -63,11 +107,17 @@ class JudgeModel:
         Returns:
             Verdict → probability (summing to 1).
         """
-        z = [(v - m) / s for v, m, s in zip(values, self.mean, self.scale, strict=True)]
-        logits = [
-            b + sum(w * x for w, x in zip(row, z, strict=True))
-            for row, b in zip(self.weights, self.bias, strict=True)
-        ]
+        if self.trees:
+            logits = list(self.bias)
+            for stage in self.trees:
+                for k, tree in enumerate(stage):
+                    logits[k] += self.learning_rate * tree.predict(values)
+        else:
+            z = [(v - m) / s for v, m, s in zip(values, self.mean, self.scale, strict=True)]
+            logits = [
+                b + sum(w * x for w, x in zip(row, z, strict=True))
+                for row, b in zip(self.weights, self.bias, strict=True)
+            ]
         top = max(logits)
         exps = [math.exp(v - top) for v in logits]
         total = sum(exps)
@@ -86,6 +136,8 @@ class JudgeModel:
             "replace_threshold": self.replace_threshold,
             "keep_threshold": self.keep_threshold,
             "margin": self.margin,
+            "learning_rate": self.learning_rate,
+            "trees": [[t.to_dict() for t in stage] for stage in self.trees],
             "meta": dict(self.meta),
         }
 
@@ -117,6 +169,8 @@ class JudgeModel:
             keep_threshold=float(data["keep_threshold"]),
             margin=float(data.get("margin", 0.1)),
             meta=dict(data.get("meta", {})),
+            trees=tuple(tuple(Tree.from_dict(t) for t in stage) for stage in data.get("trees", ())),
+            learning_rate=float(data.get("learning_rate", 0.1)),
         )
 
 

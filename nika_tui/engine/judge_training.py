@@ -62,7 +62,7 @@ def read_labelled(path: str) -> LabelledFile:
     for line in text.splitlines():
         if line.strip():
             data = json.loads(line)
-            domains[str(data.get("id"))] = str(data.get("domain") or Path(path).stem)
+            domains[str(data.get("id"))] = str(data.get("domain") or "")
     return LabelledFile(path, pairs, domains, hashlib.sha256(raw).hexdigest())
 
 
