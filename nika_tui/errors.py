@@ -61,3 +61,37 @@ class KernelError(NikaError):
 
 class JudgeError(NikaError):
     """A judge backend failed (its verdict then counts as UNCERTAIN)."""
+
+
+class BridgeError(NikaError):
+    """The messaging bridge cannot start, verify, route or deliver."""
+
+
+class BridgeRefused(BridgeError):
+    """An inbound webhook request is refused (its HTTP ``status`` and a reason for the log)."""
+
+    def __init__(self, status: int, message: str, hint: str = "") -> None:
+        super().__init__(message, hint)
+        self.status = status
+
+
+class ProviderError(NikaError):
+    """A cloud provider refused or failed a request (bad key, quota, region, rate limit)."""
+
+    def __init__(self, message: str, hint: str = "", kind: str = "other") -> None:
+        super().__init__(message, hint)
+        self.kind = kind
+
+
+class ScaleError(NikaError):
+    """A scale-out plan cannot be made, applied or decommissioned."""
+
+
+class QuotaError(NikaError):
+    """A tenant quota cannot be read, set or enforced."""
+
+
+class BillingError(NikaError):
+    """The billing log or the price table cannot be read or written."""
+
+    exit_code = 2

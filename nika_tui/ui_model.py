@@ -134,6 +134,12 @@ class TenantRow:
     confirmation_count: int = 0
     problems: tuple[str, ...] = ()
     """Fields whose payload was unreadable, or why the row is incomplete."""
+    tokens_today: int | None = None
+    """Model tokens billed today (UTC), from the hooks' usage records (issue 18)."""
+    tokens_limit: int | None = None
+    """The tenant's ``quotas.tokens_per_day``."""
+    cost_today: float | None = None
+    """Estimated cost of today's tokens with the price table (billing currency)."""
 
     @property
     def needs_me(self) -> bool:
@@ -183,6 +189,22 @@ class PendingConfirmation:
 
 
 @dataclass(frozen=True, slots=True)
+class BridgeView:
+    """The messaging bridge as one tenant sees it (docs/bridge.md)."""
+
+    running: bool = False
+    gateways: tuple[str, ...] = ()
+    """Gateways the running bridge serves."""
+    senders: tuple[str, ...] = ()
+    """``gateway:sender`` of each sender linked to the tenant."""
+    pending: int = 0
+    """Messages waiting for the tenant's kernel."""
+    last: tuple[str, ...] = ()
+    """Last messages in and out, one line each, newest first."""
+    errors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class TenantDetail:
     """The tenant detail screen, minus the live pane (polled separately)."""
 
@@ -194,6 +216,8 @@ class TenantDetail:
     auto_actions: Mapping[str, str] = field(default_factory=dict)
     confirmations: tuple[ConfirmationView, ...] = ()
     problems: tuple[str, ...] = ()
+    bridge: BridgeView | None = None
+    """None when no sender of the tenant is linked and the bridge never carried its messages."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,11 @@ question (waiting-input). It reads one line at a time from its terminal:
 - ``/exit``, ``/quit`` or end of input → prints "bye" and exits 0;
 - anything else is echoed back.
 
+With ``--claude-hooks`` it also runs the hooks Claude Code would run, read from
+``$CLAUDE_CONFIG_DIR/settings.json`` (``hooks`` → event → ``[{hooks: [{command, timeout}]}]``)
+and run with a shell, the JSON payload on stdin: ``UserPromptSubmit`` with the ``prompt``
+before an echoed line, ``Stop`` with ``last_assistant_message`` (the echo) after it.
+
 Run it with ``python -m nika_tui.assets.standin_agent`` (or this file's path).
 ``--exit-at-once CODE`` prints a fatal error and exits with CODE immediately (a CLI that cannot
 start); ``--name`` changes the banner.
@@ -19,8 +24,11 @@ start); ``--name`` changes the banner.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
 import sys
+import uuid
 from collections.abc import Sequence
 
 CLEAR = "\x1b[H\x1b[2J"
@@ -30,9 +38,31 @@ KEEP = 6  # log lines kept on screen
 class StandinAgent:
     """The screen and the command loop."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, claude_hooks: bool = False) -> None:
         self.name = name
         self.log: list[str] = []
+        self.claude_hooks = claude_hooks
+        self.session_id = str(uuid.uuid4())
+
+    def _hooks(self, event: str, payload: dict[str, object]) -> None:
+        """Run the event's hooks as Claude Code does: shell command, JSON on stdin."""
+        if not self.claude_hooks:
+            return
+        path = os.path.join(os.environ.get("CLAUDE_CONFIG_DIR", ""), "settings.json")
+        try:
+            with open(path, encoding="utf-8") as fh:
+                groups = json.load(fh).get("hooks", {}).get(event, [])
+        except (OSError, ValueError):
+            return
+        body = {"session_id": self.session_id, "transcript_path": "", "cwd": os.getcwd(),
+                "hook_event_name": event, **payload}  # fmt: skip
+        for group in groups:
+            for hook in group.get("hooks", []):
+                if hook.get("type") == "command" and hook.get("command"):
+                    subprocess.run(
+                        ["/bin/sh", "-c", hook["command"]], input=json.dumps(body), text=True,
+                        capture_output=True, timeout=float(hook.get("timeout", 60)), check=False,
+                    )  # fmt: skip
 
     def _draw(self, *body: str) -> None:
         out = [f"{self.name} · nika-os stand-in agent · pid {os.getpid()} · {os.getcwd()}", ""]
@@ -73,7 +103,11 @@ class StandinAgent:
             elif command == "/compact":
                 self.log.append("⏺ Conversation compacted (stand-in agent)")
             elif command:
+                self._hooks("UserPromptSubmit", {"prompt": command})
                 self.log.append(f"⏺ echo: {command}")
+                self._draw("? for shortcuts")
+                self._hooks("Stop", {"stop_hook_active": False,
+                                     "last_assistant_message": f"echo: {command}"})  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -87,12 +121,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="print a fatal error and exit with CODE immediately",
     )
+    parser.add_argument(
+        "--claude-hooks", action="store_true", help="run Claude Code's hooks from its settings"
+    )
     parser.add_argument("extra", nargs="*", help="ignored words (printed in the banner log)")
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     if args.exit_at_once is not None:
         print(f"{args.name}: fatal: cannot start (asked to exit at once)", file=sys.stderr)
         return int(args.exit_at_once)
-    agent = StandinAgent(args.name)
+    agent = StandinAgent(args.name, claude_hooks=args.claude_hooks)
     if args.extra:
         agent.log.append("⏺ argv: " + repr(args.extra))
     try:

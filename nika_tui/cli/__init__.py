@@ -25,12 +25,16 @@ GROUPS: tuple[str, ...] = (
     "confirm",
     "judge",
     "kernel",
+    "bridge",
     "hook",
     "context",
     "mcp",
     "demo",
     "debt",
     "dashboard",
+    "scale",
+    "quota",
+    "billing",
 )
 
 

@@ -167,6 +167,21 @@ def check_agent_clis() -> list[CheckResult]:
     return results
 
 
+def check_cgroups() -> CheckResult:
+    """Which cgroup version limits kernels' CPU and RAM (quotas), or why none can."""
+    from nika_tui.quota.cgroups import FALLBACK, CgroupMode, detect
+
+    support = detect()
+    if support.mode is CgroupMode.NONE:
+        return CheckResult(
+            "cgroups", WARN, f"none: {support.reason}; falls back to {FALLBACK}",
+            "run the service as root or in a delegated cgroup v2 subtree (systemd Delegate=yes)",
+            required=False,
+        )  # fmt: skip
+    dirs = ", ".join(f"{k} {v}" for k, v in support.dirs.items())
+    return CheckResult("cgroups", OK, f"{support.mode.value} ({dirs})", required=False)
+
+
 def collect() -> list[CheckResult]:
     """Every check, in report order."""
     return [
@@ -175,6 +190,7 @@ def collect() -> list[CheckResult]:
         check_qdrant_edge(),
         check_keyring(),
         check_embedder(),
+        check_cgroups(),
         *check_agent_clis(),
     ]
 

@@ -50,7 +50,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="create or edit a tenant (onboarding wizard)",
         description="Create or edit a tenant. Secrets come from env vars or --secret-stdin.",
     )
-    p.add_argument("section", nargs="?", choices=SECTION_NAMES, help="edit only this section")
+    p.add_argument(
+        "section",
+        nargs="?",
+        choices=(*SECTION_NAMES, "bridge"),
+        help="edit only this section ('bridge': the messaging gateways, see docs/bridge.md)",
+    )
     p.add_argument("--tenant", metavar="ID", help="tenant id")
     p.add_argument("--non-interactive", action="store_true", help="read --answers, ask nothing")
     p.add_argument("--answers", metavar="FILE", type=Path, help="answers YAML (non-interactive)")
@@ -73,6 +78,10 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 def run_setup(args: argparse.Namespace) -> int:
     """Dispatch to the interactive wizard or the non-interactive run."""
+    if args.section == "bridge":  # installation-wide, not a tenant section
+        from nika_tui.cli.bridge_setup import run
+
+        return run(args)
     if args.tenant is not None:
         check_tenant_id(args.tenant)
     if args.non_interactive:

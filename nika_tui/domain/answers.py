@@ -31,6 +31,7 @@ from nika_tui.domain.tenant import (
     SecretRef,
     SecretSource,
     TenantConfig,
+    TokenLimitAction,
 )
 from nika_tui.domain.tenant_id import is_valid_tenant_id
 from nika_tui.errors import ValidationFailed
@@ -221,6 +222,13 @@ def _quotas(value: object, plan: Plan | None, problems: list[Problem]) -> Quotas
         fld = f"quotas.{key}"
         if key not in QUOTA_KEYS:
             problems.append(Problem(fld, f"unknown key; allowed: {', '.join(QUOTA_KEYS)}"))
+            continue
+        if key == "on_token_limit":  # what happens at 100% of tokens_per_day (issue 18)
+            allowed = [a.value for a in TokenLimitAction]
+            if raw not in allowed:
+                problems.append(Problem(fld, f"must be one of {', '.join(allowed)}"))
+            else:
+                defaults[key] = raw
             continue
         parsed = parse_quota(raw, key)
         if isinstance(parsed, str):

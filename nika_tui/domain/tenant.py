@@ -12,6 +12,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from nika_tui.domain.scale_config import ScaleConfig
 from nika_tui.domain.tenant_id import TENANT_ID_PATTERN
 
 SCHEMA_VERSION = 1
@@ -90,12 +91,20 @@ class AutoActions(_Strict):
     compact: AutoMode = AutoMode.ESCALATE
 
 
+class TokenLimitAction(StrEnum):
+    PAUSE = "pause"  # stop the kernel's agent until the next UTC day
+    ASK = "ask"  # queue a confirmation (default)
+
+
 class Quotas(_Strict):
     """Per-tenant limits."""
 
     cpu_percent: int = Field(gt=0, le=6400)
     ram_mb: int = Field(gt=0)
     tokens_per_day: int = Field(gt=0)
+    on_token_limit: TokenLimitAction = Field(
+        default=TokenLimitAction.ASK, description="At 100% of tokens_per_day: pause or ask."
+    )
 
 
 PLAN_QUOTAS: dict[Plan, Quotas] = {
@@ -147,6 +156,7 @@ class TenantConfig(_Strict):
     quotas: Quotas = Field(default_factory=lambda: PLAN_QUOTAS[Plan.FREE])
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     kernel: KernelConfig = Field(default_factory=KernelConfig)
+    scale: ScaleConfig = Field(default_factory=ScaleConfig)
     demo: bool = False
 
     @field_validator("tenant_id")

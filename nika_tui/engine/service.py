@@ -178,6 +178,14 @@ class MemoryService:
 
         # Debt audit every 6 h and the REM pass when kernels sleep (issue 5), from this loop.
         self.debt = DebtScheduler(ctx)
+        from nika_tui.scale.scheduler import ScaleScheduler
+
+        # Strategy B (issue 18): host samples once a minute, scale plans per auto_actions.scale.
+        self.scale = ScaleScheduler(ctx.redis, ctx.env)
+        from nika_tui.quota.tokens import QuotaWatcher
+
+        # Tokens per day (issue 18): warn at 80%, pause or ask at 100%.
+        self.quota = QuotaWatcher(ctx.redis, ctx.env)
 
     # --- lifecycle ----------------------------------------------------------------------
     def stop(self) -> None:
@@ -241,6 +249,8 @@ class MemoryService:
                 try:
                     self.step()
                     self.debt.tick()
+                    self.scale.tick()
+                    self.quota.tick()
                 except StoreUnavailable as exc:
                     log.warning("store unavailable, retrying in %.0fs: %s", RETRY_BACKOFF_S, exc)
                     self._retry_pending = True

@@ -1,6 +1,7 @@
 """Claude Code hook events (settings.json ``hooks``; payload on stdin).
 
-Installed events: SessionStart, UserPromptSubmit, PreCompact, Stop, SessionEnd, Notification.
+Installed events: SessionStart, UserPromptSubmit, PreCompact, Stop, SessionEnd, Notification,
+PostToolUse (billing: one tool_call entry per call).
 Only SessionStart prints something (``hookSpecificOutput.additionalContext``); the others
 answer with nothing, which Claude Code reads as "carry on".
 """
@@ -25,6 +26,7 @@ EVENTS: tuple[str, ...] = (
     "Stop",
     "SessionEnd",
     "Notification",
+    "PostToolUse",
 )
 
 
@@ -34,6 +36,13 @@ def _stop(ctx: HookContext) -> str:
     return capture_turn(ctx, message if isinstance(message, str) else None)
 
 
+def _post_tool_use(ctx: HookContext) -> str:
+    from nika_tui.billing.hooks import bill_tool_call
+
+    ctx.step("billing_tool", lambda: bill_tool_call(ctx))  # every tool call is billed
+    return bookkeeping_only(ctx)
+
+
 HANDLERS: dict[str, Callable[[HookContext], str]] = {
     "SessionStart": session_start,
     "UserPromptSubmit": capture_prompt,
@@ -41,6 +50,7 @@ HANDLERS: dict[str, Callable[[HookContext], str]] = {
     "Stop": _stop,
     "SessionEnd": bookkeeping_only,
     "Notification": bookkeeping_only,
+    "PostToolUse": _post_tool_use,
 }
 
 

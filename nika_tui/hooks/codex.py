@@ -21,7 +21,7 @@ from nika_tui.hooks.common import (
 )
 from nika_tui.hooks.handoff import pre_compact
 
-EVENTS: tuple[str, ...] = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop")
+EVENTS: tuple[str, ...] = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "PostToolUse")
 NOTIFY_EVENT = "notify"
 
 
@@ -56,11 +56,19 @@ def _notify(ctx: HookContext) -> str:
     )
 
 
+def _post_tool_use(ctx: HookContext) -> str:
+    from nika_tui.billing.hooks import bill_tool_call
+
+    ctx.step("billing_tool", lambda: bill_tool_call(ctx))  # every tool call is billed
+    return bookkeeping_only(ctx)
+
+
 HANDLERS: dict[str, Callable[[HookContext], str]] = {
     "SessionStart": session_start,
     "UserPromptSubmit": capture_prompt,
     "PreCompact": pre_compact,
     "Stop": _stop,
+    "PostToolUse": _post_tool_use,
     NOTIFY_EVENT: _notify,
 }
 

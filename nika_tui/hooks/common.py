@@ -17,7 +17,7 @@ from nika_tui.domain.envelope import ActionType, Domain, Intent, NikaMeta, Trigg
 from nika_tui.domain.handoff import HANDOFF_MARKER, handoff_query
 from nika_tui.domain.memory import MAX_TEXT_CHARS, Layer, content_hash
 from nika_tui.domain.requests import RecallHit, RecallQuery, RecallResult, RememberRequest
-from nika_tui.hooks import MAX_CONTEXT_BYTES, RPC_TIMEOUT_S, HookContext, preview
+from nika_tui.hooks import MAX_CONTEXT_BYTES, RPC_TIMEOUT_S, HookContext, bridge_turn, preview
 from nika_tui.services import kernel_store, redis_keys, wm_store
 from nika_tui.services.bus import open_bus
 from nika_tui.services.memory_client import MemoryClient
@@ -179,6 +179,10 @@ def bookkeeping(
     """Fill, hook record and kernel state for this event; the fill read (if any)."""
     fill: ContextFill | None = ctx.step("fill", lambda: update_fill(ctx, transcript))
     ctx.step("hooks_fired", lambda: record_fired(ctx))
+    from nika_tui.billing.hooks import bill_transcript
+
+    # Billing and the daily token quota: the transcript's new usage lines (issue 18).
+    ctx.step("billing", lambda: bill_transcript(ctx, transcript))
     event = kernel_event or ctx.event
     ctx.step(
         "kernel_state",
@@ -324,6 +328,8 @@ def capture_prompt(ctx: HookContext) -> str:
     if worth_keeping_prompt(prompt):
         digest = digest_of(ctx)
         meta = make_meta(ctx, digest)
+        # A prompt the bridge typed for a person on a gateway carries that turn's envelope.
+        meta = ctx.step("bridge", lambda: bridge_turn.prompt_meta(ctx, prompt, meta)) or meta
         key = ctx.step("remember", lambda: remember(ctx, prompt, Layer.SEMANTIC, meta))
         if key:
             ctx.notes.append(f"captured prompt {preview(prompt)!r}")
@@ -342,6 +348,8 @@ def capture_turn(
     """Stop / turn complete: keep the agent's closing message (episodic)."""
     digest = digest_of(ctx, transcript)
     text = message if message is not None else (digest.last_assistant if digest else "")
+    if text:
+        ctx.step("bridge", lambda: bridge_turn.post_reply(ctx, text))
     if worth_keeping_turn(text):
         meta = make_meta(ctx, digest)
         key = ctx.step(

@@ -58,9 +58,10 @@ COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("tenant", "Tenant", 13),
     ("state", "Kernel (by)", 22),
     ("cli", "CLI", 11),
-    ("fill", "Context (│ = 61%) · forecast", 37),
-    ("debt", "Debt (worst)", 24),
-    ("decisions", "Rev/Conf", 9),
+    ("fill", "Context (│ = 61%) · forecast", 33),
+    ("debt", "Debt (worst)", 22),
+    ("usage", "Tok·cost", 8),  # today: % of quotas.tokens_per_day, estimated cost
+    ("decisions", "Rev/Conf", 8),
     ("beat", "Beat", 6),
 )
 _SORT_BY_COLUMN = {"tenant": "tenant", "state": "state", "fill": "fill", "debt": "debt"}
@@ -79,6 +80,17 @@ def beat_text(age_s: float | None, stale: bool, state: str) -> Text:
         if age_s < limit:
             return Text(label, style="red" if stale else "")
     return Text(format_duration(age_s), style="red" if stale else "")
+
+
+def usage_text(row: TenantRow) -> Text:
+    """Today's share of the token quota and estimated cost: ``48% 1.23`` (billing, issue 18)."""
+    if row.tokens_today is None or not row.tokens_limit:
+        return Text("—", style="dim")
+    pct = 100.0 * row.tokens_today / row.tokens_limit
+    style = "bold red" if pct >= 100 else "yellow" if pct >= 80 else ""
+    text = Text(f"{pct:.0f}%", style=style)
+    text.append(f" {row.cost_today:.2f}" if row.cost_today else " 0", style="dim")
+    return text
 
 
 def row_cells(row: TenantRow) -> tuple[Text | str, ...]:
@@ -107,6 +119,7 @@ def row_cells(row: TenantRow) -> tuple[Text | str, ...]:
         row.cli or "—",
         fill,
         debt,
+        usage_text(row),
         decisions,
         beat_text(k.heartbeat_age_s, k.stale, k.state),
     )

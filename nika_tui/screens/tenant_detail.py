@@ -13,7 +13,7 @@ from textual.message import Message
 from textual.widgets import Label, Sparkline, Static
 
 from nika_tui.screens.base import DashboardScreen
-from nika_tui.ui_model import TenantDetail, format_duration
+from nika_tui.ui_model import BridgeView, TenantDetail, format_duration
 from nika_tui.widgets.fill_bar import FillBar
 
 PANE_LINES = 200
@@ -69,6 +69,10 @@ class TenantDetailScreen(DashboardScreen):
                 yield Static("", id="strategies")
                 yield Label("Waiting for confirmation", classes="section")
                 yield Static("", id="confirmations")
+                for widget in (Label("Bridge", classes="section", id="bridge-label"),
+                               Static("", id="bridge")):  # fmt: skip
+                    widget.display = False  # shown once a read says the bridge serves it
+                    yield widget
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -153,3 +157,24 @@ class TenantDetailScreen(DashboardScreen):
         for pending in d.confirmations:
             conf.append(f"• [{pending.kind}] {pending.title} ({pending.status})\n")
         self.query_one("#confirmations", Static).update(conf or Text("nothing", style="dim"))
+        self.show_bridge(d.bridge)
+
+    def show_bridge(self, bridge: BridgeView | None) -> None:
+        """The messaging bridge section; hidden for a tenant the bridge has never served."""
+        for selector in ("#bridge-label", "#bridge"):
+            self.query_one(selector).display = bridge is not None
+        if bridge is None:
+            return
+        text = Text()
+        if bridge.running:
+            text.append(f"serving {', '.join(bridge.gateways) or 'no gateway'}\n", style="green")
+        else:
+            text.append("not running (`nika bridge serve`)\n", style="yellow")
+        text.append("senders: " + (", ".join(bridge.senders) or "none linked") + "\n")
+        if bridge.pending:
+            text.append(f"{bridge.pending} waiting for the kernel\n", style="yellow")
+        for line in bridge.last:
+            text.append(f"{line}\n", style="dim")
+        for line in bridge.errors:
+            text.append(f"⚠ {line}\n", style="red")
+        self.query_one("#bridge", Static).update(text)

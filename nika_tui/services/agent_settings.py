@@ -37,8 +37,15 @@ CLAUDE_EVENTS: tuple[str, ...] = (
     "Stop",
     "SessionEnd",
     "Notification",
+    "PostToolUse",  # billing: one tool_call entry per call (issue 18)
 )
-CODEX_EVENTS: tuple[str, ...] = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop")
+CODEX_EVENTS: tuple[str, ...] = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreCompact",
+    "Stop",
+    "PostToolUse",
+)
 HOOK_TIMEOUT_S = 15
 """Seconds the CLI waits for our hook (the hook's own budget is 8 s)."""
 

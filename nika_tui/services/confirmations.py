@@ -106,6 +106,15 @@ def resolve(
         result = {"command": command}
     elif kind == "rem.run":
         result = memory.call("rem.run", {"tenant_id": tenant_id}, timeout=600)
+    elif kind == "scale.apply":
+        from nika_tui.scale.approve import approve_scale
+
+        # The plan id, not the confirmation, is the idempotency key: applied at most once.
+        result = approve_scale(tenant_id, str(item.get("plan_id", "")), env, at)
+    elif kind == "quota.pause":
+        from nika_tui.quota.tokens import pause_kernel
+
+        result = {"paused_pids": pause_kernel(client, tenant_id, at, env)}
     elif kind == "purge.apply":
         result = memory.call(
             "purge.apply", {"tenant_id": tenant_id, "confirmed": True}, timeout=600

@@ -229,7 +229,7 @@ class RedisDashboardSource:
         """Every tenant's row; Redis and service health. Never raises."""
         ids = list_tenant_ids(self.env)
         try:
-            raw, service_ok = self._read_rows(ids)
+            raw, service_ok = self._read_rows(ids, now.strftime("%Y%m%d"))
         except _REDIS_ERRORS as exc:
             self._drop_client()
             rows = tuple(self._row(t, None, now) for t in ids)
@@ -239,7 +239,7 @@ class RedisDashboardSource:
         problems = () if service_ok else ("memory service down — start it with `nika up`",)
         return Snapshot(now, rows, redis_ok=True, service_ok=service_ok, problems=problems)
 
-    def _read_rows(self, ids: Sequence[str]) -> tuple[dict[str, list[Any]], bool]:
+    def _read_rows(self, ids: Sequence[str], day: str) -> tuple[dict[str, list[Any]], bool]:
         pipe = self._client().pipeline(transaction=False)
         pipe.exists(keys.SERVICE_HEARTBEAT)
         for t in ids:
@@ -249,12 +249,14 @@ class RedisDashboardSource:
             pipe.hvals(keys.review_queue(t))
             pipe.hvals(keys.confirmations(t))
             pipe.xrevrange(keys.debt_history(t), count=1)
+            pipe.get(keys.tokens_day(t, day))
+            pipe.get(keys.cost_day(t, day))
         # A key of the wrong type comes back as an error object: that row is unreadable.
         out = pipe.execute(raise_on_error=False)
         if out and isinstance(out[0], redis.ConnectionError):
             raise out[0]
         service_ok = out[0] is True or out[0] == 1
-        per = 6
+        per = 8
         return {t: out[1 + i * per : 1 + (i + 1) * per] for i, t in enumerate(ids)}, service_ok
 
     def _row(self, tenant_id: str, raw: list[Any] | None, now: datetime) -> TenantRow:
@@ -268,7 +270,7 @@ class RedisDashboardSource:
         )
         if raw is None:
             return base
-        state, beat, wm, review, confs, debt = (
+        state, beat, wm, review, confs, debt, tokens, cost = (
             v if not isinstance(v, Exception) else _Bad(v) for v in raw
         )
         for label, value in (("kernel", state), ("fill", wm), ("review", review), ("debt", debt)):
@@ -292,6 +294,9 @@ class RedisDashboardSource:
             review_count=pending_reviews(review) if isinstance(review, list) else 0,
             confirmation_count=len(pending_confirmations(confs)) if isinstance(confs, list) else 0,
             problems=tuple(problems),
+            tokens_today=int(tokens) if isinstance(tokens, str) and tokens.isdigit() else 0,
+            tokens_limit=config.quotas.tokens_per_day if config else None,
+            cost_today=_float(cost),
         )
 
     # --- detail -------------------------------------------------------------------------
@@ -301,7 +306,7 @@ class RedisDashboardSource:
         problems: list[str] = []
         confirmations: tuple[ConfirmationView, ...] = ()
         try:
-            raw, _ = self._read_rows([tenant_id])
+            raw, _ = self._read_rows([tenant_id], now.strftime("%Y%m%d"))
             snap_row = self._row(tenant_id, raw[tenant_id], now)
             client = self._client()
             hist = client.xrevrange(keys.fill_history(tenant_id), count=self._history_samples)
@@ -329,7 +334,15 @@ class RedisDashboardSource:
 
             strategies = tuple(s.value for s in available_strategies(config))
             advice = recommendation(config)
+        bridge = None
+        try:
+            from nika_tui.bridge.status import tenant_view
+
+            bridge = tenant_view(self._client(), self.env, tenant_id)
+        except (*_REDIS_ERRORS, NikaError) as exc:
+            problems.append(f"bridge state unavailable ({type(exc).__name__})")
         return TenantDetail(
+            bridge=bridge,
             row=snap_row,
             memory_counts=counts,
             strategies=strategies,
@@ -622,3 +635,11 @@ def _read_new(tenant_id: str, path: Path, cursor: dict[str, int], first: bool) -
     if first and start > 0:
         texts = texts[1:]  # the first line was cut by the seek
     return [parse_bus_line(tenant_id, t) for t in texts if t.strip()]
+
+
+def _float(value: object) -> float | None:
+    """A Redis float counter's value, ``None`` when absent or unreadable."""
+    try:
+        return float(str(value)) if isinstance(value, str) else None
+    except ValueError:
+        return None

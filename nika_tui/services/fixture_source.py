@@ -133,6 +133,7 @@ class FixtureSource:
             debt_worst=label,
             review_count=len(review),
             confirmation_count=len(pending_confirmations(t.get("confirmations") or [])),
+            **_usage(t.get("usage_today") or {}),
         )
 
     def snapshot(self, now: datetime) -> Snapshot:
@@ -374,3 +375,14 @@ class FixtureSource:
 
     def close(self) -> None:
         """Nothing to release."""
+
+
+def _usage(raw: dict[str, Any]) -> dict[str, Any]:
+    """``usage_today: {tokens, limit, cost}`` of a fixture tenant as TenantRow fields."""
+    if "tokens" not in raw:
+        return {}
+    return {
+        "tokens_today": int(raw["tokens"]),
+        "tokens_limit": int(raw.get("limit") or 0) or None,
+        "cost_today": float(raw["cost"]) if "cost" in raw else None,
+    }

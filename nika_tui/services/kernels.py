@@ -186,6 +186,7 @@ class KernelManager:
         self.tmux.create(name, tenant_id, workdir, environment, argv)
         created = self.tmux.pane(name)
         shim_pid = created.pid if created is not None else None
+        self._limit(config, shim_pid)  # its own cgroup nika-tenant-{id} (quotas, issue 18)
         kernel_store.start_kernel(
             self.redis,
             tenant_id,
@@ -199,6 +200,7 @@ class KernelManager:
         pid = self.tmux.agent_pid(shim_pid)
         if pid != shim_pid:
             self.redis.hset(redis_keys.kernel_state(tenant_id), "pid", str(pid))
+            self._limit(config, pid)  # forked before the shim moved: move it too
         self.bus_event(
             tenant_id,
             "kernel.event",
@@ -214,6 +216,13 @@ class KernelManager:
             pod_ttfl_s=ttfl,
             command=argv,
         )
+
+    def _limit(self, config: TenantConfig, pid: int | None) -> None:
+        """CPU and RAM quotas through the tenant's cgroup; the bus says how (or why not)."""
+        from nika_tui.quota.enforce import limit_kernel
+
+        if pid is not None:
+            self.bus_event(config.tenant_id, "quota.cgroup", limit_kernel(config, pid, self.env))
 
     def _install_hooks(self, config: TenantConfig) -> None:
         """Install the agent hooks into the tenant's agent settings, when that module exists.
@@ -390,6 +399,9 @@ class KernelManager:
                 self.tmux.send_key(pane, "C-d")
                 forced = not self.tmux.wait_dead(name, timeout / 2)
         self.tmux.kill(name)
+        from nika_tui.quota.enforce import release_kernel
+
+        release_kernel(tenant_id, self.env)  # its cgroup goes with it
         how = f"killed after {timeout:g}s" if forced else "exited on request"
         kernel_store.set_state(
             self.redis, tenant_id, KernelState.EXITED, StateSource.MANAGER, self.now(),

@@ -138,3 +138,23 @@ def handoff_packet(tenant_id: str, session_id: str) -> str:
     """String with TTL: the latest handoff packet text of one agent session (PreCompact writes
     it; SessionStart after the compaction falls back to it while the packet is still queued)."""
     return tenant_key(tenant_id, f"handoff:{session_id}")
+
+
+# --- strategy B (issue 18) -----------------------------------------------------------------
+SCALE_SAMPLES = f"{PREFIX}:scale:samples"
+"""List of host samples (JSON, newest first, trimmed) written by the service's scale sampler."""
+
+
+def tokens_day(tenant_id: str, day: str) -> str:
+    """Integer: model tokens the tenant consumed on ``day`` (``YYYYMMDD``, UTC), from billing."""
+    return tenant_key(tenant_id, f"tokens:{day}")
+
+
+def cost_day(tenant_id: str, day: str) -> str:
+    """Float: estimated cost of the tokens of ``day`` (price table currency), from billing."""
+    return tenant_key(tenant_id, f"cost:{day}")
+
+
+def quota_state(tenant_id: str) -> str:
+    """Hash: ``warned_day``, ``limited_day``, ``paused_pid`` of the token quota watcher."""
+    return tenant_key(tenant_id, "quota")

@@ -1,0 +1,219 @@
+"""Apply, decommission and reconcile: the only code that makes strategy B touch a provider.
+
+``apply_plan`` moves a plan to ``applying`` under the state lock before calling the provider,
+so the same plan id can never create (or delete) twice; the provider's own idempotency (EC2's
+``ClientToken``) and the plan tag on every instance cover a crash between the create and the
+record: :func:`reconcile` adopts an instance whose plan is still ``applying`` and reports (or
+removes, with ``remove=True``) any other instance nika tagged but does not track.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from nika_tui import __version__
+from nika_tui.domain.tenant import Provider, TenantConfig
+from nika_tui.errors import ProviderError, ScaleError
+from nika_tui.scale import cloud_init
+from nika_tui.scale.planner import Plan, PlanKind, Worker
+from nika_tui.scale.providers.base import CloudProvider, Instance, WorkerSpec
+from nika_tui.scale.providers.factory import build_provider, provider_secrets
+from nika_tui.scale.state import ScaleState
+from nika_tui.services.secrets import SecretStore
+
+#: Builds the adapter for a tenant's provider (secrets from the secret store).
+AdapterFactory = Callable[[TenantConfig, Provider], CloudProvider]
+
+
+def default_factory(env: Mapping[str, str] | None = None) -> AdapterFactory:
+    """Adapters with secrets from the tenant's secret store and its scale settings."""
+
+    def make(config: TenantConfig, provider: Provider) -> CloudProvider:
+        store = SecretStore(config.tenant_id, env=env)
+        secrets = provider_secrets(config, provider, store)
+        return build_provider(provider, secrets, config.scale.for_provider(provider.value))
+
+    return make
+
+
+def _join_url(env: Mapping[str, str] | None) -> str:
+    import os
+
+    source = os.environ if env is None else env
+    return source.get("NIKA_JOIN_URL") or source.get("REDIS_URL") or "redis://REPLACE-ME:6379/0"
+
+
+def apply_plan(
+    plan_id: str,
+    config: TenantConfig,
+    state: ScaleState,
+    factory: AdapterFactory,
+    now: datetime,
+    env: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """Carry out one recorded plan exactly once.
+
+    Returns:
+        The plan's record after the action (``status: applied`` and the instance id).
+
+    Raises:
+        ScaleError: Unknown plan, nothing to apply, or already applied / failed / rejected.
+        ProviderError: The provider refused; the plan is then ``failed`` and nothing is left.
+    """
+    with state.transaction() as data:
+        record = data["plans"].get(plan_id)
+        if record is None:
+            raise ScaleError(f"no scale plan {plan_id!r}", "list plans with `nika scale status`")
+        status = record.get("status")
+        if status in ("applying", "applied"):
+            raise ScaleError(
+                f"scale plan {plan_id} was already applied (status {status}); nothing was done",
+                "see `nika scale status`; make a new plan with `nika scale plan`",
+            )
+        if status in ("failed", "rejected"):
+            raise ScaleError(
+                f"scale plan {plan_id} is {status}; it is never retried as is",
+                "make a new plan with `nika scale plan`",
+            )
+        plan = Plan.from_dict(record)
+        if plan.kind not in (PlanKind.SCALE_OUT, PlanKind.DECOMMISSION) or plan.provider is None:
+            raise ScaleError(f"scale plan {plan_id} has nothing to apply ({plan.kind.value})")
+        if plan.tenant_id != config.tenant_id:
+            raise ScaleError(f"scale plan {plan_id} belongs to tenant {plan.tenant_id}")
+        record["status"] = "applying"
+    try:
+        adapter = factory(config, plan.provider)
+        if plan.kind is PlanKind.SCALE_OUT:
+            shape = config.scale.for_provider(plan.provider.value)
+            spec = WorkerSpec(
+                config.tenant_id,
+                plan.plan_id,
+                plan.instance_type or shape.instance_type,
+                plan.region or shape.region,
+                shape.image,
+                cloud_init.render(config.tenant_id, _join_url(env), __version__),
+                shape.settings,
+            )
+            instance = adapter.create(spec)
+            worker = Worker(
+                config.tenant_id,
+                plan.provider,
+                instance.instance_id,
+                plan.plan_id,
+                now.isoformat(),
+                plan.cost_per_hour_eur or shape.cost_per_hour_eur,
+            )
+        else:
+            adapter.delete(str(plan.instance_id))
+    except ProviderError as exc:
+        with state.transaction() as data:
+            data["plans"][plan_id].update(status="failed", error=exc.message)
+        raise
+    except (KeyError, ValueError, TypeError) as exc:
+        # A 2xx answer we cannot read: the instance may exist. The plan stays `applying`, so
+        # reconcile adopts the tagged instance (or reports nothing if none was made).
+        raise ScaleError(
+            f"{plan.provider.value} answered scale plan {plan_id} in a form nika cannot read "
+            f"({type(exc).__name__})",
+            "run `nika scale reconcile` to adopt or remove what was created",
+        ) from exc
+    with state.transaction() as data:
+        if plan.kind is PlanKind.SCALE_OUT:
+            data["workers"].append(worker.as_dict())
+            data["plans"][plan_id].update(status="applied", instance_id=instance.instance_id)
+        else:
+            data["workers"] = [w for w in data["workers"] if w["instance_id"] != plan.instance_id]
+            data["plans"][plan_id].update(status="applied")
+        data["plans"][plan_id]["applied_at"] = now.isoformat()
+        return dict(data["plans"][plan_id])
+
+
+@dataclass
+class ReconcileReport:
+    """What a reconcile pass found."""
+
+    tracked: list[dict[str, Any]] = field(default_factory=list)
+    adopted: list[dict[str, Any]] = field(default_factory=list)
+    orphans: list[dict[str, Any]] = field(default_factory=list)
+    removed: list[dict[str, Any]] = field(default_factory=list)
+    missing: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "tracked": self.tracked,
+            "adopted": self.adopted,
+            "orphans": self.orphans,
+            "removed": self.removed,
+            "missing": self.missing,
+            "errors": self.errors,
+        }
+
+
+def reconcile(
+    configs: Iterable[TenantConfig],
+    state: ScaleState,
+    factory: AdapterFactory,
+    remove: bool = False,
+) -> ReconcileReport:
+    """Compare every configured provider's nika-tagged instances with the tracked workers.
+
+    An instance whose plan is ``applying`` is adopted (the create succeeded, the record did
+    not); any other untracked one is an orphan, reported, and deleted when ``remove``. A
+    tracked worker the provider no longer lists is reported as ``missing`` and dropped.
+    """
+    report = ReconcileReport()
+    seen: set[tuple[str, str]] = set()
+    listed: dict[tuple[str, str], tuple[TenantConfig, CloudProvider, Instance]] = {}
+    for config in configs:
+        for provider in config.providers:
+            try:
+                adapter = factory(config, provider)
+                instances = adapter.list()
+            except ProviderError as exc:
+                report.errors.append(f"{config.tenant_id}/{provider.value}: {exc.message}")
+                continue
+            seen.add((config.tenant_id, provider.value))
+            for inst in instances:
+                listed.setdefault((provider.value, inst.instance_id), (config, adapter, inst))
+    with state.transaction() as data:
+        tracked = {(w["provider"], w["instance_id"]): w for w in data["workers"]}
+        for key, (_config, adapter, inst) in sorted(listed.items()):
+            if key in tracked:
+                report.tracked.append(inst.as_dict())
+                continue
+            plan = data["plans"].get(inst.plan_id or "")
+            if plan is not None and plan.get("status") == "applying":
+                data["workers"].append(
+                    Worker(
+                        plan["tenant_id"],
+                        inst.provider,
+                        inst.instance_id,
+                        plan["plan_id"],
+                        str(plan["created_at"]),
+                        float(plan.get("cost_per_hour_eur") or 0.0),
+                    ).as_dict()
+                )
+                plan.update(status="applied", instance_id=inst.instance_id)
+                report.adopted.append(inst.as_dict())
+                continue
+            report.orphans.append(inst.as_dict())
+            if remove:
+                try:
+                    adapter.delete(inst.instance_id)
+                    report.removed.append(inst.as_dict())
+                except ProviderError as exc:
+                    report.errors.append(f"{inst.provider.value}/{inst.instance_id}: {exc.message}")
+        keep = []
+        for worker in data["workers"]:
+            key = (worker["provider"], worker["instance_id"])
+            if (worker["tenant_id"], worker["provider"]) in seen and key not in listed:
+                report.missing.append(worker)
+            else:
+                keep.append(worker)
+        data["workers"] = keep
+    return report

@@ -1,0 +1,76 @@
+"""What ``auto_actions.scale`` lets a plan do: off → report, escalate → ask, autonomous → apply.
+
+An escalated plan becomes one confirmation (kind ``scale.apply``) whose title carries the
+provider, the instance type and the estimated cost per hour; approving it with ``nika confirm``
+applies exactly that plan id (so approving twice cannot create two workers).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+import redis
+
+from nika_tui.domain.tenant import AutoMode, TenantConfig
+from nika_tui.scale.actions import AdapterFactory, apply_plan
+from nika_tui.scale.planner import Plan, PlanKind
+from nika_tui.scale.state import ScaleState
+from nika_tui.services import redis_keys
+from nika_tui.services.bus import open_bus
+from nika_tui.services.kernel_store import queue_confirmation
+
+CONFIRMATION_KIND = "scale.apply"
+
+
+def act(
+    plan: Plan,
+    config: TenantConfig,
+    state: ScaleState,
+    factory: AdapterFactory,
+    client: redis.Redis | None,
+    now: datetime,
+    env: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """Record ``plan`` and do what the tenant's ``auto_actions.scale`` allows.
+
+    Returns:
+        ``{"plan": ..., "action": "none|reported|confirmation|applied", ...}``.
+    """
+    out: dict[str, Any] = {"plan": plan.as_dict()}
+    if plan.kind in (PlanKind.NONE, PlanKind.UNAVAILABLE):
+        return {**out, "action": "none"}
+    mode = config.auto_actions.scale
+    bus = open_bus(config.tenant_id, env)
+    if mode is AutoMode.OFF:
+        state.save_plan(plan, "reported")
+        bus.append("scale.plan", {"plan_id": plan.plan_id, "summary": plan.summary()}, now=now)
+        return {**out, "action": "reported"}
+    state.save_plan(plan, "pending")
+    if mode is AutoMode.ESCALATE:
+        if client is None:
+            return {**out, "action": "pending"}
+        item = queue_confirmation(
+            client,
+            config.tenant_id,
+            CONFIRMATION_KIND,
+            plan.summary(),
+            f"plan {plan.plan_id}: " + "; ".join(plan.reasons),
+            now,
+        )
+        item["plan_id"] = plan.plan_id
+        client.hset(redis_keys.confirmations(config.tenant_id), item["id"], json.dumps(item))
+        return {**out, "action": "confirmation", "confirmation_id": item["id"]}
+    record = apply_plan(plan.plan_id, config, state, factory, now, env)
+    bus.append("scale.applied", {"plan_id": plan.plan_id, "summary": plan.summary()}, now=now)
+    return {**out, "action": "applied", "record": record}
+
+
+def open_plans(state: ScaleState, tenant_id: str) -> list[dict[str, Any]]:
+    """The tenant's plans still waiting or in flight (no new plan is made beside one)."""
+    plans = state.snapshot()["plans"].values()
+    return [
+        p for p in plans if p["tenant_id"] == tenant_id and p["status"] in ("pending", "applying")
+    ]
