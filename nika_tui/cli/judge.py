@@ -43,6 +43,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         action="store_true",
         help="leave-one-domain-out: retrain the offline judge without each domain of the files",
     )
+    ev.add_argument(
+        "--lodo-kind", choices=("lr", "gbt"), default="lr", help="--lodo: which model to refit"
+    )
     ev.add_argument("--tenant", help="use this tenant's judge (privacy mode applies)")
     ev.add_argument("--cli", choices=("claude", "codex"), help="agent-cli: which CLI to run")
     ev.add_argument("--endpoint", help="http: OpenAI-compatible base URL")
@@ -68,6 +71,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         type=float,
         default=None,
         help="cross-validated wrong-REPLACE target for the thresholds (default 0.015)",
+    )
+    tr.add_argument(
+        "--kind", choices=("lr", "gbt"), default="lr", help="model: logistic regression or trees"
+    )
+    tr.add_argument(
+        "--by-domain", action="store_true", help="calibrate thresholds on held-out domains"
     )
     add_json_flag(tr)
     tr.set_defaults(handler=_train)
@@ -247,7 +256,7 @@ def _eval_lodo(args: argparse.Namespace) -> int:
     from nika_tui.engine.judge_training import lodo, read_labelled
 
     files = [read_labelled(path) for path in args.files]
-    per_domain = lodo(files, [], _embedder())
+    per_domain = lodo(files, [], _embedder(), kind=args.lodo_kind)
     reports = [(d, score("offline-lodo", results)) for d, results in per_domain]
     everything = [r for _, results in per_domain for r in results]
     total = score("offline-lodo", everything)
@@ -288,10 +297,10 @@ def _train(args: argparse.Namespace) -> int:
     kwargs: dict[str, Any] = {}
     if args.max_wrong_replace is not None:
         kwargs["max_wrong_replace"] = args.max_wrong_replace
-    model = train_from_files(files, _embedder(), **kwargs)
+    model = train_from_files(files, _embedder(), kind=args.kind, by_domain=args.by_domain, **kwargs)
     out = Path(args.out) if args.out else default_model_path()
     write_model(model, out)
-    summary = {"model": str(out), **model.meta}
+    summary: dict[str, Any] = {"model": str(out), **model.meta}
     summary["replace_threshold"] = model.replace_threshold
     summary["keep_threshold"] = model.keep_threshold
     if args.json:

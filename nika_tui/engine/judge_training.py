@@ -17,6 +17,7 @@ from pathlib import Path
 
 from nika_tui.domain.judge_eval import LabelledPair, parse_eval_jsonl
 from nika_tui.domain.judge_fit import (
+    DEFAULT_KIND,
     DEFAULT_L2,
     DEFAULT_MAX_WRONG_REPLACE,
     Example,
@@ -83,6 +84,8 @@ def train_from_files(
     embedder: Embedder | None,
     l2: float = DEFAULT_L2,
     max_wrong_replace: float = DEFAULT_MAX_WRONG_REPLACE,
+    kind: str = DEFAULT_KIND,
+    by_domain: bool = False,
 ) -> JudgeModel:
     """Fit the offline judge on ``paths`` (see :func:`nika_tui.domain.judge_fit.train_model`).
 
@@ -102,7 +105,14 @@ def train_from_files(
         "training_files": {f.path: f.sha256 for f in files},
         "embedder": embedder.name if embedder is not None else None,
     }
-    return train_model(examples, l2=l2, max_wrong_replace=max_wrong_replace, meta=meta)
+    return train_model(
+        examples,
+        l2=l2,
+        max_wrong_replace=max_wrong_replace,
+        meta=meta,
+        kind=kind,
+        by_domain=by_domain,
+    )
 
 
 def write_model(model: JudgeModel, path: Path) -> None:
@@ -116,6 +126,7 @@ def lodo(
     embedder: Embedder | None,
     l2: float = DEFAULT_L2,
     max_wrong_replace: float = DEFAULT_MAX_WRONG_REPLACE,
+    kind: str = DEFAULT_KIND,
 ) -> list[tuple[str, list[tuple[LabelledPair, Judgement]]]]:
     """Leave-one-domain-out: for each domain of ``eval_files``, train on every other pair of
     ``eval_files`` plus ``extra_training`` (same thresholds procedure), judge that domain.
@@ -131,7 +142,7 @@ def lodo(
     out: list[tuple[str, list[tuple[LabelledPair, Judgement]]]] = []
     for domain in sorted({d for _, d in labelled}):
         train = [e for e in examples if e.group != domain] + extra
-        model = train_model(train, l2=l2, max_wrong_replace=max_wrong_replace)
+        model = train_model(train, l2=l2, max_wrong_replace=max_wrong_replace, kind=kind)
         results = []
         for pair, d in labelled:
             if d != domain:
