@@ -1,11 +1,13 @@
 """Agent-hook cost: wall time of ``nika hook claude EVENT`` as Claude Code runs it, and of the
 context-fill read on growing transcripts.
 
-Runs against a private embedded Redis in a temp dir (no memory service: SessionStart then
-skips its recall, as on a machine where the service is down). Prints a JSON report and writes
-``benchmarks/results/hooks_latency.json``.
+Runs against a private embedded Redis in a temp dir with the memory service running and idle
+(``--no-service``: without it, SessionStart then skips its recall). Each hook run is timed
+through the hook server (the default path) and in-process (``NIKA_HOOKD=0``), interleaved with
+``python -c pass`` — the physical floor of any Python hook — so that all three see the same
+load; the report gives the ratio. Prints JSON, writes ``benchmarks/results/hooks_latency.json``.
 
-    .venv/bin/python benchmarks/hooks_latency.py [--runs 20]
+    .venv/bin/python benchmarks/hooks_latency.py [--runs 20] [--no-service]
 """
 
 from __future__ import annotations
@@ -30,10 +32,32 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
+def _timed(argv: list[str], env: dict[str, str], data: bytes | None = None) -> float:
+    start = time.perf_counter()
+    subprocess.run(argv, input=data, capture_output=True, env=env, check=True)
+    return time.perf_counter() - start
+
+
+def _summary(times: list[float]) -> dict[str, float]:
+    return {
+        "p50_s": round(statistics.median(times), 4),
+        "p95_s": round(_pct(times, 0.95), 4),
+        "max_s": round(max(times), 4),
+    }
+
+
 def hook_runs(env: dict[str, str], tmp: Path, runs: int) -> dict[str, dict[str, float]]:
+    """Each event's wall time through the hook server (the default path) and in-process
+    (``NIKA_HOOKD=0``, the path before the server), interleaved run by run with
+    ``python -c pass`` so that all three see the same machine load."""
     transcript = tmp / "session.jsonl"
     shutil.copy(DATA / "transcript_session.jsonl", transcript)
+    in_process = {**env, "NIKA_HOOKD": "0"}
+    hook = [sys.executable, "-m", "nika_tui", "hook", "claude"]
+    # One run starts the server (a first run pays the in-process cost once, then never again).
+    _timed([*hook, "Notification"], env, b"{}")
     out: dict[str, dict[str, float]] = {}
+    floor: list[float] = []
     for event, sample in (
         ("SessionStart", "hook_session_start.json"),
         ("UserPromptSubmit", "hook_user_prompt_submit.json"),
@@ -43,30 +67,43 @@ def hook_runs(env: dict[str, str], tmp: Path, runs: int) -> dict[str, dict[str, 
         payload = json.loads((DATA / sample).read_text())
         payload["transcript_path"] = str(transcript)
         payload["cwd"] = str(tmp)
-        data = json.dumps(payload).encode()
-        times: list[float] = []
+        served: list[float] = []
+        direct: list[float] = []
         for i in range(runs):
             if event == "UserPromptSubmit":  # distinct prompts: no idempotent short-cut
                 payload["prompt"] = f"benchmark prompt number {i} about the retry policy"
-                data = json.dumps(payload).encode()
-            start = time.perf_counter()
-            subprocess.run(
-                [sys.executable, "-m", "nika_tui", "hook", "claude", event],
-                input=data,
-                capture_output=True,
-                env=env,
-                check=True,
-            )
-            times.append(time.perf_counter() - start)
+            data = json.dumps(payload).encode()
+            floor.append(_timed([sys.executable, "-c", "pass"], env))
+            served.append(_timed([*hook, event], env, data))
+            direct.append(_timed([*hook, event], in_process, data))
         out[event] = {
-            "p50_s": round(statistics.median(times), 3),
-            "p95_s": round(_pct(times, 0.95), 3),
-            "max_s": round(max(times), 3),
+            **_summary(served),
+            "in_process_p50_s": round(statistics.median(direct), 4),
+            "p50_over_python_startup": round(
+                statistics.median(served) / statistics.median(floor), 2
+            ),
         }
-    start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "pass"], check=True)
-    out["python_startup_only"] = {"p50_s": round(time.perf_counter() - start, 3)}
+    out["python_startup_only"] = _summary(floor)
     return out
+
+
+def _start_service(env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """``nika serve`` in the background; returns once its heartbeat is up (service idle)."""
+    import redis
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nika_tui", "serve"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    client = redis.Redis.from_url(env["REDIS_URL"], decode_responses=True)
+    deadline = time.monotonic() + 120
+    while not client.get("nika:service:heartbeat"):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit("the memory service did not start (see `nika serve`)")
+        time.sleep(0.2)
+    return proc
 
 
 def fill_reads(tmp: Path) -> dict[str, float]:
@@ -91,6 +128,9 @@ def fill_reads(tmp: Path) -> dict[str, float]:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument(
+        "--no-service", action="store_true", help="without the memory service (no recall)"
+    )
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     from nika_tui.services.redis_server import ensure_embedded, stop_embedded
@@ -105,13 +145,20 @@ def main() -> int:
         }
         env.pop("REDIS_URL", None)
         env["REDIS_URL"] = ensure_embedded(env)
+        service = None if args.no_service else _start_service(env)
         try:
             report = {
                 "runs_per_event": args.runs,
+                "service": "idle" if service else "not running",
+                "load_avg_1m_before": round(os.getloadavg()[0], 2),
                 "hook_wall_time": hook_runs(env, tmp, args.runs),
                 "fill": fill_reads(tmp),
+                "load_avg_1m_after": round(os.getloadavg()[0], 2),
             }
         finally:
+            if service is not None:
+                service.terminate()
+                service.wait(timeout=60)
             stop_embedded(env)
     print(json.dumps(report, indent=2))
     results = ROOT / "benchmarks" / "results"

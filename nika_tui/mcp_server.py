@@ -9,6 +9,8 @@ Tools:
   the YAML hierarchy's status of named jobs/tasks is shown beside the memories (golden rule).
 - ``memory_remember`` — queue one memory (durable once queued, even while the service is down).
 - ``memory_history`` — the supersede chain of one memory.
+- the rest of the toolset (timeline, correct, retire, projects, review queue, hierarchy
+  status, session digest) is in :mod:`nika_tui.mcp_tools`; docs/mcp.md lists every tool.
 
 Failures come back as tool errors with the one-line message and hint (e.g. "memory service
 is not running — start it with `nika up`").
@@ -32,6 +34,7 @@ from nika_tui.domain.memory import Layer
 from nika_tui.domain.requests import MAX_RECALL_LIMIT, RecallQuery, RecallResult, RememberRequest
 from nika_tui.domain.tenant_id import is_valid_tenant_id
 from nika_tui.errors import NikaError
+from nika_tui.mcp_tools import as_of_arg, layer_arg, register_tools
 from nika_tui.services.memory_client import MemoryClient
 
 T = TypeVar("T")
@@ -78,7 +81,7 @@ def build_server(
     env: Mapping[str, str] | None = None,
     client_factory: Callable[[bool], MemoryClient] | None = None,
 ) -> MCPServer[Any]:
-    """The MCP server with its three tools.
+    """The MCP server with its tools (all scoped to ``NIKA_TENANT_ID``).
 
     Args:
         env: Environment for the tenant and Redis (default: the process's).
@@ -108,13 +111,17 @@ def build_server(
         task_id: str | None = None,
         limit: int = 5,
         include_retired: bool = False,
+        layer: str | None = None,
+        as_of: str | None = None,
     ) -> str:
         """Recall this tenant's memories relevant to QUERY (current ones unless include_retired).
 
-        Answers exactly 'no memory for QUERY' when nothing relevant is stored: then say so,
-        do not guess.
+        layer: semantic or episodic (default both). as_of: a date or ISO time: answer with
+        what was current then, by valid time. Answers exactly 'no memory for QUERY' when
+        nothing relevant is stored: then say so, do not guess.
         """
         tenant = _tenant(environ)
+        when, which = as_of_arg(as_of), layer_arg(layer)
         try:
             q = RecallQuery(
                 tenant_id=tenant,
@@ -125,6 +132,8 @@ def build_server(
                 limit=max(1, min(limit, MAX_RECALL_LIMIT)),
                 include_retired=include_retired,
                 session_id=environ.get("NIKA_SESSION_ID", ""),
+                layer=which,
+                as_of=when,
             )
         except ValidationError as exc:
             raise ToolError(explain_validation_error(exc)) from exc
@@ -190,6 +199,7 @@ def build_server(
             lines.append(f"[{rec.id}] ({status}, valid from {rec.valid_from:%Y-%m-%d}) {rec.text}")
         return "\n".join(lines)
 
+    register_tools(server, lambda: _tenant(environ), environ, make_client, in_thread)
     return server
 
 

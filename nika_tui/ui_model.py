@@ -414,8 +414,8 @@ class DashboardSource(Protocol):
         """Bus lines appended since ``after`` (the recent tail when ``None``)."""
         ...
 
-    def recall(self, tenant_id: str, query: str) -> RecallView:
-        """A tenant-scoped recall through the memory service."""
+    def recall(self, tenant_id: str, query: str, as_of: datetime | None = None) -> RecallView:
+        """A tenant-scoped recall through the memory service (as of a date: by valid time)."""
         ...
 
     def spawn(self, tenant_id: str) -> str:

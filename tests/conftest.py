@@ -52,6 +52,8 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[di
         "NIKA_TMUX_SOCKET": f"nika-test-{uuid.uuid4().hex[:10]}",
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
+        # Hook servers started by a test's hook runs exit soon after it (nika_tui.hookd).
+        "NIKA_HOOKD_IDLE_S": "10",
         # Parallel tests' kernels are not throttled by one another's cgroups (tests/quota opt in).
         "NIKA_QUOTA_CGROUPS": "0",
     }

@@ -6,13 +6,14 @@ hooks and ``--help`` start fast.
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from nika_tui import __version__
-from nika_tui.cli.common import run_handler
+
+if TYPE_CHECKING:
+    import argparse
 
 # Order is the order of ``nika --help``.
 GROUPS: tuple[str, ...] = (
@@ -22,6 +23,7 @@ GROUPS: tuple[str, ...] = (
     "service",
     "memory",
     "review",
+    "import_cmd",
     "confirm",
     "judge",
     "kernel",
@@ -45,6 +47,10 @@ FAST_PATHS: dict[str, tuple[str, ...]] = {"hook": ("hook",)}
 
 def build_parser(groups: Sequence[str] = GROUPS) -> argparse.ArgumentParser:
     """The argument parser with ``groups`` registered (all of them by default)."""
+    # Imported here: a hook (the fast path in :func:`main`) needs neither.
+    import argparse
+    import importlib
+
     parser = argparse.ArgumentParser(
         prog="nika",
         description="nika-os: one shared, current memory for every AI coding agent of a tenant.",
@@ -60,10 +66,18 @@ def build_parser(groups: Sequence[str] = GROUPS) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script."""
     arguments = list(sys.argv[1:] if argv is None else argv)
+    from nika_tui.hookd.client import is_fast_call
+
+    if is_fast_call(arguments):
+        from nika_tui.hookd.client import main as hook_main
+
+        return hook_main(arguments[1:])
     # Bare `nika` opens the dashboard: its first frame should not wait for other commands.
     groups = FAST_PATHS.get(arguments[0], GROUPS) if arguments else ("dashboard",)
     parser = build_parser(groups)
     args = parser.parse_args(arguments)
+    from nika_tui.cli.common import run_handler
+
     if getattr(args, "handler", None) is None:
         from nika_tui.cli.dashboard import default_entry
 

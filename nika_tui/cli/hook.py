@@ -36,11 +36,13 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     """``nika hook CLI EVENT [PAYLOAD]``."""
     parser = sub.add_parser(
         "hook",
-        help="agent hooks (installed into Claude Code / Codex by `nika kernel spawn`)",
+        help="agent hooks (installed into the tenant's agent CLI by `nika kernel spawn`)",
         description="Handle one agent hook event. The JSON payload is read from stdin "
         "(or given as PAYLOAD, as Codex's notify program does). Always exits 0.",
     )
-    parser.add_argument("cli", choices=("claude", "codex"), help="which agent CLI calls")
+    parser.add_argument(
+        "cli", choices=("claude", "codex", "gemini", "opencode"), help="which agent CLI calls"
+    )
     parser.add_argument("event", help="SessionStart, UserPromptSubmit, PreCompact, Stop, …")
     parser.add_argument("payload", nargs="?", default=None, help="JSON payload (Codex notify)")
     parser.set_defaults(handler=_handle)

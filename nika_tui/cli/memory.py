@@ -74,9 +74,16 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     rec.add_argument("--limit", type=int, default=5, help=f"1-{MAX_RECALL_LIMIT} (default 5)")
     rec.add_argument("--include-retired", action="store_true", help="also retired memories")
     rec.add_argument("--session", default="", help="caller session (marks hits in use)")
+    rec.add_argument(
+        "--as-of", default=None, help="what was current then, by valid time (2026-03-15, ISO time)"
+    )
     rec.add_argument("query", nargs="+", help="what to recall")
     add_json_flag(rec)
     rec.set_defaults(handler=recall_cmd)
+
+    from nika_tui.cli.memory_time import register_timeline
+
+    register_timeline(msub)
 
     his = msub.add_parser("history", help="the chain of what replaced what")
     his.add_argument("--tenant", required=True, help="tenant id")
@@ -217,11 +224,24 @@ def build_query(args: argparse.Namespace) -> RecallQuery:
             limit=args.limit,
             include_retired=args.include_retired,
             session_id=args.session,
+            as_of=parse_as_of_flag(args.as_of),
         )
     except ValidationError as exc:
         raise ValidationFailed(
             explain_validation_error(exc), "see `nika memory recall --help`"
         ) from None
+
+
+def parse_as_of_flag(value: str | None) -> datetime | None:
+    """``--as-of`` as an aware time (a bare date means the end of that day, UTC)."""
+    if value is None:
+        return None
+    from nika_tui.domain.timeline import parse_as_of
+
+    try:
+        return parse_as_of(value)
+    except ValueError as exc:
+        raise ValidationFailed(f"--as-of: {exc}", "see `nika memory recall --help`") from None
 
 
 def summary(record: MemoryRecord) -> str:

@@ -121,6 +121,10 @@ def _interactive(args: argparse.Namespace) -> int:
         print(f"Wrote {result.config_path}")
         if result.backup_path is not None:
             print(f"Backup of the previous config: {result.backup_path}")
+        from nika_tui.wizard.import_offer import offer_import
+
+        config = outcome.plan.config
+        offer_import(wizard.ask, sys.stdout, config.tenant_id, config.agent_cli)
         print(f"Next: `nika doctor`, then `nika kernel spawn {outcome.plan.config.tenant_id}`.")
     return 0
 

@@ -48,19 +48,22 @@ AGENT_CLIS: dict[AgentCli, AgentCliSpec] = {
     ),
     AgentCli.GEMINI_CLI: AgentCliSpec(
         cli=AgentCli.GEMINI_CLI,
-        home_env=None,
+        home_env="GEMINI_CLI_HOME",
         exit_command="/quit",
         compact_command="/compress",
+        # The installer also sets Gemini's own model.compressionThreshold to 0.61 (unless the
+        # person set one); nika's policy still sends /compress, for a threshold set higher.
         native_compact_threshold=False,
-        session_start_hook=False,
+        session_start_hook=True,
     ),
     AgentCli.OPENCODE: AgentCliSpec(
         cli=AgentCli.OPENCODE,
-        home_env=None,
+        home_env="OPENCODE_CONFIG_DIR",
         exit_command="/exit",
         compact_command="/compact",
         native_compact_threshold=False,
-        session_start_hook=False,
+        # nika's plugin injects the SessionStart digest with the session's first prompt.
+        session_start_hook=True,
     ),
     # A ``shell`` tenant runs whatever ``kernel.command`` says ($SHELL by default). nika
     # speaks the slash-command convention the agent CLIs share (/compact, /exit) to it; a bare

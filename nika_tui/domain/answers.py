@@ -443,6 +443,10 @@ def build_setup(
         if base is not None
         else TenantConfig.model_fields["kernel"].get_default(call_default_factory=True),
         demo=base.demo if base is not None else False,
+        # What agents may decide is set in the config, not by the wizard: an edit keeps it.
+        agents=base.agents
+        if base is not None
+        else TenantConfig.model_fields["agents"].get_default(call_default_factory=True),
     )
     return SetupPlan(config=config, secrets=secrets, warnings=list(dict.fromkeys(warnings)))
 

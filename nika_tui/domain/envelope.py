@@ -95,6 +95,8 @@ class NikaMeta(BaseModel):
     tools: tuple[str, ...] = ()
     parent_id: str = ""
     produces: tuple[str, ...] = ()
+    # Provenance of an imported record: "file:line" (``nika import``); empty when live.
+    source: str = Field(default="", max_length=1000, description="Where it was imported from.")
 
     @field_validator("timestamp")
     @classmethod

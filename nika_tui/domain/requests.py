@@ -50,6 +50,9 @@ class RecallQuery(_Msg):
     limit: int = Field(default=5, ge=1, le=MAX_RECALL_LIMIT)
     include_retired: bool = False
     session_id: str = Field(default="", description="Caller session, for active_refs.")
+    as_of: datetime | None = Field(
+        default=None, description="Answer with what was current then, by valid time."
+    )
 
 
 class RecallHit(_Msg):

@@ -140,6 +140,18 @@ class KernelConfig(_Strict):
     env: dict[str, str] = Field(default_factory=dict, description="Extra non-secret env vars.")
 
 
+class AgentPermissions(_Strict):
+    """What the tenant's agents may decide through the MCP tools."""
+
+    resolve_reviews: bool = Field(
+        default=False, description="Agents may approve or reject pending review items."
+    )
+    retire_needs_review: bool = Field(
+        default=True,
+        description="An agent's retire or correction waits for a person's review when true.",
+    )
+
+
 class TenantConfig(_Strict):
     """Everything nika-os knows about one tenant."""
 
@@ -157,6 +169,7 @@ class TenantConfig(_Strict):
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     kernel: KernelConfig = Field(default_factory=KernelConfig)
     scale: ScaleConfig = Field(default_factory=ScaleConfig)
+    agents: AgentPermissions = Field(default_factory=AgentPermissions)
     demo: bool = False
 
     @field_validator("tenant_id")

@@ -16,6 +16,8 @@ OP_MODULES: list[str] = [
     "nika_tui.engine.purge",
     "nika_tui.engine.rem",
     "nika_tui.engine.compress",
+    "nika_tui.engine.timeline",
+    "nika_tui.engine.agent_ops",
 ]
 
 

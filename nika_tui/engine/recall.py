@@ -42,6 +42,7 @@ from nika_tui.domain.memory import Layer, MemoryRecord, Status
 from nika_tui.domain.ports import PointFilter
 from nika_tui.domain.requests import RecallHit, RecallQuery, RecallResult
 from nika_tui.domain.tenant import Language
+from nika_tui.engine.as_of import current_hits
 from nika_tui.engine.context import EngineContext
 from nika_tui.services import redis_keys
 
@@ -67,6 +68,9 @@ RECENCY_TAU_DAYS = 30.0
 SCOPE_LOOKBACK = 200
 """Query-log entries searched for the project tighten_scope infers."""
 
+AS_OF_PREFETCH = 6
+"""As of a date, this many times the limit is fetched (retired versions compete for places)."""
+
 ID_PATTERN = re.compile(r"\b(?:JOB|TASK)-[A-Za-z0-9][A-Za-z0-9_.-]*", re.IGNORECASE)
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]*")
 
@@ -84,7 +88,8 @@ def _filter(q: RecallQuery) -> PointFilter:
         value = getattr(q, key)
         if value:
             equals[key] = str(value)
-    if not q.include_retired:
+    # As of a past date, a memory retired since may have been the current one then.
+    if not q.include_retired and q.as_of is None:
         equals["status"] = Status.CURRENT.value
     return PointFilter(equals=equals)
 
@@ -243,10 +248,12 @@ def recall(
     flt = _filter(q)
     layers = [q.layer] if q.layer is not None else list(Layer)
     hits: list[RecallHit] = []
+    # Twice the limit: hits below the relevance floor are dropped after fusion (and, as of a
+    # date, the versions that were not current then).
+    fetch = q.limit * (2 if q.as_of is None else AS_OF_PREFETCH)
     for layer in layers:
-        # Twice the limit: hits below the relevance floor are dropped after fusion.
         for p in ctx.vectors.search_hybrid(
-            q.tenant_id, layer, vector, q.query, flt=flt, limit=q.limit * 2, with_vectors=True
+            q.tenant_id, layer, vector, q.query, flt=flt, limit=fetch, with_vectors=True
         ):
             cosine = _cosine(vector, p.vector)
             if cosine < PALACE_MIN_COSINE:
@@ -261,6 +268,8 @@ def recall(
             )
             for h in hits
         ]
+    if q.as_of is not None and not q.include_retired:
+        hits = current_hits(ctx, q.tenant_id, hits, q.as_of)
     hits.sort(key=lambda h: (-h.score, -h.cosine))
     hits = hits[: q.limit]
     ids = named_ids(ctx, q)
@@ -283,7 +292,7 @@ def _log(
     filters = {
         k: v
         for k, v in q.model_dump(mode="json").items()
-        if k in ("job_id", "task_id", "domain", "action_type", "layer", "include_retired")
+        if k in ("job_id", "task_id", "domain", "action_type", "layer", "include_retired", "as_of")
         and v not in (None, False)
     }
     ctx.redis.xadd(

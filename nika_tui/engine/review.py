@@ -199,7 +199,8 @@ def resolve(
             tenant_id,
             item.layer,
             item.old_id,
-            superseded_by=item.new_id,
+            # An agent's retire request has no new memory (new_id "").
+            superseded_by=item.new_id or None,
             reason=f"review {item_id} approved: {item.reason}"[:500],
         )
         status = ReviewStatus.APPROVED

@@ -52,7 +52,12 @@ MAX_CONTEXT_BYTES = 8 * 1024
 LOG_MAX_BYTES = 5 * 1024 * 1024
 PREVIEW_CHARS = 40
 
-AGENT_TYPES = {"claude": "claude-code", "codex": "codex"}
+AGENT_TYPES = {
+    "claude": "claude-code",
+    "codex": "codex",
+    "gemini": "gemini-cli",
+    "opencode": "opencode",
+}
 
 # Failures a step may meet and survive (the next step still runs); anything else ends the run.
 STEP_ERRORS: tuple[type[BaseException], ...] = (
@@ -302,9 +307,14 @@ def _run(
     now: datetime | None,
     entry: dict[str, Any],
 ) -> tuple[str, HookContext | None]:
-    from nika_tui.hooks import claude, codex
+    from nika_tui.hooks import claude, codex, gemini, opencode
 
-    handlers = {"claude": claude.handle, "codex": codex.handle}
+    handlers = {
+        "claude": claude.handle,
+        "codex": codex.handle,
+        "gemini": gemini.handle,
+        "opencode": opencode.handle,
+    }
     if cli not in handlers:
         entry["outcome"], entry["detail"] = "skipped", f"unknown cli {cli!r}"
         return "", None

@@ -299,8 +299,14 @@ def session_start(ctx: HookContext, event_name: str = "SessionStart") -> str:
             session_id=ctx.session_id,
         )
         recalled: RecallResult | None = ctx.step("recall", lambda: client.recall(query))
-        if recalled and recalled.hits:
-            sections.append(("Recalled memories", [hit_line(h) for h in recalled.hits]))
+        # A handoff packet is shown by its own section only (never as a recalled memory).
+        hits = [
+            h
+            for h in (recalled.hits if recalled else [])
+            if not h.record.text.startswith(HANDOFF_MARKER)
+        ]
+        if hits:
+            sections.append(("Recalled memories", [hit_line(h) for h in hits]))
     else:
         ctx.notes.append("memory service not running: no recall injected")
     bookkeeping(ctx)

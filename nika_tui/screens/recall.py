@@ -1,6 +1,12 @@
-"""Recall: a tenant-scoped search box; hits with their envelope, or `no memory for {X}`."""
+"""Recall: a tenant-scoped search box; hits with their envelope, or `no memory for {X}`.
+
+An optional ``as of`` box (a date or ISO time) answers with what was current then, by valid
+time (docs/memory.md); empty means now.
+"""
 
 from __future__ import annotations
+
+from datetime import datetime
 
 from rich.text import Text
 from textual import on, work
@@ -9,6 +15,7 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Static
 
+from nika_tui.domain.timeline import parse_as_of
 from nika_tui.screens.base import DashboardScreen
 from nika_tui.ui_model import RecallView
 
@@ -57,6 +64,7 @@ class RecallScreen(DashboardScreen):
 
     def compose_body(self) -> ComposeResult:
         yield Input(placeholder=f"recall in {self.tenant_id}… (enter)", id="recall-query")
+        yield Input(placeholder="as of (2026-03-15 or an ISO time; empty = now)", id="recall-as-of")
         with VerticalScroll(id="recall-results"):
             yield Static(Text("type a question and press enter", style="dim"), id="recall-hits")
 
@@ -66,15 +74,26 @@ class RecallScreen(DashboardScreen):
         self.query_one("#recall-query", Input).focus()
 
     @on(Input.Submitted, "#recall-query")
+    @on(Input.Submitted, "#recall-as-of")
     def _submitted(self, event: Input.Submitted) -> None:
-        if event.value.strip():
-            self.query_one("#recall-hits", Static).update(Text("searching…", style="dim"))
-            self._recall(event.value.strip())
+        query = self.query_one("#recall-query", Input).value.strip()
+        when = self.query_one("#recall-as-of", Input).value.strip()
+        hits = self.query_one("#recall-hits", Static)
+        if not query:
+            return
+        try:
+            as_of = parse_as_of(when) if when else None
+        except ValueError as exc:
+            hits.update(Text(f"as of: {exc}", style="red"))
+            return
+        hits.update(Text("searching…", style="dim"))
+        self._recall(query, as_of)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="recall")
-    def _recall(self, query: str) -> None:
+    def _recall(self, query: str, as_of: datetime | None = None) -> None:
         try:
-            self.post_message(self.Answer(self.dashboard.source.recall(self.tenant_id, query)))
+            view = self.dashboard.source.recall(self.tenant_id, query, as_of)
+            self.post_message(self.Answer(view))
         except Exception as exc:  # noqa: BLE001 - UI edge
             self.post_message(self.Answer(None, str(exc)))
 

@@ -1,9 +1,10 @@
 """Per-tenant agent homes: each tenant's agent CLIs keep settings, sessions and transcripts apart.
 
-Claude Code reads ``CLAUDE_CONFIG_DIR`` and Codex reads ``CODEX_HOME``; both are pointed into
-``{data}/tenants/{tenant_id}/agent-home/{claude,codex}`` (0700) so that two tenants never share
-a settings file, a hook list, a login or a transcript by accident. The price: each tenant logs
-in to its CLI once.
+Claude Code reads ``CLAUDE_CONFIG_DIR``, Codex ``CODEX_HOME``, Gemini CLI ``GEMINI_CLI_HOME`` and
+OpenCode ``OPENCODE_CONFIG_DIR`` (its plugins and config; its sessions stay in its data dir);
+they point into ``{data}/tenants/{tenant_id}/agent-home/{claude,codex,gemini,opencode}`` (0700) so
+that two tenants never share a settings file, a hook list, a login or a transcript by accident. The
+price: each tenant logs in to its CLI once.
 """
 
 from __future__ import annotations
@@ -13,7 +14,12 @@ from pathlib import Path
 
 from nika_tui.paths import ensure_private_dir, tenant_data_dir
 
-HOME_VARS: dict[str, str] = {"CLAUDE_CONFIG_DIR": "claude", "CODEX_HOME": "codex"}
+HOME_VARS: dict[str, str] = {
+    "CLAUDE_CONFIG_DIR": "claude",
+    "CODEX_HOME": "codex",
+    "GEMINI_CLI_HOME": "gemini",
+    "OPENCODE_CONFIG_DIR": "opencode",
+}
 """Environment variable → sub-directory of the tenant's agent home."""
 
 

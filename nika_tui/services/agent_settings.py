@@ -103,9 +103,15 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 
 def merge_hooks(
-    settings: dict[str, Any], cli: str, events: Sequence[str], prefix: Sequence[str] | None = None
+    settings: dict[str, Any],
+    cli: str,
+    events: Sequence[str],
+    prefix: Sequence[str] | None = None,
+    timeout: int = HOOK_TIMEOUT_S,
 ) -> dict[str, Any]:
     """``settings`` with exactly one nika entry per event (others' entries kept, in order).
+
+    ``timeout`` is in the CLI's own unit (seconds for Claude Code and Codex, ms for Gemini CLI).
 
     Raises:
         ConfigError: ``hooks`` has a shape we do not know (left for a person to fix).
@@ -131,7 +137,7 @@ def merge_hooks(
                     {
                         "type": "command",
                         "command": hook_command(cli, event, prefix),
-                        "timeout": HOOK_TIMEOUT_S,
+                        "timeout": timeout,
                     }
                 ]
             }
@@ -259,11 +265,22 @@ def install_codex_hooks(
 
 
 def install_agent_hooks(
-    tenant_id: str, cli: str, env: Mapping[str, str] | None = None
+    tenant_id: str, cli: str, env: Mapping[str, str] | None = None, workdir: Path | None = None
 ) -> InstallReport:
-    """Install our hooks for the tenant's agent CLI (``claude-code`` or ``codex``); others: none."""
+    """Install our hooks for the tenant's agent CLI; a CLI without hooks (shell): none.
+
+    ``workdir`` is the kernel's working directory (Gemini CLI runs hooks only in a trusted one).
+    """
     if cli == "claude-code":
         return install_claude_hooks(tenant_id, env)
     if cli == "codex":
         return install_codex_hooks(tenant_id, env)
+    if cli == "gemini-cli":
+        from nika_tui.services.gemini_settings import install_gemini_hooks
+
+        return install_gemini_hooks(tenant_id, env, workdir=workdir)
+    if cli == "opencode":
+        from nika_tui.services.opencode_settings import install_opencode_plugin
+
+        return install_opencode_plugin(tenant_id, env)
     return InstallReport()

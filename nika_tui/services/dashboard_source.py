@@ -535,9 +535,13 @@ class RedisDashboardSource:
         lines.sort(key=lambda ln: ln.at.timestamp() if ln.at else 0.0)
         return BusTail(tuple(lines[-MAX_TAIL_LINES:]), json.dumps(cursor))
 
-    def recall(self, tenant_id: str, query: str) -> RecallView:
-        """A tenant-scoped recall (hits with envelope, or the PALACE line)."""
-        reply = self._rpc("recall", {"tenant_id": tenant_id, "query": query, "limit": 10})
+    def recall(self, tenant_id: str, query: str, as_of: datetime | None = None) -> RecallView:
+        """A tenant-scoped recall (hits with envelope, or the PALACE line); ``as_of``: what
+        was current then, by valid time."""
+        body: dict[str, Any] = {"tenant_id": tenant_id, "query": query, "limit": 10}
+        if as_of is not None:
+            body["as_of"] = as_of.isoformat()
+        reply = self._rpc("recall", body)
         return parse_recall(tenant_id, query, reply)
 
     # --- kernels ------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import copy
 import json
 import threading
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -331,14 +331,20 @@ class FixtureSource:
         lines.sort(key=lambda ln: ln.at.timestamp() if ln.at else 0.0)
         return BusTail(tuple(lines), json.dumps(cursor))
 
-    def recall(self, tenant_id: str, query: str) -> RecallView:
-        """The fixture's canned answer for ``query``, else the PALACE line."""
+    def recall(self, tenant_id: str, query: str, as_of: datetime | None = None) -> RecallView:
+        """The fixture's canned answer for ``query``, else the PALACE line; ``as_of`` keeps
+        the hits whose timestamp is not later (the canned hits have no supersede chains)."""
         self._need_service()
         with self._lock:
             answers = self._t(tenant_id).get("recall") or {}
         for key, answer in answers.items():
             if key.lower() in query.lower():
-                return parse_recall(tenant_id, query, answer)
+                view = parse_recall(tenant_id, query, answer)
+                if as_of is not None:
+                    hits = tuple(h for h in view.hits if _at(h.envelope) <= as_of)
+                    view = RecallView(tenant_id, query, hits, view.palace)
+                if view.hits:
+                    return view
         return RecallView(tenant_id, query, (), f"no memory for {query}")
 
     def _kernel(self, tenant_id: str, verb: str, state: str) -> str:
@@ -386,3 +392,12 @@ def _usage(raw: dict[str, Any]) -> dict[str, Any]:
         "tokens_limit": int(raw.get("limit") or 0) or None,
         "cost_today": float(raw["cost"]) if "cost" in raw else None,
     }
+
+
+def _at(envelope: Mapping[str, Any]) -> datetime:
+    """A canned hit's NIKA_META timestamp (the epoch when it has none)."""
+    try:
+        at = datetime.fromisoformat(str(envelope.get("timestamp")))
+    except ValueError:
+        return datetime.fromtimestamp(0, UTC)
+    return at if at.tzinfo else at.replace(tzinfo=UTC)

@@ -38,6 +38,9 @@ HOOK_EVENT_STATES: dict[str, KernelState] = {
     "Notification": KernelState.WAITING_INPUT,
     "SessionStart": KernelState.IDLE,
     "SessionEnd": KernelState.EXITED,
+    # Gemini CLI hook events (PreCompress is recorded as PreCompact when a compression runs)
+    "BeforeAgent": KernelState.WORKING,
+    "AfterAgent": KernelState.IDLE,
     # Codex ``notify`` payload type
     "agent-turn-complete": KernelState.IDLE,
 }

@@ -247,3 +247,57 @@ class MemoryClient:
         )
         item: dict[str, Any] = out["item"]
         return item
+
+    # --- time and agent tools (issue 21) ------------------------------------------------
+    def timeline(self, q: RecallQuery) -> dict[str, Any]:
+        """How the facts ``q`` names changed: ``timelines`` (versions) or ``palace``."""
+        return self.call("timeline", q.model_dump(mode="json"))
+
+    def projects(self, tenant_id: str) -> dict[str, Any]:
+        """``{project: {layer: {current, retired}}}`` of a tenant."""
+        out: dict[str, Any] = self.call("projects", {"tenant_id": tenant_id}).get("projects", {})
+        return out
+
+    def recent(self, tenant_id: str, project_id: str = "", limit: int = 10) -> list[MemoryRecord]:
+        """The newest current facts (semantic, by valid time) of a tenant or one project."""
+        out = self.call(
+            "recent", {"tenant_id": tenant_id, "project_id": project_id, "limit": limit}
+        )
+        return [MemoryRecord.model_validate(r) for r in out.get("records", [])]
+
+    def agent_retire(
+        self,
+        tenant_id: str,
+        memory_id: str,
+        reason: str,
+        superseded_by: str = "",
+        agent: str = "agent",
+    ) -> dict[str, Any]:
+        """Retire one memory for an agent (or queue it for review, per the tenant's settings)."""
+        return self.call(
+            "agent.retire",
+            {
+                "tenant_id": tenant_id,
+                "memory_id": memory_id,
+                "reason": reason,
+                "superseded_by": superseded_by,
+                "agent": agent,
+            },
+        )
+
+    def agent_review_resolve(
+        self, tenant_id: str, item_id: str, decision: str, note: str = "", agent: str = "agent"
+    ) -> dict[str, Any]:
+        """Resolve a review item for an agent (refused unless the tenant allows it)."""
+        out = self.call(
+            "agent.review.resolve",
+            {
+                "tenant_id": tenant_id,
+                "id": item_id,
+                "decision": decision,
+                "note": note,
+                "agent": agent,
+            },
+        )
+        item: dict[str, Any] = out["item"]
+        return item

@@ -158,3 +158,14 @@ def cost_day(tenant_id: str, day: str) -> str:
 def quota_state(tenant_id: str) -> str:
     """Hash: ``warned_day``, ``limited_day``, ``paused_pid`` of the token quota watcher."""
     return tenant_key(tenant_id, "quota")
+
+
+# --- nika import (issue 21) -----------------------------------------------------------------
+def import_keys(tenant_id: str) -> str:
+    """Set: idempotency keys of every memory ``nika import`` has queued for the tenant."""
+    return tenant_key(tenant_id, "import:keys")
+
+
+def import_files(tenant_id: str) -> str:
+    """Hash: source file → fingerprint (size:mtime) once all its memories are queued."""
+    return tenant_key(tenant_id, "import:files")

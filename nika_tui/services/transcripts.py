@@ -42,6 +42,8 @@ _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$")
 class TranscriptFormat(StrEnum):
     CLAUDE_CODE = "claude-code"
     CODEX = "codex"
+    GEMINI_CLI = "gemini-cli"
+    OPENCODE = "opencode"
 
 
 class TranscriptError(NikaError):

@@ -17,6 +17,19 @@ from nika_tui.domain.memory import Layer
 from nika_tui.domain.requests import RememberRequest
 
 TENANT = "acme"
+TOOLS = {
+    "memory_recall",
+    "memory_remember",
+    "memory_history",
+    "memory_timeline",
+    "memory_correct",
+    "memory_retire",
+    "memory_projects",
+    "review_list",
+    "review_resolve",
+    "hierarchy_status",
+    "session_digest",
+}
 
 
 def _params(tenant: str | None = TENANT) -> StdioServerParameters:
@@ -41,11 +54,7 @@ def call(tool: str, arguments: dict[str, Any], tenant: str | None = TENANT) -> t
         ):
             await session.initialize()
             listed = await session.list_tools()
-            assert {t.name for t in listed.tools} == {
-                "memory_recall",
-                "memory_remember",
-                "memory_history",
-            }
+            assert {t.name for t in listed.tools} == TOOLS
             result = await session.call_tool(tool, arguments)
             return bool(result.is_error), _text(result)
 

@@ -1,0 +1,140 @@
+"""RPC ops an agent reaches through the MCP tools: project counts, retire, correct, reviews.
+
+Agents never delete. An agent's retire (or the retirement of a fact it corrected) is applied
+at once only when the tenant's ``agents.retire_needs_review`` is false; otherwise it waits in
+the review queue for a person, like an UNCERTAIN pair. An agent resolves review items only
+when the tenant's ``agents.resolve_reviews`` allows it. The tenant of every op comes from the
+MCP server's environment (the kernel's tenant), never from the agent.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter
+from typing import Any
+
+from nika_tui.domain.memory import Layer, MemoryRecord, Status
+from nika_tui.domain.ports import PointFilter
+from nika_tui.domain.verdicts import Judgement, Verdict
+from nika_tui.engine.context import EngineContext
+from nika_tui.engine.ops import _str, op
+from nika_tui.engine.retire import load_record, retire
+from nika_tui.engine.review import Decision, enqueue_many, new_item, resolve
+from nika_tui.errors import ValidationFailed
+
+PROJECT_SCROLL_BATCH = 512
+
+
+def project_counts(ctx: EngineContext, tenant_id: str) -> dict[str, dict[str, dict[str, int]]]:
+    """``{project: {layer: {current, retired}}}`` over every memory of the tenant.
+
+    One scroll of both layers (the store has no group-by): linear in the tenant's size.
+    """
+    ctx.tenant(tenant_id)
+    counts: Counter[tuple[str, str, str]] = Counter()
+    for layer in Layer:
+        for p in ctx.vectors.scroll(tenant_id, layer, None, batch=PROJECT_SCROLL_BATCH):
+            counts[
+                (str(p.payload.get("project_id") or ""), layer.value, str(p.payload["status"]))
+            ] += 1
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    for (project, layer_name, status), n in sorted(counts.items()):
+        per_layer = out.setdefault(project, {}).setdefault(layer_name, {s.value: 0 for s in Status})
+        per_layer[status] = n
+    return out
+
+
+@op("projects")
+def _projects(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+    return {"projects": project_counts(ctx, _str(body, "tenant_id"))}
+
+
+RECENT_MAX = 50
+
+
+@op("recent")
+def _recent(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+    """The newest current semantic memories (by valid time) of a tenant or one project.
+
+    One scroll of the current semantic memories (no ordered index on valid time): linear in
+    the tenant's current facts, fine for a once-per-session digest.
+    """
+    tenant_id = _str(body, "tenant_id")
+    ctx.tenant(tenant_id)
+    limit = max(1, min(int(body.get("limit", 10)), RECENT_MAX))
+    equals = {"status": Status.CURRENT.value}
+    if body.get("project_id"):
+        equals["project_id"] = str(body["project_id"])
+    newest = heapq.nlargest(
+        limit,
+        (
+            p.payload
+            for p in ctx.vectors.scroll(
+                tenant_id, Layer.SEMANTIC, PointFilter(equals=equals), batch=PROJECT_SCROLL_BATCH
+            )
+        ),
+        key=lambda payload: float(payload.get("valid_from_ts") or 0.0),
+    )
+    return {"records": [MemoryRecord.from_payload(dict(p)).model_dump(mode="json") for p in newest]}
+
+
+@op("agent.retire")
+def _agent_retire(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+    """Retire one memory for an agent, or queue the retirement for a person's review."""
+    tenant_id = _str(body, "tenant_id")
+    config = ctx.tenant(tenant_id)
+    reason = _str(body, "reason")[:500]
+    agent = str(body.get("agent") or "agent")
+    old = load_record(ctx, tenant_id, _str(body, "memory_id"))
+    if old is None:
+        raise ValidationFailed(
+            f"no memory {body['memory_id']} in this tenant",
+            "take an id from memory_recall (ids are shown in brackets)",
+        )
+    new_id = str(body.get("superseded_by") or "")
+    new = load_record(ctx, tenant_id, new_id) if new_id else None
+    if new_id and new is None:
+        raise ValidationFailed(f"no memory {new_id} in this tenant", "pass an existing id")
+    if old.status is Status.RETIRED:
+        return {"status": "already-retired", "id": old.id, "superseded_by": old.superseded_by}
+    if not config.agents.retire_needs_review:
+        retire(ctx, tenant_id, old.layer, old.id, new_id or None, f"{agent}: {reason}")
+        return {"status": "retired", "id": old.id, "superseded_by": new_id or None}
+    judgement = Judgement(verdict=Verdict.UNCERTAIN, reason=f"{agent} asks: {reason}", judge=agent)
+    if new is not None:
+        item = new_item(ctx, old, new, judgement)
+    else:
+        # A retire without a replacement: the "new" side of the pair names the request.
+        item = new_item(ctx, old, old, judgement).model_copy(
+            update={
+                "id": f"r{old.id.replace('-', '')[:11]}",
+                "new_id": "",
+                "new_text": f"(retire: {reason})",
+                "new_valid_from": ctx.clock(),
+            }
+        )
+    queued = enqueue_many(ctx, [item])[0]
+    return {"status": "review", "review_id": queued.id, "id": old.id}
+
+
+@op("agent.review.resolve")
+def _agent_review_resolve(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+    """Resolve a review item for an agent, when the tenant allows agents to."""
+    tenant_id = _str(body, "tenant_id")
+    if not ctx.tenant(tenant_id).agents.resolve_reviews:
+        raise ValidationFailed(
+            f"tenant {tenant_id!r} does not let agents resolve reviews",
+            "ask a person to run `nika review resolve`, or set agents.resolve_reviews: true "
+            "in the tenant's config",
+        )
+    raw = _str(body, "decision")
+    try:
+        decision = Decision(raw)
+    except ValueError:
+        raise ValidationFailed(
+            f"invalid decision {raw!r}", "use one of: " + ", ".join(d.value for d in Decision)
+        ) from None
+    agent = str(body.get("agent") or "agent")
+    note = f"by {agent}: {body.get('note', '')}".strip()
+    item = resolve(ctx, tenant_id, _str(body, "id"), decision, note)
+    return {"item": item.model_dump(mode="json")}

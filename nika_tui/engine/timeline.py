@@ -1,0 +1,82 @@
+"""``nika memory timeline QUERY``: how a fact changed, version after version.
+
+The query finds memories of the tenant, retired ones included, above the PALACE relevance
+floor; each hit's supersede chain (:func:`nika_tui.engine.history.history`) becomes one
+timeline: every version with when it became true, until when, what replaced it and why.
+Chains are deduplicated (two hits of one chain give one timeline) and ordered by their best
+hit. Nothing relevant → the PALACE line, as for recall.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from nika_tui.domain.envelope import explain_validation_error
+from nika_tui.domain.memory import Layer
+from nika_tui.domain.ports import PointFilter
+from nika_tui.domain.requests import MAX_RECALL_LIMIT, RecallQuery
+from nika_tui.domain.timeline import versions
+from nika_tui.engine.context import EngineContext
+from nika_tui.engine.history import history
+from nika_tui.engine.ops import op
+from nika_tui.engine.recall import PALACE_MIN_COSINE, palace_line
+from nika_tui.errors import ValidationFailed
+
+DEFAULT_CHAINS = 3
+"""Timelines returned by default (the best-matching facts)."""
+
+
+def timeline(ctx: EngineContext, q: RecallQuery) -> dict[str, Any]:
+    """The timelines of the facts ``q`` names (see the module docstring).
+
+    Returns:
+        ``{"query", "tenant_id", "timelines": [[version, …], …], "palace"}``.
+    """
+    config = ctx.tenant(q.tenant_id)
+    vector = ctx.embedder.embed([q.query])[0]
+    equals = {"project_id": q.project_id} if q.project_id else {}
+    layers = [q.layer] if q.layer is not None else list(Layer)
+    scored: list[tuple[float, str]] = []
+    for layer in layers:
+        for p in ctx.vectors.search_dense(
+            q.tenant_id,
+            layer,
+            vector,
+            flt=PointFilter(equals=equals),
+            limit=q.limit * 4,
+        ):
+            # A dense hit's score is its cosine: the PALACE floor applies as in recall.
+            if p.score >= PALACE_MIN_COSINE:
+                scored.append((p.score, p.id))
+    scored.sort(reverse=True)
+    seen: set[str] = set()
+    out: list[list[dict[str, object]]] = []
+    for _cos, point_id in scored:
+        if point_id in seen:
+            continue
+        chain = history(ctx, q.tenant_id, point_id)
+        seen.update(r.id for r in chain)
+        out.append([v.to_json() for v in versions(chain)])
+        if len(out) >= q.limit:
+            break
+    return {
+        "query": q.query,
+        "tenant_id": q.tenant_id,
+        "timelines": out,
+        "palace": None if out else palace_line(config.language, q.query),
+    }
+
+
+@op("timeline")
+def _timeline_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+    body = {"limit": DEFAULT_CHAINS, **body}
+    body["limit"] = max(1, min(int(body["limit"]), MAX_RECALL_LIMIT))
+    try:
+        q = RecallQuery.model_validate(body)
+    except ValidationError as exc:
+        raise ValidationFailed(
+            f"invalid timeline query: {explain_validation_error(exc)}", "fix the query"
+        ) from exc
+    return timeline(ctx, q)

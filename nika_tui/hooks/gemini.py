@@ -1,0 +1,172 @@
+"""Gemini CLI hook events (``settings.json`` ``hooks``; payload on stdin, JSON answer on stdout).
+
+Verified on Gemini CLI 0.61.0 (``nika_tui/services/gemini_sessions.py`` has the session format):
+
+- ``SessionStart`` (``source`` startup | resume | clear) → the shared SessionStart context as
+  ``hookSpecificOutput.additionalContext`` (Gemini CLI reads the same field as Claude Code;
+  headless it prepends it to the prompt inside ``<hook_context>``).
+- ``BeforeAgent`` (``prompt``, once per user turn, before the model is called) → the prompt's
+  own recall and, after a compression, the newest handoff packet, each shown once per session
+  (:mod:`nika_tui.hooks.prompt_inject`); then the user's words are captured (semantic). The
+  prompt is cleaned of injected blocks first: headless Gemini CLI puts SessionStart's block
+  inside it.
+- ``AfterAgent`` (``prompt_response``) → the model's reply (episodic), read from the session
+  file (the payload's text may repeat its last streamed chunk).
+- ``PreCompress`` (``trigger`` manual | auto) → the handoff packet, but only for a compression
+  that really runs: Gemini CLI fires ``auto`` before *every* turn and only then compares the
+  context with its threshold, and even past it may find nothing to compress. So PreCompress
+  only notes that a compression is due (past the threshold, or manual); the packet is built at
+  the first later event whose session file shows the rewrite a compression leaves (a
+  ``$set.messages`` carrying a ``<state_snapshot>``, after the offset noted).
+- ``SessionEnd``, ``Notification`` → bookkeeping.
+
+Every event reads the fill from the session file (``tokens.input`` of the last answer over
+Gemini CLI's window for the model).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from nika_tui.hooks import HookContext
+from nika_tui.hooks.common import bookkeeping, capture_prompt, capture_turn, session_start
+from nika_tui.hooks.handoff import pre_compact
+from nika_tui.hooks.prompt_inject import mark_shown, prompt_context, shown_ids, strip_injected
+from nika_tui.services import redis_keys, wm_store
+from nika_tui.services.gemini_sessions import (
+    GeminiExchange,
+    compression_due,
+    compression_threshold,
+    read_exchange,
+    read_settings,
+)
+
+PENDING_TTL_S = 3600
+EVENTS: tuple[str, ...] = (
+    "SessionStart",
+    "BeforeAgent",
+    "AfterAgent",
+    "PreCompress",
+    "SessionEnd",
+    "Notification",
+)
+
+
+def _read(ctx: HookContext, session_file: Path | None) -> GeminiExchange | None:
+    if session_file is None:
+        return None
+    found: GeminiExchange | None = ctx.step("session_file", lambda: read_exchange(session_file))
+    return found
+
+
+def _record_fill(ctx: HookContext, exchange: GeminiExchange | None, session_file: Path) -> None:
+    if exchange is None or exchange.fill is None:
+        return
+    fill = exchange.fill
+    ctx.step(
+        "fill",
+        lambda: wm_store.record_fill(ctx.redis, ctx.tenant_id, fill, str(session_file), ctx.now),
+    )
+
+
+def _answer(event: str, context: str) -> str:
+    return json.dumps(
+        {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}},
+        ensure_ascii=False,
+    )
+
+
+def _session_start(ctx: HookContext, exchange: GeminiExchange | None) -> str:
+    output = session_start(ctx)
+    if output:
+        ctx.step("injected_mark", lambda: mark_shown(ctx, shown_ids(output)))
+    return output
+
+
+def _before_agent(ctx: HookContext, exchange: GeminiExchange | None) -> str:
+    prompt = strip_injected(str(ctx.payload.get("prompt") or ""))
+    # Recall before the capture: the prompt must not come back as its own memory.
+    context, marks = prompt_context(ctx, prompt)
+    ctx.payload["prompt"] = prompt
+    capture_prompt(ctx)
+    if not context:
+        return ""
+    ctx.step("injected_mark", lambda: mark_shown(ctx, marks))
+    return _answer("BeforeAgent", context)
+
+
+def _after_agent(ctx: HookContext, exchange: GeminiExchange | None) -> str:
+    reply = exchange.last_reply if exchange and exchange.last_reply else None
+    if reply is None:
+        raw = ctx.payload.get("prompt_response")
+        reply = raw if isinstance(raw, str) else None
+    return capture_turn(ctx, reply)
+
+
+def _pending_key(ctx: HookContext) -> str:
+    return redis_keys.tenant_key(ctx.tenant_id, f"gemini:compress-pending:{ctx.session_id}")
+
+
+def _pre_compress(ctx: HookContext, exchange: GeminiExchange | None) -> str:
+    threshold = compression_threshold(read_settings(ctx.env.get("GEMINI_CLI_HOME")))
+    manual = ctx.payload.get("trigger") == "manual"
+    if not manual and not compression_due(exchange.fill if exchange else None, threshold):
+        ctx.notes.append(f"PreCompress auto below {threshold:.0%}: no compression, no packet")
+    elif ctx.session_id and exchange is not None:
+        # Gemini CLI may still find nothing to compress (a history too short to split): the
+        # packet waits until the session file shows the compression (see _confirm).
+        pending = json.dumps({"offset": exchange.size, "trigger": ctx.payload.get("trigger")})
+        ctx.step("pending", lambda: ctx.redis.set(_pending_key(ctx), pending, ex=PENDING_TTL_S))
+        ctx.notes.append("compression due: the packet follows once the session file shows it")
+    bookkeeping(ctx)
+    return ""
+
+
+def _confirm(ctx: HookContext, exchange: GeminiExchange | None) -> None:
+    """The handoff packet, once the session file shows the compression a PreCompress announced."""
+    if exchange is None or exchange.last_compression_at is None or not ctx.session_id:
+        return
+    raw = ctx.step("pending_read", lambda: ctx.redis.get(_pending_key(ctx)))
+    if not raw:
+        return
+    pending = json.loads(str(raw))
+    if exchange.last_compression_at < int(pending.get("offset") or 0):
+        return
+    ctx.step("pending_clear", lambda: ctx.redis.delete(_pending_key(ctx)))
+    event, trigger = ctx.event, ctx.payload.get("trigger")
+    # The packet, its Redis copy and the compaction record, under Claude Code's event name.
+    ctx.event, ctx.payload["trigger"] = "PreCompact", pending.get("trigger") or "auto"
+    pre_compact(ctx)
+    ctx.event = event
+    if trigger is None:
+        ctx.payload.pop("trigger", None)
+    else:
+        ctx.payload["trigger"] = trigger
+
+
+def _bookkeeping(ctx: HookContext, exchange: GeminiExchange | None) -> str:
+    bookkeeping(ctx)
+    return ""
+
+
+HANDLERS: dict[str, Callable[[HookContext, GeminiExchange | None], str]] = {
+    "SessionStart": _session_start,
+    "BeforeAgent": _before_agent,
+    "AfterAgent": _after_agent,
+    "PreCompress": _pre_compress,
+}
+
+
+def handle(ctx: HookContext) -> str:
+    """Dispatch one Gemini CLI event; unknown events only get the bookkeeping."""
+    session_file = ctx.transcript_path
+    # The shared handlers read Claude / Codex transcripts; Gemini's session file is read here,
+    # and its fill recorded first (a compaction record takes the latest fill).
+    ctx.payload.pop("transcript_path", None)
+    exchange = _read(ctx, session_file)
+    if session_file is not None:
+        _record_fill(ctx, exchange, session_file)
+    _confirm(ctx, exchange)
+    return HANDLERS.get(ctx.event, _bookkeeping)(ctx, exchange)

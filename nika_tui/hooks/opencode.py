@@ -1,0 +1,121 @@
+"""OpenCode events, sent by nika's plugin (``nika_tui/assets/opencode_plugin.js``).
+
+OpenCode (verified 1.18.33) has no command hooks; its plugins are JavaScript modules loaded
+from ``{OPENCODE_CONFIG_DIR}/plugin/``. Ours runs ``nika hook opencode EVENT`` with a JSON
+payload on stdin, named after Claude Code's events:
+
+- ``UserPromptSubmit`` (plugin hook ``chat.message``, before the user message is saved and
+  sent): on a session's first prompt the shared SessionStart digest (OpenCode has no
+  session-start hook that can add context), then the prompt's own recall and the newest
+  handoff packet, each shown once per session; then the prompt is captured (semantic). The
+  answer's ``additionalContext`` becomes a synthetic text part of the user message.
+- ``PreCompact`` (``experimental.session.compacting``, called only when a compaction runs) →
+  the handoff packet. OpenCode keeps no transcript file we read, so the packet has the RAG
+  state and hooks fired but no files or decisions from a transcript.
+- ``Stop`` (bus event ``session.idle``) → the reply (episodic) and the fill: the last answer's
+  ``tokens`` (input + cache read + cache write) over ``context_window``, the model's
+  ``limit.context`` that OpenCode passed to ``chat.params``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from nika_tui.domain.context_fill import fill_percent
+from nika_tui.hooks import HookContext
+from nika_tui.hooks.common import bookkeeping_only, capture_prompt, capture_turn, session_start
+from nika_tui.hooks.handoff import pre_compact
+from nika_tui.hooks.prompt_inject import (
+    already_shown,
+    mark_shown,
+    prompt_context,
+    shown_ids,
+    strip_injected,
+)
+from nika_tui.services import wm_store
+from nika_tui.services.transcripts import ContextFill, TranscriptFormat
+
+EVENTS: tuple[str, ...] = ("UserPromptSubmit", "PreCompact", "Stop")
+SESSION_STARTED = "session-start"
+"""The mark a session's first prompt leaves in its shown set."""
+
+
+def _context_of(answer: str) -> str:
+    if not answer:
+        return ""
+    data: dict[str, Any] = json.loads(answer)
+    return str(data["hookSpecificOutput"]["additionalContext"])
+
+
+def _user_prompt(ctx: HookContext) -> str:
+    prompt = strip_injected(str(ctx.payload.get("prompt") or ""))
+    blocks: list[str] = []
+    shown: set[str] = ctx.step("injected_read", lambda: already_shown(ctx)) or set()
+    if ctx.session_id and SESSION_STARTED not in shown:
+        opening = session_start(ctx)
+        ctx.step(
+            "injected_mark",
+            lambda: mark_shown(ctx, [SESSION_STARTED, *shown_ids(opening)]),
+        )
+        if opening:
+            blocks.append(_context_of(opening))
+    # Recall before the capture: the prompt must not come back as its own memory.
+    context, marks = prompt_context(ctx, prompt)
+    ctx.payload["prompt"] = prompt
+    capture_prompt(ctx)
+    if context:
+        ctx.step("injected_mark", lambda: mark_shown(ctx, marks))
+        blocks.append(context)
+    if not blocks:
+        return ""
+    text = "\n".join(blocks)
+    return json.dumps(
+        {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}},
+        ensure_ascii=False,
+    )
+
+
+def _fill(ctx: HookContext) -> ContextFill | None:
+    tokens = ctx.payload.get("tokens")
+    window = ctx.payload.get("context_window")
+    if not isinstance(tokens, dict) or not isinstance(window, int) or window <= 0:
+        return None
+    raw_cache = tokens.get("cache")
+    cache: dict[str, Any] = raw_cache if isinstance(raw_cache, dict) else {}
+    counts = (tokens.get("input"), cache.get("read"), cache.get("write"))
+    used = sum(v for v in counts if isinstance(v, int))
+    return ContextFill(
+        fill_percent=fill_percent(used, window),
+        tokens=used,
+        window=window,
+        format=TranscriptFormat.OPENCODE,
+        model=str(ctx.payload.get("model") or ""),
+        at=ctx.now,
+    )
+
+
+def _stop(ctx: HookContext) -> str:
+    fill = _fill(ctx)
+    if fill is not None:
+        ctx.step(
+            "fill",
+            lambda: wm_store.record_fill(ctx.redis, ctx.tenant_id, fill, "opencode", ctx.now),
+        )
+    message = ctx.payload.get("last_assistant_message")
+    return capture_turn(ctx, message if isinstance(message, str) else None)
+
+
+HANDLERS: dict[str, Callable[[HookContext], str]] = {
+    "UserPromptSubmit": _user_prompt,
+    "PreCompact": pre_compact,
+    "Stop": _stop,
+}
+
+
+def handle(ctx: HookContext) -> str:
+    """Dispatch one OpenCode event; unknown events only get the bookkeeping."""
+    # The plugin sends no transcript path; a payload naming one is not OpenCode's.
+    ctx.payload.pop("transcript_path", None)
+    return HANDLERS.get(ctx.event, bookkeeping_only)(ctx)

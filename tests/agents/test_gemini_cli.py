@@ -1,0 +1,237 @@
+"""The real Gemini CLI (pinned, from npm) with nika's hooks, driven by a local Gemini API server.
+
+``gemini -p`` runs headless with ``GEMINI_CLI_HOME`` = the tenant's agent home (where
+``install_gemini_hooks`` wrote ``.gemini/settings.json`` and trusted the project folder) and
+``GOOGLE_GEMINI_BASE_URL`` = the mock server. The memory service runs in a thread over the
+test's embedded Redis, Qdrant Edge and the real embedder. Assertions are on outcomes: what
+the store holds and what reached the model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nika_tui.domain.memory import Layer
+from nika_tui.domain.requests import RecallQuery
+from nika_tui.services import redis_keys
+from nika_tui.services.gemini_settings import gemini_home, install_gemini_hooks
+from tests.agents.cli_install import CliInstallError, install_cli
+from tests.agents.mock_gemini_openai_chat import Logged, MockModelServer, default_reply
+from tests.helpers import retry_until
+from tests.plugins.memory import RunningService
+
+pytestmark = [pytest.mark.agents, pytest.mark.embedder]
+
+TENANT = "acme"
+FACT = "The staging server moved to 10.0.9.30 last week, the old address is retired."
+QUESTION = "What is the IP address of the staging server now?"
+
+
+@pytest.fixture(scope="module")
+def gemini_bin() -> Path:
+    try:
+        return install_cli("@google/gemini-cli")
+    except CliInstallError as exc:
+        pytest.skip(f"Gemini CLI not installable here: {exc}")
+
+
+@pytest.fixture
+def model() -> Iterator[MockModelServer]:
+    server = MockModelServer().start()
+    yield server
+    server.stop()
+
+
+@dataclass
+class Gemini:
+    binary: Path
+    project: Path
+    env: dict[str, str]
+    server: MockModelServer
+    last: subprocess.CompletedProcess[str] | None = None
+
+    def run(self, prompt: str, *extra: str) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(
+            [str(self.binary), *extra, "-p", prompt],
+            cwd=self.project,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        self.last = proc
+        return proc
+
+
+@pytest.fixture
+def gemini(
+    gemini_bin: Path,
+    model: MockModelServer,
+    make_tenant: Callable[..., object],
+    redis_url: str,
+    tmp_path: Path,
+) -> Gemini:
+    make_tenant(TENANT)
+    project = tmp_path / "acme-api"
+    (project / ".git").mkdir(parents=True)
+    # What a person's API-key login leaves in the settings (the installer must keep it).
+    settings = gemini_home(TENANT) / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True, mode=0o700)
+    settings.write_text(json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}}))
+    install_gemini_hooks(TENANT, workdir=project)
+    env = {
+        **os.environ,
+        "NIKA_TENANT_ID": TENANT,
+        "REDIS_URL": redis_url,
+        "GEMINI_CLI_HOME": str(gemini_home(TENANT)),
+        "GOOGLE_GEMINI_BASE_URL": model.url,
+        "GEMINI_API_KEY": "test-key-not-a-secret",
+        "NO_COLOR": "1",
+    }
+    return Gemini(gemini_bin, project, env, model)
+
+
+def _hook_notes(gemini: Gemini) -> list[tuple[str, object]]:
+    """What each Gemini hook run logged (for a failure's message)."""
+    log = Path(gemini.env["NIKA_OS_DATA_DIR"]) / "logs" / "hooks.log"
+    entries = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return [(e["event"], e.get("notes")) for e in entries if e.get("cli") == "gemini"]
+
+
+def _main_requests(server: MockModelServer) -> list[Logged]:
+    """Requests of the agent's own turns (not Gemini CLI's routing / JSON side questions)."""
+    return [
+        r
+        for r in server.generations()
+        if "streamGenerateContent" in r.path and "Gemini CLI" in r.text()
+    ]
+
+
+def test_a_fact_typed_reaches_the_next_session_once(
+    gemini: Gemini, running_service: RunningService
+) -> None:
+    gemini.run(f"Please remember this for the team: {FACT}")
+
+    def stored() -> bool:
+        found = running_service.client.recall(
+            RecallQuery(tenant_id=TENANT, query="staging server IP address", limit=5)
+        )
+        return any("10.0.9.30" in h.record.text for h in found.hits)
+
+    retry_until(stored, timeout=60, interval=0.2, what="the typed fact stored")
+    kept = running_service.client.recall(
+        RecallQuery(tenant_id=TENANT, query="staging server moved", layer=Layer.SEMANTIC)
+    )
+    fact = next(h.record for h in kept.hits if "10.0.9.30" in h.record.text)
+    assert fact.meta.agent_type == "gemini-cli"
+    assert fact.meta.project_id == "acme-api"
+    assert "<hook_context>" not in fact.text and "nika-memory" not in fact.text
+
+    before = len(_main_requests(gemini.server))
+    gemini.run(QUESTION)
+    asked = [r for r in _main_requests(gemini.server)[before:] if QUESTION in r.text()]
+    assert asked, "the new session's question never reached the model"
+    contents = json.dumps(asked[-1].body["contents"], ensure_ascii=False)
+    # Gemini CLI wraps hook context in <hook_context> and escapes the markup inside it.
+    assert contents.count("nika-memory tenant=") == 1
+    # Shown once: SessionStart's block and the prompt's recall do not both carry it.
+    assert contents.count("10.0.9.30") == 1
+
+
+def test_hooks_capture_the_reply_and_record_the_fill(
+    gemini: Gemini, redis_url: str, running_service: RunningService
+) -> None:
+    import redis
+
+    gemini.server.prompt_tokens = 52_429  # 5% of Gemini CLI's 1,048,576-token window
+    gemini.run("Summarise the deployment checklist of this repository for the release.")
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    wm = retry_until(
+        lambda: client.hgetall(redis_keys.working_memory(TENANT)) or None,
+        timeout=10,
+        what="working memory written",
+    )
+    assert wm["format"] == "gemini-cli"
+    assert int(wm["window"]) == 1_048_576
+    assert float(wm["fill_percent"]) == pytest.approx(5.0, abs=0.01)
+
+    def reply_stored() -> bool:
+        found = running_service.client.recall(
+            RecallQuery(
+                tenant_id=TENANT, query="recorded ready next step task", layer=Layer.EPISODIC
+            )
+        )
+        return any("ready for the next step" in h.record.text for h in found.hits)
+
+    retry_until(reply_stored, timeout=60, interval=0.2, what="the model's reply stored")
+
+
+def _tool_then_text(entry: Logged) -> str | dict[str, Any]:
+    """A tool call for a "migration plan" turn (Gemini CLI then checks for compression before
+    sending the tool's result), text otherwise."""
+    contents = entry.body.get("contents") or []
+    last = contents[-1] if contents else {}
+    answered = any("functionResponse" in p for p in last.get("parts", []))
+    if "Gemini CLI" in entry.text() and "migration plan" in entry.last_user() and not answered:
+        return {"name": "list_directory", "args": {"dir_path": "."}}
+    return default_reply(entry)
+
+
+def test_compressions_hand_off_the_newest_packet_once(
+    gemini: Gemini, redis_url: str, running_service: RunningService
+) -> None:
+    import redis
+
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    copies = redis_keys.handoff_packet(TENANT, "*")
+    gemini.server.reply = _tool_then_text
+    # 70% of the 1,048,576-token window: above the 61% the installer set.
+    gemini.server.prompt_tokens = 734_000
+
+    def compressions() -> int:
+        asks = ("Generate a new <state_snapshot>", "A previous <state_snapshot> exists")
+        return sum(any(a in r.last_user() for a in asks) for r in gemini.server.requests)
+
+    def packet() -> str:
+        keys = client.keys(copies)
+        assert len(keys) <= 1, "one session, one newest packet"
+        return str(client.get(keys[0])) if keys else ""
+
+    # Past the threshold but nothing to compress yet (one exchange): PreCompress fires, no packet.
+    gemini.run("We decided that the billing service moves to Postgres 16 this sprint.")
+    assert compressions() == 0 and packet() == ""
+
+    gemini.run("Continue the migration plan with the schema changes.", "--resume", "latest")
+    assert compressions() == 1, _hook_notes(gemini)
+    first = packet()
+    assert first.startswith("HANDOFF PACKET"), _hook_notes(gemini)
+
+    before = len(_main_requests(gemini.server))
+    gemini.run("Go on with the migration plan: the data copy.", "--resume", "latest")
+    contents = json.dumps(
+        _main_requests(gemini.server)[before].body["contents"], ensure_ascii=False
+    )
+    assert contents.count("HANDOFF PACKET") == 1 and first.splitlines()[1] in contents
+    assert compressions() == 2
+    second = packet()
+    assert second != first
+
+    before = len(_main_requests(gemini.server))
+    gemini.run("Which risks remain open?", "--resume", "latest")
+    asked = _main_requests(gemini.server)[before]
+    contents = json.dumps(asked.body["contents"], ensure_ascii=False)
+    # The newest packet, once. (The first one may still sit in the turns Gemini CLI kept
+    # uncompressed, inside the message it was injected with; it is not injected again.)
+    assert contents.count(second.splitlines()[1]) == 1, "the newest packet, once"
+    this_turn = asked.last_user()
+    assert second.splitlines()[1] in this_turn and first.splitlines()[1] not in this_turn

@@ -1,0 +1,193 @@
+"""The real OpenCode (pinned, from npm) with nika's plugin and a local Chat Completions server.
+
+``opencode run`` runs headless with ``OPENCODE_CONFIG_DIR`` = the tenant's agent home, where
+``install_opencode_plugin`` wrote ``plugin/nika-memory.js`` and where the test writes what a
+person would: an ``opencode.json`` with an OpenAI-compatible provider pointing at the mock
+server. HOME and the XDG dirs are temp dirs, so nothing touches a real OpenCode setup.
+
+OpenCode installs ``@opencode-ai/plugin`` into every config dir it loads (npm, in the
+background); the test links a copy installed once into the CLI cache so that a run does not
+wait for the registry.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import redis
+from filelock import FileLock
+
+from nika_tui.domain.memory import Layer
+from nika_tui.domain.requests import RecallQuery
+from nika_tui.services import redis_keys
+from nika_tui.services.opencode_settings import install_opencode_plugin, opencode_config_dir
+from tests.agents.cli_install import PINNED, CliInstallError, cache_root, install_cli
+from tests.agents.mock_gemini_openai_chat import Logged, MockModelServer
+from tests.helpers import retry_until
+from tests.plugins.memory import RunningService
+
+pytestmark = [pytest.mark.agents, pytest.mark.embedder]
+
+TENANT = "acme"
+FACT = "The staging server moved to 10.0.9.30 last week, the old address is retired."
+QUESTION = "What is the IP address of the staging server now?"
+WINDOW = 200_000
+
+
+@pytest.fixture(scope="module")
+def opencode_bin() -> Path:
+    try:
+        return install_cli("opencode-ai")
+    except CliInstallError as exc:
+        pytest.skip(f"OpenCode not installable here: {exc}")
+
+
+@pytest.fixture(scope="module")
+def plugin_deps() -> Path:
+    """``node_modules`` with ``@opencode-ai/plugin`` at OpenCode's own version, installed once."""
+    version = PINNED["opencode-ai"][0]
+    prefix = cache_root() / f"opencode-plugin-deps@{version}"
+    with FileLock(f"{prefix}.lock"):
+        if not (prefix / "node_modules" / "@opencode-ai" / "plugin").is_dir():
+            npm = shutil.which("npm")
+            if npm is None:
+                pytest.skip("npm is not on PATH")
+            prefix.mkdir(parents=True, exist_ok=True)
+            proc = subprocess.run(
+                [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
+                 f"@opencode-ai/plugin@{version}"],
+                capture_output=True, text=True, check=False,
+            )  # fmt: skip
+            if proc.returncode != 0:
+                pytest.skip(f"@opencode-ai/plugin not installable: {proc.stderr[-400:]}")
+    return prefix
+
+
+@pytest.fixture
+def model() -> Iterator[MockModelServer]:
+    server = MockModelServer().start()
+    yield server
+    server.stop()
+
+
+@dataclass
+class OpenCode:
+    binary: Path
+    project: Path
+    env: dict[str, str]
+    server: MockModelServer
+
+    def run(self, prompt: str) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(
+            [str(self.binary), "run", prompt],
+            cwd=self.project,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=240,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return proc
+
+
+@pytest.fixture
+def opencode(
+    opencode_bin: Path,
+    plugin_deps: Path,
+    model: MockModelServer,
+    make_tenant: Callable[..., object],
+    redis_url: str,
+    tmp_path: Path,
+) -> OpenCode:
+    make_tenant(TENANT)
+    project = tmp_path / "acme-api"
+    (project / ".git").mkdir(parents=True)
+    config_dir = opencode_config_dir(TENANT)
+    config_dir.mkdir(parents=True, mode=0o700)
+    provider = {
+        "npm": "@ai-sdk/openai-compatible",
+        "name": "Mock",
+        "options": {"baseURL": f"{model.url}/v1", "apiKey": "test-key-not-a-secret"},
+        "models": {"mock-model": {"name": "Mock", "limit": {"context": WINDOW, "output": 8000}}},
+    }
+    (config_dir / "opencode.json").write_text(
+        json.dumps(
+            {"provider": {"mock": provider}, "model": "mock/mock-model", "share": "disabled"}
+        )
+    )
+    (config_dir / "package.json").write_text(
+        json.dumps({"dependencies": {"@opencode-ai/plugin": PINNED["opencode-ai"][0]}})
+    )
+    (config_dir / "node_modules").symlink_to(plugin_deps / "node_modules")
+    install_opencode_plugin(TENANT)
+    home = tmp_path / "home"
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "OPENCODE_CONFIG_DIR": str(config_dir),
+        "OPENCODE_DISABLE_AUTOUPDATE": "1",
+        "OPENCODE_DISABLE_MODELS_FETCH": "1",
+        "NIKA_TENANT_ID": TENANT,
+        "REDIS_URL": redis_url,
+        "NO_COLOR": "1",
+        # A shell sets PWD to the directory it starts a program in; OpenCode reads it.
+        "PWD": str(project),
+    }
+    return OpenCode(opencode_bin, project, env, model)
+
+
+def _agent_requests(server: MockModelServer) -> list[Logged]:
+    """The agent's own turns (not OpenCode's title generator)."""
+    return [r for r in server.generations() if "title generator" not in r.system()]
+
+
+def test_a_fact_typed_reaches_the_next_session_once(
+    opencode: OpenCode, running_service: RunningService, redis_url: str
+) -> None:
+    opencode.server.prompt_tokens = 20_000  # 10% of the model's 200,000-token limit
+    opencode.run(f"Please remember this for the team: {FACT}")
+
+    def stored() -> bool:
+        found = running_service.client.recall(
+            RecallQuery(tenant_id=TENANT, query="staging server IP address", limit=5)
+        )
+        return any("10.0.9.30" in h.record.text for h in found.hits)
+
+    retry_until(stored, timeout=60, interval=0.2, what="the typed fact stored")
+    kept = running_service.client.recall(
+        RecallQuery(tenant_id=TENANT, query="staging server moved", layer=Layer.SEMANTIC)
+    )
+    fact = next(h.record for h in kept.hits if "10.0.9.30" in h.record.text)
+    assert fact.meta.agent_type == "opencode"
+    assert fact.meta.project_id == "acme-api"
+
+    # Stop (session.idle) recorded the fill from the answer's usage and the model's limit.
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    wm = retry_until(
+        lambda: client.hgetall(redis_keys.working_memory(TENANT)) or None,
+        timeout=10,
+        what="working memory written",
+    )
+    assert wm["format"] == "opencode"
+    assert int(wm["window"]) == WINDOW
+    assert float(wm["fill_percent"]) == pytest.approx(10.0, abs=0.01)
+
+    before = len(_agent_requests(opencode.server))
+    opencode.run(QUESTION)
+    asked = [r for r in _agent_requests(opencode.server)[before:] if QUESTION in r.text()]
+    assert asked, "the new session's question never reached the model"
+    messages = json.dumps(asked[-1].body["messages"], ensure_ascii=False)
+    assert "<nika-memory" in messages
+    assert messages.count("10.0.9.30") == 1
