@@ -461,6 +461,7 @@ def make_app(
     clock: Clock | None = None,
     show_welcome: bool | None = None,
     settings_file: Path | None = None,
+    autostart: Callable[[], None] | None = None,
 ) -> NikaDashboard:
     """Build settings and services, then the App.
 
@@ -470,6 +471,7 @@ def make_app(
         clock: ``now`` for snapshots; UTC wall clock when ``None`` (tests pass a fixed one).
         show_welcome: Open on the welcome screen; default: when no tenant is configured.
         settings_file: The UI settings file; ``{config}/ui.yaml`` when ``None``.
+        autostart: Starts the memory service when the live source finds it dead.
 
     Returns:
         The App, not yet running.
@@ -481,7 +483,7 @@ def make_app(
         from nika_tui.services.dashboard_source import RedisDashboardSource
 
         # libtmux is only needed for kernel actions: import it after the first frame.
-        source = RedisDashboardSource(e, defer_warm_up=True)
+        source = RedisDashboardSource(e, defer_warm_up=True, autostart=autostart)
     path = settings_file if settings_file is not None else settings_path(e)
     welcome = show_welcome if show_welcome is not None else not list_tenant_ids(e)
     options = DashboardOptions(

@@ -40,12 +40,26 @@ class TenantNotFound(NikaError):
     exit_code = 2
 
 
+class TenantBindingRefused(NikaError):
+    """A command inside one tenant's kernel named another tenant."""
+
+    exit_code = 2
+
+
 class SecretStoreError(NikaError):
     """The secret store cannot read or write a secret."""
 
 
 class StoreUnavailable(NikaError):
     """A storage backend (Redis, Qdrant, files) cannot be reached."""
+
+
+class ShardMissing(StoreUnavailable):
+    """A tenant's shard that held memories is gone or emptied: an alarm, never "no memory"."""
+
+
+class ShardBusy(StoreUnavailable):
+    """A shard is briefly offline (being optimised); retrying soon is the whole remedy."""
 
 
 class ServiceNotRunning(StoreUnavailable):

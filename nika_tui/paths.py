@@ -61,7 +61,45 @@ def tmux_socket_name(env: Mapping[str, str] | None = None) -> str:
 
 
 def ensure_private_dir(path: Path) -> Path:
-    """Create ``path`` (and parents) as 0700 and return it."""
+    """Create ``path`` (and its missing parents) as 0700 and return it.
+
+    ``mkdir(parents=True, mode=…)`` gives the mode to the leaf only: the parents it creates
+    (``data/``, ``data/tenants/``) were left at the umask's 0755.
+    """
+    missing: list[Path] = []
+    probe = path
+    while not probe.exists() and probe.parent != probe:
+        missing.append(probe)
+        probe = probe.parent
     path.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
+    for created in missing:
+        os.chmod(created, DIR_MODE)
     os.chmod(path, DIR_MODE)
     return path
+
+
+def tighten_modes(root: Path) -> int:
+    """Make every directory under ``root`` 0700 and every file 0600 (symlinks and sockets
+    untouched); how many were changed. ``nika up`` runs it over the config and data dirs so an
+    installation made by an earlier version (0755 / 0644) is private too."""
+    import stat
+
+    changed = 0
+    if not root.is_dir():
+        return 0
+    for current, dirs, files in os.walk(root):
+        for name, want in [(d, DIR_MODE) for d in dirs] + [(f, FILE_MODE) for f in files]:
+            path = os.path.join(current, name)
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
+                continue
+            if stat.S_IMODE(st.st_mode) & 0o077:
+                os.chmod(path, want)
+                changed += 1
+    if stat.S_IMODE(root.stat().st_mode) & 0o077:
+        os.chmod(root, DIR_MODE)
+        changed += 1
+    return changed

@@ -218,6 +218,8 @@ class TenantDetail:
     problems: tuple[str, ...] = ()
     bridge: BridgeView | None = None
     """None when no sender of the tenant is linked and the bridge never carried its messages."""
+    recall_params: str = ""
+    """Recall parameters in force and the last tuning's gain ± noise ("" before any tuning)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,7 @@ def _meta(ctx: HookContext) -> dict[str, Any]:
 def bill_transcript(ctx: HookContext, transcript: Path | None = None) -> int:
     """Bill the new usage lines of the event's transcript; return how many records."""
     path = transcript or ctx.transcript_path
-    if path is None:
+    if path is None or not ctx.configured:  # no billing dir for an unknown tenant
         return 0
     entries = collect_transcript(ctx.tenant_id, path, _meta(ctx), ctx.now, ctx.redis, ctx.env)
     return len(entries)
@@ -35,5 +35,7 @@ def bill_transcript(ctx: HookContext, transcript: Path | None = None) -> int:
 
 def bill_tool_call(ctx: HookContext) -> None:
     """One ``tool_call`` entry for a PostToolUse event (``tool_name`` from the payload)."""
+    if not ctx.configured:  # no billing dir for an unknown tenant
+        return
     tool = str(ctx.payload.get("tool_name") or "unknown")
     record_tool_call(ctx.tenant_id, tool, f"{ctx.cli} PostToolUse", _meta(ctx), ctx.now, ctx.env)

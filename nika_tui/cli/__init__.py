@@ -6,6 +6,7 @@ hooks and ``--help`` start fast.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -33,6 +34,9 @@ GROUPS: tuple[str, ...] = (
     "mcp",
     "demo",
     "debt",
+    "compress",
+    "automemory",
+    "tune",
     "dashboard",
     "scale",
     "quota",
@@ -65,6 +69,17 @@ def build_parser(groups: Sequence[str] = GROUPS) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script."""
+    # Everything nika creates under its config and data dirs (bus, shards, logs, spool) is
+    # private by default: 0600 files, 0700 dirs, whatever the library that writes them.
+    # Restored on return, for callers that run `main` in-process (tests, scripts).
+    previous = os.umask(0o077)
+    try:
+        return _main(argv)
+    finally:
+        os.umask(previous)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     from nika_tui.hookd.client import is_fast_call
 

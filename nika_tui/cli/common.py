@@ -17,6 +17,7 @@ Handler = Callable[[argparse.Namespace], int]
 def run_handler(handler: Handler, args: argparse.Namespace) -> int:
     """Run one command; print :class:`NikaError` as one line (+ hint) and return its code."""
     try:
+        _bind_tenant(args)
         return handler(args)
     except NikaError as exc:
         if getattr(args, "json", False):
@@ -36,6 +37,15 @@ def run_handler(handler: Handler, args: argparse.Namespace) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+
+
+def _bind_tenant(args: argparse.Namespace) -> None:
+    """Inside a kernel, ``--tenant`` defaults to (and must be) the kernel's own tenant."""
+    if "tenant" not in vars(args) or not (args.tenant is None or isinstance(args.tenant, str)):
+        return
+    from nika_tui.domain.tenant_binding import resolve_tenant
+
+    args.tenant = resolve_tenant(args.tenant, os.environ)
 
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:

@@ -28,7 +28,7 @@ def _confirm(args: argparse.Namespace) -> int:
     from nika_tui.services.redis_server import connect
 
     load_tenant(args.tenant)  # unknown tenant → clear error
-    client = connect()
+    client = connect(start=False)  # stopped means stopped: "not reachable", never a restart
     if args.action == "list":
         items = list_confirmations(client, args.tenant, include_resolved=args.all)
         if args.json:

@@ -30,8 +30,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     dash.set_defaults(handler=run_dashboard)
 
     web = sub.add_parser("web", help="serve the dashboard in a browser (textual-serve)")
-    web.add_argument("--host", default="127.0.0.1", help="interface to listen on (default local)")
-    web.add_argument("--port", type=int, default=8000)
+    web.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="interface to listen on (default loopback; others get a warning, token still needed)",
+    )
+    web.add_argument("--port", type=int, default=8000, help="TCP port (0: any free port)")
     web.add_argument("--offline-ui", action="store_true", help="serve the sample-data preview")
     add_json_flag(web)
     web.set_defaults(handler=run_web)
@@ -90,18 +94,31 @@ def run_dashboard(args: argparse.Namespace) -> int:
         except StoreUnavailable as exc:
             # The dashboard still opens: its status bar says Redis is down and it keeps retrying.
             print(f"warning: {exc}", file=sys.stderr)
-        app = make_app(show_welcome=True if args.welcome else None)
+        # A service that dies while the dashboard runs is restarted too (pid liveness).
+        app = make_app(
+            show_welcome=True if args.welcome else None, autostart=_start_service_in_background
+        )
     app.run()
     return 0
 
 
 def run_web(args: argparse.Namespace) -> int:
-    """Serve the dashboard over HTTP with textual-serve (each browser tab runs one dashboard)."""
-    from textual_serve.server import Server
+    """Serve the dashboard over HTTP (each browser tab runs one dashboard).
+
+    A per-launch token, an Origin check and loopback by default (:mod:`nika_tui.web_server`).
+    """
+    from nika_tui.errors import NikaError
+    from nika_tui.web_server import TokenServer
 
     command = [sys.executable, "-m", "nika_tui", "dashboard"]
     if args.offline_ui:
         command.append("--offline-ui")
-    server = Server(shlex.join(command), host=args.host, port=args.port, title="nika-os")
-    server.serve()
+    server = TokenServer(shlex.join(command), host=args.host, port=args.port)
+    try:
+        server.run()
+    except OSError as exc:
+        raise NikaError(
+            f"nika web cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
+            "pick another --port (0 chooses a free one) or stop what holds it",
+        ) from exc
     return 0

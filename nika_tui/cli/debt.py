@@ -90,7 +90,7 @@ def run_op(op: str, body: dict[str, Any], local: Callable[[EngineContext], dict[
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
-    """Add ``nika audit``, ``nika purge``, ``nika rem``, ``nika compress``."""
+    """Add ``nika audit``, ``nika purge``, ``nika rem`` (``nika compress``: cli/compress.py)."""
     audit = sub.add_parser("audit", help="memory-debt metrics against their thresholds")
     audit.add_argument("--tenant", default=None, help="one tenant (default: every tenant)")
     audit.add_argument("--sample", type=int, default=1000, help="points sampled for duplicates")
@@ -128,12 +128,6 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     add_json_flag(run)
     run.set_defaults(handler=_rem_run)
-
-    comp = sub.add_parser("compress", help="strategy A: export memories by theme to a git repo")
-    comp.add_argument("--tenant", required=True, help="tenant id")
-    comp.add_argument("--repo", required=True, help="git work tree (created if missing)")
-    add_json_flag(comp)
-    comp.set_defaults(handler=_compress)
 
 
 def _status_line(m: Mapping[str, Any]) -> str:
@@ -272,24 +266,4 @@ def _rem_run(args: argparse.Namespace) -> int:
                 f"  {step:<9} retired {len(info['retired'])}, added {len(info['added'])}, "
                 f"reviews {info['reviews']}"
             )
-    return 0
-
-
-def _compress(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    repo = str(Path(args.repo).expanduser().resolve())
-    body = {"tenant_id": args.tenant, "repo": repo}
-
-    def local(ctx: EngineContext) -> dict[str, Any]:
-        from nika_tui.engine.compress import compress
-
-        return compress(ctx, args.tenant, Path(repo))
-
-    result = run_op("compress", body, local)
-    if args.json:
-        print_json(result)
-        return 0
-    commit = result["commit"] or "nothing new to commit"
-    print(f"{result['memories']} memories in {len(result['files'])} topic files — {commit}")
     return 0

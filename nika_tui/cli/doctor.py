@@ -184,6 +184,8 @@ def check_cgroups() -> CheckResult:
 
 def collect() -> list[CheckResult]:
     """Every check, in report order."""
+    from nika_tui.cli.doctor_runtime import check_runtime
+
     return [
         check_tmux(),
         check_redis(),
@@ -192,6 +194,7 @@ def collect() -> list[CheckResult]:
         check_embedder(),
         check_cgroups(),
         *check_agent_clis(),
+        *check_runtime(),
     ]
 
 

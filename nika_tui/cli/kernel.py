@@ -16,14 +16,22 @@ if TYPE_CHECKING:
     from nika_tui.services.kernels import KernelManager
 
 
-def _manager() -> KernelManager:
+def _manager(start_redis: bool = False) -> KernelManager:
+    """The kernel manager; only commands that start a kernel also start the embedded Redis.
+
+    Read-only ones (list, attach, stop) say Redis is not running instead of restarting it.
+    """
     from nika_tui.services.kernels import KernelManager
 
+    if start_redis:
+        from nika_tui.services.redis_server import redis_url
+
+        redis_url(start=True)
     return KernelManager()
 
 
 def _spawn(args: argparse.Namespace) -> int:
-    result = _manager().spawn(args.tenant, wait=not args.no_wait)
+    result = _manager(start_redis=True).spawn(args.tenant, wait=not args.no_wait)
     if args.json:
         print_json(dataclasses.asdict(result))
     else:
@@ -86,7 +94,7 @@ def _stop(args: argparse.Namespace) -> int:
 
 
 def _restart(args: argparse.Namespace) -> int:
-    result = _manager().restart(args.tenant)
+    result = _manager(start_redis=True).restart(args.tenant)
     if args.json:
         print_json(dataclasses.asdict(result))
     else:

@@ -24,6 +24,7 @@ from nika_tui.domain.envelope import (
     Trigger,
     explain_validation_error,
 )
+from nika_tui.domain.input_limits import check_no_nul, check_valid_from
 from nika_tui.domain.memory import MAX_TEXT_CHARS, Layer, MemoryRecord, memory_id
 from nika_tui.domain.requests import MAX_RECALL_LIMIT, RecallQuery, RecallResult, RememberRequest
 from nika_tui.errors import ValidationFailed
@@ -81,6 +82,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     add_json_flag(rec)
     rec.set_defaults(handler=recall_cmd)
 
+    from nika_tui.cli.tune import register_feedback
+
+    register_feedback(msub)  # `nika memory feedback`: labels for `nika tune recall`
     from nika_tui.cli.memory_time import register_timeline
 
     register_timeline(msub)
@@ -119,7 +123,7 @@ def check_text(text: str) -> str:
             f"the text is {len(text):,} characters; one memory holds at most {MAX_TEXT_CHARS:,}",
             "split it into several facts, or summarise it",
         )
-    return text
+    return check_no_nul(text)
 
 
 def _parse_time(value: str | None, now: datetime) -> datetime:
@@ -132,7 +136,8 @@ def _parse_time(value: str | None, now: datetime) -> datetime:
             f"--valid-from {value!r} is not an ISO-8601 time",
             "e.g. 2026-06-01 or 2026-06-01T09:30Z",
         ) from None
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
+    parsed = parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
+    return check_valid_from(parsed, now)
 
 
 def build_request(args: argparse.Namespace, text: str, now: datetime) -> RememberRequest:
@@ -212,10 +217,17 @@ def build_query(args: argparse.Namespace) -> RecallQuery:
                 f"{flag}: {value!r} is not allowed; allowed values: {_choices(enum)}",
                 "see `nika memory recall --help`",
             )
+    query = " ".join(args.query).strip()
+    if not query:
+        raise ValidationFailed(
+            "the recall query is empty",
+            "say what to recall, e.g. `nika memory recall --tenant T how do we deploy`",
+        )
+    check_no_nul(query, "the query")
     try:
         return RecallQuery(
             tenant_id=args.tenant,
-            query=" ".join(args.query).strip() or " ",
+            query=query,
             project_id=args.project,
             job_id=args.job,
             task_id=args.task,

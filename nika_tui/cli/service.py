@@ -33,7 +33,8 @@ from nika_tui.paths import FILE_MODE, data_dir, ensure_private_dir, tmux_socket_
 
 SESSION = "nika-core"
 UP_TIMEOUT_S = 120.0
-DOWN_TIMEOUT_S = 30.0
+DOWN_TIMEOUT_S = 10.0
+"""Seconds ``down`` waits after SIGTERM before SIGKILL (safe: nothing unflushed is acked)."""
 _HANDOFF_PREFIXES = ("NIKA_", "QDRANT_", "HF_", "XDG_CONFIG_HOME", "XDG_DATA_HOME")
 _HANDOFF_KEYS = ("REDIS_URL", "TRANSFORMERS_OFFLINE")
 
@@ -47,6 +48,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
     up = sub.add_parser("up", help="start Redis and the memory service (tmux session nika-core)")
     up.add_argument("--timeout", type=float, default=UP_TIMEOUT_S, help="seconds to wait")
+    up.add_argument(
+        "--repair-aof",
+        action="store_true",
+        help="repair a corrupt embedded-Redis AOF first (truncates after the damage, keeps a copy)",
+    )
     add_json_flag(up)
     up.set_defaults(handler=up_cmd)
 
@@ -127,13 +133,33 @@ def serve_cmd(args: argparse.Namespace) -> int:
 
 # --- up / down --------------------------------------------------------------------------------
 def _tmux(*argv: str) -> subprocess.CompletedProcess[str]:
+    from nika_tui.services.tmux_env import server_environment
+
+    # This may start nika's tmux server: only allow-listed variables, or every kernel would
+    # inherit this shell's secrets; the service's own variables travel in the handoff file.
     return subprocess.run(
-        ["tmux", "-L", tmux_socket_name(), *argv], capture_output=True, text=True, check=False
+        ["tmux", "-L", tmux_socket_name(), *argv],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=server_environment(os.environ),
     )
 
 
 def _session_exists() -> bool:
     return _tmux("has-session", "-t", f"={SESSION}").returncode == 0
+
+
+def _session_alive() -> bool:
+    """True when ``nika-core``'s pane still runs a live process (a service starting up)."""
+    from nika_tui.services.liveness import process_alive
+
+    proc = _tmux("list-panes", "-t", f"={SESSION}", "-F", "#{pane_dead} #{pane_pid}")
+    for line in proc.stdout.splitlines():
+        dead, _, pid = line.partition(" ")
+        if dead != "1" and pid.isdigit() and process_alive(int(pid)):
+            return True
+    return False
 
 
 def _write_handoff() -> Path:
@@ -160,10 +186,25 @@ def up_cmd(args: argparse.Namespace) -> int:
     """Start (or reuse) Redis and the service; wait for the heartbeat."""
     from nika_tui.services.memory_client import MemoryClient
 
+    if getattr(args, "repair_aof", False):
+        from nika_tui.services.redis_server import repair_aof
+
+        print(repair_aof(), file=sys.stderr)
     client = MemoryClient.from_env(start_redis=True)
+    from nika_tui.paths import config_dir, tighten_modes
+    from nika_tui.services.hook_spool import replay_all
+
+    for root in (config_dir(), data_dir()):
+        tighten_modes(root)  # files of an earlier version, or copied in with 0644
+    replayed = replay_all(client)  # hooks' writes spooled while Redis was down
+    if replayed and not args.json:
+        print(f"replayed spooled hook writes: {replayed}", file=sys.stderr)
+    # Live by pid, not only by heartbeat: a kill -9'd service's key outlives it by its TTL.
     info = client.service_info()
     started = False
     if info is None:
+        if _session_exists() and not _session_alive():
+            _tmux("kill-session", "-t", f"={SESSION}")  # a dead service's leftover session
         if not _session_exists():
             handoff = _write_handoff()
             cmd = [sys.executable, "-m", "nika_tui", "serve", "--env-file", str(handoff)]
@@ -197,7 +238,8 @@ def up_cmd(args: argparse.Namespace) -> int:
 
 def down_cmd(args: argparse.Namespace) -> int:
     """Stop the service (and the embedded Redis with ``--redis``)."""
-    from nika_tui.engine.service import pid_alive
+    from nika_tui.services.liveness import process_alive as pid_alive
+    from nika_tui.services.liveness import reap
     from nika_tui.services.memory_client import MemoryClient
     from nika_tui.services.redis_server import stop_embedded
 
@@ -205,7 +247,7 @@ def down_cmd(args: argparse.Namespace) -> int:
     signalled = False
     try:
         client: MemoryClient | None = MemoryClient.from_env()
-    except ServiceNotRunning:
+    except NikaError:  # Redis is down: no heartbeat to read, the session may still exist
         client = None
     info = client.service_info() if client is not None else None
     if info is not None:
@@ -215,7 +257,16 @@ def down_cmd(args: argparse.Namespace) -> int:
             signalled = True
             deadline = time.monotonic() + DOWN_TIMEOUT_S
             while pid_alive(pid) and time.monotonic() < deadline:
+                reap(pid)  # our own child (tests, scripts) would otherwise stay a zombie
                 time.sleep(0.05)
+            if pid_alive(pid):
+                # Stuck past the deadline: SIGKILL loses nothing (entries are acknowledged
+                # only after their flush; the rest stay pending and are replayed).
+                os.kill(pid, signal.SIGKILL)
+                retry_deadline = time.monotonic() + 5
+                while pid_alive(pid) and time.monotonic() < retry_deadline:
+                    reap(pid)
+                    time.sleep(0.02)
             stopped = not pid_alive(pid)
     if _session_exists():
         _tmux("kill-session", "-t", f"={SESSION}")

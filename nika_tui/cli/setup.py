@@ -133,12 +133,9 @@ def _interactive(args: argparse.Namespace) -> int:
 
 
 def _read_answers(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(
-            f"{path}: cannot read the answers file ({exc.strerror})", "check the path"
-        ) from exc
+    from nika_tui.services.config_store import read_config_text
+
+    text = read_config_text(path, "answers")
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -13,6 +13,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from nika_tui.domain.scale_config import ScaleConfig
+from nika_tui.domain.sensitivity import RepoVisibility
 from nika_tui.domain.tenant_id import TENANT_ID_PATTERN
 
 SCHEMA_VERSION = 1
@@ -89,6 +90,8 @@ class AutoActions(_Strict):
     purge: AutoMode = AutoMode.ESCALATE
     rem: AutoMode = AutoMode.ESCALATE
     compact: AutoMode = AutoMode.ESCALATE
+    tune: AutoMode = AutoMode.ESCALATE
+    """Adopting tuned recall parameters (``nika tune recall``, docs/tuning.md)."""
 
 
 class TokenLimitAction(StrEnum):
@@ -164,6 +167,11 @@ class TenantConfig(_Strict):
     privacy: Privacy = Privacy.LOCAL
     providers: dict[Provider, ProviderConfig] = Field(default_factory=dict)
     knowledge_repo: str | None = None
+    knowledge_repo_visibility: RepoVisibility = Field(
+        default=RepoVisibility.PUBLIC,
+        description="Who can read the knowledge repo: a public one never receives a private "
+        "memory (strategy A keeps those in the local private tree). Public unless you say not.",
+    )
     auto_actions: AutoActions = Field(default_factory=AutoActions)
     quotas: Quotas = Field(default_factory=lambda: PLAN_QUOTAS[Plan.FREE])
     judge: JudgeConfig = Field(default_factory=JudgeConfig)

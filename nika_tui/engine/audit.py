@@ -606,6 +606,11 @@ def run_audit(
                     )
                 entry["confirmation_id"] = item["id"]
             outcome.actions.append(entry)
+        from nika_tui.engine.reset_trigger import decide_reset
+
+        reset_entry = decide_reset(ctx, tenant_id, report.strategies)  # strategy A (issue 22)
+        if reset_entry is not None:
+            outcome.actions.append(reset_entry)
         paused_key = redis_keys.ingest_paused(tenant_id)
         if report.critical:
             line = ctx.bus(tenant_id).append(

@@ -1,182 +1,245 @@
 """Strategy A, compression into the repo (seed 1, « Stratégie A »): the kernel becomes readable.
 
-Exports the tenant's *current* memories, grouped by theme, as Markdown files
-``knowledge/{topic}/{YYYY-MM-DD}.md`` in a git repository, then commits. A later kernel can
-re-ingest the repository into a fresh store and find its past by search, not accumulation.
+``nika compress --tenant T [--repo PATH]`` writes the tenant's *current* memories into readable,
+versioned trees, then commits and publishes (:mod:`.publish`):
 
-Themes: memories are grouped by project, then clustered greedily by meaning (a memory joins the
-first cluster whose leader is at cosine ≥ :data:`THEME_COSINE`, else it leads a new one); a
-cluster's topic slug is ``{project}-{domain}-{leader's first words}``. Each file carries YAML
-front matter with the seed's metadata: ``entity_type`` (semantic / episodic), ``scope``
-(project), ``recency`` (newest valid time), ``confidence`` (share of memories in the cluster
-seen in more than one session or with files/entities, a rough sourcing measure), and the ids.
+1. current memories of both layers are read with their vectors and split by sensitivity — a
+   private one (:mod:`nika_tui.domain.sensitivity`) never goes to a repo marked public;
+2. each tree gets its themes (:mod:`.themes`: ``knowledge/{topic}/{date}.md`` + ``.jsonl``)
+   and its hierarchical digest (:mod:`nika_tui.domain.synthesis`:
+   ``knowledge/digest/{date}.md`` + ``.jsonl``);
+3. both trees are committed; the knowledge repo is pushed to its ``origin`` when it has one.
 
-Nothing in the store changes: wiping the operational store stays a separate, explicit decision.
+Nothing in the store changes here: wiping the operational store is the reset's business
+(:mod:`.reset`), which runs this first and stops if it fails.
 """
 
 from __future__ import annotations
 
-import re
-import subprocess
-from collections.abc import Sequence
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+import numpy as np
 
 from nika_tui.domain.memory import Layer, MemoryRecord, Status
 from nika_tui.domain.ports import PointFilter
+from nika_tui.domain.sensitivity import RepoVisibility, why_private
+from nika_tui.domain.synthesis import DigestMemory, NodeDigest, synthesise
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.ops import op
-from nika_tui.errors import NikaError, ValidationFailed
+from nika_tui.engine.publish import (
+    commit,
+    has_remote,
+    knowledge_repo,
+    prepare_repo,
+    private_tree,
+    push,
+)
+from nika_tui.engine.review import list_items
+from nika_tui.engine.themes import Kept, cluster, render, render_jsonl, slugs, topic_paths
+from nika_tui.errors import ValidationFailed
 from nika_tui.services.files import atomic_write_text
 
-THEME_COSINE = 0.55
-"""Cosine to a cluster's leader from which a memory shares its theme (all-MiniLM-L6-v2)."""
-_WORD = re.compile(r"[a-z0-9]+")
+SCROLL_BATCH = 512
 
 
 @dataclass
-class Theme:
-    """One cluster of memories."""
+class TreeResult:
+    """What was written into one tree."""
 
-    project: str
-    leader: list[float]
-    records: list[MemoryRecord] = field(default_factory=list)
+    root: Path
+    files: list[str] = field(default_factory=list)
+    memories: int = 0
+    kept: int = 0
+    commit: str | None = None
 
-    def slug(self) -> str:
-        """``{project}-{domain}-{first words of the leader}``, filesystem-safe."""
-        first = self.records[0]
-        domain = first.meta.domain.value if first.meta.domain else "general"
-        words = [w for w in _WORD.findall(first.text.lower()) if len(w) > 2][:4]
-        parts = [self.project or "global", domain, *words]
-        return "-".join(parts)[:80].strip("-")
+    def ingest_files(self) -> list[Path]:
+        """The ``.jsonl`` files written (what a fresh store is re-ingested from)."""
+        return [self.root / f for f in self.files if f.endswith(".jsonl")]
 
 
-def _cos(a: Sequence[float], b: Sequence[float]) -> float:
-    return float(sum(x * y for x, y in zip(a, b, strict=False)))
+@dataclass
+class CompressResult:
+    """Both trees, and whether the repo was pushed."""
+
+    repo: TreeResult
+    private: TreeResult | None
+    pushed: str | None = None
+    private_reasons: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary (``files``, ``memories`` and ``commit`` are the repo's)."""
+        out: dict[str, Any] = {
+            "repo": str(self.repo.root),
+            "files": self.repo.files,
+            "memories": self.repo.memories + (self.private.memories if self.private else 0),
+            "kept": self.repo.kept + (self.private.kept if self.private else 0),
+            "commit": self.repo.commit,
+            "pushed": self.pushed,
+            "private": None,
+            "private_reasons": self.private_reasons,
+        }
+        if self.private is not None:
+            out["private"] = {
+                "tree": str(self.private.root),
+                "files": self.private.files,
+                "memories": self.private.memories,
+                "commit": self.private.commit,
+            }
+        return out
 
 
-def themes(ctx: EngineContext, tenant_id: str) -> list[Theme]:
-    """Current memories of both layers, clustered by project then meaning."""
-    found: list[Theme] = []
+def current_memories(ctx: EngineContext, tenant_id: str) -> list[Kept]:
+    """Every current memory of both layers, with its payload and unit vector."""
+    out: list[Kept] = []
     current = PointFilter(equals={"status": Status.CURRENT.value})
     for layer in Layer:
-        for p in ctx.vectors.scroll(tenant_id, layer, current, batch=512, with_vectors=True):
-            rec = MemoryRecord.from_payload(dict(p.payload))
-            vec = list(p.vector or [])
-            home = next(
-                (
-                    t
-                    for t in found
-                    if t.project == rec.meta.project_id and _cos(t.leader, vec) >= THEME_COSINE
-                ),
-                None,
-            )
-            if home is None:
-                found.append(Theme(rec.meta.project_id, vec, [rec]))
-            else:
-                home.records.append(rec)
-    return found
+        for p in ctx.vectors.scroll(tenant_id, layer, current, SCROLL_BATCH, with_vectors=True):
+            payload = dict(p.payload)
+            vector = np.asarray(p.vector or [], dtype=np.float32)
+            out.append(Kept(MemoryRecord.from_payload(payload), payload, vector))
+    return out
 
 
-def render(theme: Theme, tenant_id: str) -> str:
-    """Markdown with YAML front matter for one theme."""
-    recs = sorted(theme.records, key=lambda r: r.valid_from, reverse=True)
-    sourced = [r for r in recs if r.meta.files or r.meta.entity_ids or r.meta.session_id]
-    front: dict[str, Any] = {
-        "tenant_id": tenant_id,
-        "topic": theme.slug(),
-        "entity_type": sorted({r.layer.value for r in recs}),
-        "scope": theme.project or "global",
-        "recency": recs[0].valid_from.isoformat(),
-        "confidence": round(len(sourced) / len(recs), 2),
-        "memories": [r.id for r in recs],
-    }
-    lines = ["---", yaml.safe_dump(front, sort_keys=False).strip(), "---", ""]
-    lines.append(f"# {theme.slug()}")
-    lines.append("")
-    for r in recs:
-        extra = []
-        if r.meta.job_id:
-            extra.append(f"job {r.meta.job_id}")
-        if r.meta.files:
-            extra.append("files " + ", ".join(r.meta.files))
-        suffix = f" ({'; '.join(extra)})" if extra else ""
-        lines.append(f"- {r.valid_from.date().isoformat()} — {r.text}{suffix} `{r.id}`")
+def _digest_memory(k: Kept) -> DigestMemory:
+    r = k.record
+    return DigestMemory(
+        r.id,
+        r.text,
+        r.valid_from,
+        r.meta.project_id,
+        r.meta.job_id,
+        r.meta.task_id,
+        k.vector.tolist(),
+    )
+
+
+def render_digest(digests: list[NodeDigest], tenant_id: str, day: str) -> str:
+    """The digest as Markdown: one section per node, each line with its memory ids."""
+    lines = [f"# Digest of {tenant_id}, {day}", ""]
+    for d in digests:
+        title = f" — {d.title}" if d.title else ""
+        lines += [f"## {d.level} `{d.node_id}`{title}", "", f"{d.memory_count} memories", ""]
+        for name, section in (("Decided", d.decided), ("Current", d.current), ("Open", d.open)):
+            if not section:
+                continue
+            lines.append(f"### {name}")
+            for line in section:
+                ids = f" `{', '.join(line.ids)}`" if line.ids else ""
+                lines.append(f"- {line.text}{ids}")
+            lines.append("")
     return "\n".join(lines) + "\n"
 
 
-def _git(repo: Path, *args: str) -> str:
-    env = {
-        "GIT_AUTHOR_NAME": "nika-os",
-        "GIT_AUTHOR_EMAIL": "nika-os@localhost",
-        "GIT_COMMITTER_NAME": "nika-os",
-        "GIT_COMMITTER_EMAIL": "nika-os@localhost",
-        "PATH": "/usr/bin:/bin:/usr/local/bin",
-        "HOME": str(repo),
-    }
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(repo), *args],
-            capture_output=True,
-            text=True,
-            check=True,
-            env=env,
+def digest_rows(digests: list[NodeDigest]) -> str:
+    """The digest as JSONL (one node a line), re-ingested as one condensed memory per node."""
+    rows = []
+    for d in digests:
+        rows.append(
+            json.dumps(
+                {
+                    "node_id": d.node_id,
+                    "level": d.level,
+                    "title": d.title,
+                    "status": d.status,
+                    "scope": d.scope,
+                    "memory_count": d.memory_count,
+                    "decided": [{"text": x.text, "ids": list(x.ids)} for x in d.decided],
+                    "current": [{"text": x.text, "ids": list(x.ids)} for x in d.current],
+                    "open": [{"text": x.text, "ids": list(x.ids)} for x in d.open],
+                },
+                sort_keys=True,
+            )
         )
-    except FileNotFoundError as exc:
-        raise NikaError("git is not installed", "install git to use compression") from exc
-    except subprocess.CalledProcessError as exc:
-        raise NikaError(
-            f"git {args[0]} failed in {repo}: {exc.stderr.strip()[:300]}",
-            "check the repository (is it a valid, writable git work tree?)",
-        ) from exc
-    return out.stdout
+    return "\n".join(rows) + ("\n" if rows else "")
 
 
-def compress(ctx: EngineContext, tenant_id: str, repo: Path) -> dict[str, Any]:
-    """Export current memories by theme into ``repo/knowledge`` and commit.
+def write_tree(
+    ctx: EngineContext, tenant_id: str, root: Path, items: list[Kept], day: str
+) -> TreeResult:
+    """Themes and digest of ``items`` into ``root`` (files replaced atomically)."""
+    result = TreeResult(root, memories=len(items))
+    themes = cluster(items)
+    for theme, slug in zip(themes, slugs(themes), strict=True):
+        md, jsonl = topic_paths(slug, day)
+        atomic_write_text(root / md, render(theme, slug, tenant_id))
+        atomic_write_text(root / jsonl, render_jsonl(theme))
+        result.files += [str(md), str(jsonl)]
+        result.kept += len(theme.members)
+    if items:
+        ids = {k.record.id for k in items}
+        pairs = [(i.id, i.old_id, i.new_id) for i in list_items(ctx.redis, tenant_id)]
+        digests = synthesise(
+            [_digest_memory(k) for k in items],
+            ctx.hierarchy_nodes(tenant_id),
+            [p for p in pairs if p[1] in ids or p[2] in ids],
+            ctx.clock(),
+        )
+        base = Path("knowledge") / "digest"
+        atomic_write_text(root / base / f"{day}.md", render_digest(digests, tenant_id, day))
+        atomic_write_text(root / base / f"{day}.jsonl", digest_rows(digests))
+        result.files += [str(base / f"{day}.md"), str(base / f"{day}.jsonl")]
+    return result
+
+
+def compress(
+    ctx: EngineContext, tenant_id: str, repo: Path | None = None, *, publish: bool = True
+) -> CompressResult:
+    """Write the tenant's current memories into the knowledge trees, commit and push.
 
     Args:
         ctx: Engine context.
         tenant_id: The tenant.
-        repo: A git work tree (created with ``git init`` when the directory is empty or new).
+        repo: The knowledge repo's work tree (default: the tenant's ``knowledge_repo``).
+        publish: Push the repo to its ``origin`` when it has one.
 
     Returns:
-        Files written, memory count and the commit id (None when nothing changed).
+        What was written, committed and pushed.
 
     Raises:
-        ValidationFailed: ``repo`` exists and is not a directory.
-        NikaError: git failed.
+        ValidationFailed: no repo, or ``repo`` is not a git work tree.
+        PublishFailed: git refused the commit or the push.
     """
-    ctx.tenant(tenant_id)
-    if repo.exists() and not repo.is_dir():
-        raise ValidationFailed(f"{repo} is not a directory", "pass a git work tree with --repo")
-    repo.mkdir(parents=True, exist_ok=True)
-    if not (repo / ".git").exists():
-        _git(repo, "init", "-q")
+    config = ctx.tenant(tenant_id)
+    where, url = knowledge_repo(config, repo, ctx.env)
+    root = prepare_repo(where, url, ctx.env)
     day = ctx.clock().date().isoformat()
-    written: list[str] = []
-    count = 0
-    for theme in themes(ctx, tenant_id):
-        rel = Path("knowledge") / theme.slug() / f"{day}.md"
-        atomic_write_text(repo / rel, render(theme, tenant_id))
-        written.append(str(rel))
-        count += len(theme.records)
-    if not written:
-        return {"files": [], "memories": 0, "commit": None}
-    _git(repo, "add", "knowledge")
-    if not _git(repo, "status", "--porcelain", "knowledge").strip():
-        return {"files": written, "memories": count, "commit": None}
-    _git(repo, "commit", "-q", "-m", f"nika compress {tenant_id}: {count} memories, {day}")
-    commit = _git(repo, "rev-parse", "HEAD").strip()
-    return {"files": written, "memories": count, "commit": commit}
+    items = current_memories(ctx, tenant_id)
+    public = config.knowledge_repo_visibility is RepoVisibility.PUBLIC
+    shareable: list[Kept] = items
+    private: list[Kept] = []
+    reasons: dict[str, int] = {}
+    if public:
+        shareable, private = [], []
+        for k in items:
+            why = why_private(k.payload)
+            (private if why else shareable).append(k)
+            if why:
+                reasons[why] = reasons.get(why, 0) + 1
+    out = CompressResult(write_tree(ctx, tenant_id, root, shareable, day), None, None, reasons)
+    message = f"nika compress {tenant_id}: {len(items)} memories, {day}"
+    out.repo.commit = commit(root, out.repo.files, message, ctx.env)
+    if public and (private or private_has_files(tenant_id, ctx)):
+        tree = private_tree(tenant_id, ctx.env)
+        out.private = write_tree(ctx, tenant_id, tree, private, day)
+        out.private.commit = commit(tree, out.private.files, message + " (private)", ctx.env)
+    if publish and has_remote(root, env=ctx.env):
+        out.pushed = push(root, env=ctx.env)
+    return out
+
+
+def private_has_files(tenant_id: str, ctx: EngineContext) -> bool:
+    """True when the private tree already exists (so a run with no private memory updates it)."""
+    from nika_tui.paths import tenant_data_dir
+
+    return (tenant_data_dir(tenant_id, ctx.env) / "knowledge-private" / ".git").exists()
 
 
 @op("compress")
 def _compress_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     tenant_id, repo = body.get("tenant_id"), body.get("repo")
-    if not isinstance(tenant_id, str) or not isinstance(repo, str) or not repo:
-        raise ValidationFailed("compress needs 'tenant_id' and 'repo'", "pass --tenant and --repo")
-    return compress(ctx, tenant_id, Path(repo))
+    if not isinstance(tenant_id, str) or (repo is not None and not isinstance(repo, str)):
+        raise ValidationFailed("compress needs 'tenant_id' (and 'repo')", "pass --tenant")
+    return compress(ctx, tenant_id, Path(repo) if repo else None).to_dict()

@@ -16,8 +16,12 @@ OP_MODULES: list[str] = [
     "nika_tui.engine.purge",
     "nika_tui.engine.rem",
     "nika_tui.engine.compress",
+    "nika_tui.automemory.runner",
+    "nika_tui.tuning.tuner",
     "nika_tui.engine.timeline",
     "nika_tui.engine.agent_ops",
+    "nika_tui.engine.snapshot",
+    "nika_tui.engine.reset",
 ]
 
 

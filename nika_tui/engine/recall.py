@@ -40,11 +40,13 @@ import redis
 from nika_tui.domain.hierarchy import Level
 from nika_tui.domain.memory import Layer, MemoryRecord, Status
 from nika_tui.domain.ports import PointFilter
+from nika_tui.domain.recall_params import Candidate, RecallParams, rank_candidates
 from nika_tui.domain.requests import RecallHit, RecallQuery, RecallResult
 from nika_tui.domain.tenant import Language
 from nika_tui.engine.as_of import current_hits
 from nika_tui.engine.context import EngineContext
 from nika_tui.services import redis_keys
+from nika_tui.services.recall_params import read_params
 
 PALACE_MIN_COSINE = 0.40
 """Dense cosine (all-MiniLM-L6-v2) below which a hit is not relevant.
@@ -231,12 +233,15 @@ def recall(
 ) -> RecallResult:
     """Answer one recall (see the module docstring for the rules).
 
+    A tenant with adopted parameters (``nika tune recall``, docs/tuning.md) is ranked by
+    :func:`~nika_tui.domain.recall_params.rank_candidates` with them instead.
+
     Args:
         ctx: engine context.
         q: the query.
         vector: the query's embedding when the caller embedded a batch of queries.
     """
-    config = ctx.tenant(q.tenant_id)
+    ctx.tenant(q.tenant_id)  # an unknown tenant fails here, before any embedding
     if vector is None:
         vector = ctx.embedder.embed([q.query])[0]
     tuning = read_tuning(ctx.redis, q.tenant_id)
@@ -247,6 +252,11 @@ def recall(
             q = q.model_copy(update={"project_id": context_project})
     flt = _filter(q)
     layers = [q.layer] if q.layer is not None else list(Layer)
+    params, adopted = read_params(ctx.redis, q.tenant_id)
+    # The tuner's measured set wins over the debt action's recency heuristic. It was measured
+    # on recalls of what is current now: a recall as of a past date keeps the default ranking.
+    if adopted and q.as_of is None:
+        return _recall_tuned(ctx, q, vector, flt, layers, params, context_project)
     hits: list[RecallHit] = []
     # Twice the limit: hits below the relevance floor are dropped after fusion (and, as of a
     # date, the versions that were not current then).
@@ -271,7 +281,51 @@ def recall(
     if q.as_of is not None and not q.include_retired:
         hits = current_hits(ctx, q.tenant_id, hits, q.as_of)
     hits.sort(key=lambda h: (-h.score, -h.cosine))
-    hits = hits[: q.limit]
+    return _answer(ctx, q, hits[: q.limit], context_project)
+
+
+def _recall_tuned(
+    ctx: EngineContext,
+    q: RecallQuery,
+    vector: Sequence[float],
+    flt: PointFilter,
+    layers: Sequence[Layer],
+    params: RecallParams,
+    context_project: str,
+) -> RecallResult:
+    """Recall with the tenant's adopted parameters (ranked by :func:`rank_candidates`)."""
+    cands: list[Candidate] = []
+    records: dict[str, MemoryRecord] = {}
+    for layer in layers:
+        for p in ctx.vectors.search_hybrid(
+            q.tenant_id,
+            layer,
+            vector,
+            q.query,
+            flt=flt,
+            limit=q.limit * params.depth_factor,
+            with_vectors=True,
+        ):
+            record = MemoryRecord.from_payload(dict(p.payload))
+            records[record.id] = record
+            cands.append(
+                Candidate(
+                    record.id, p.score, _cosine(vector, p.vector), record.valid_from.timestamp()
+                )
+            )
+    cands.sort(key=lambda c: -c.fused)
+    ranked = rank_candidates(cands, params, q.limit, ctx.clock().timestamp())
+    hits = [
+        RecallHit(record=records[c.id], score=score, cosine=round(c.cosine, 4))
+        for c, score in ranked
+    ]
+    return _answer(ctx, q, hits, context_project)
+
+
+def _answer(
+    ctx: EngineContext, q: RecallQuery, hits: list[RecallHit], context_project: str
+) -> RecallResult:
+    config = ctx.tenant(q.tenant_id)
     ids = named_ids(ctx, q)
     result = RecallResult(
         query=q.query,

@@ -21,6 +21,10 @@ told; a failing store (``StoreUnavailable``) leaves the entry pending and the se
 after a back-off. An entry delivered :data:`MAX_DELIVERIES` times without success is
 dead-lettered too, so one poisonous entry cannot crash-loop the service.
 
+Fault isolation (:mod:`nika_tui.engine.tenant_faults`): when a batch's store fails, it is
+ingested and flushed tenant by tenant; a tenant that still fails is parked (its entries pending,
+an alarm in Redis) while every other tenant's ingest goes on. Only a Redis failure stops all.
+
 Liveness: ``SERVICE_HEARTBEAT`` holds ``{pid, host, started_at}`` with a TTL of
 :data:`HEARTBEAT_TTL_S`, refreshed every :data:`HEARTBEAT_EVERY_S`.
 """
@@ -47,9 +51,12 @@ from nika_tui.engine.embed_ahead import EmbedAhead, PendingVectors
 from nika_tui.engine.ingest import ingest_batch, parse_request
 from nika_tui.engine.ops import OpHandler
 from nika_tui.engine.ops_registry import load_ops
+from nika_tui.engine.tenant_faults import PARK_RETRY_S, TenantFaults
 from nika_tui.errors import NikaError, StoreUnavailable, ValidationFailed
 from nika_tui.paths import data_dir, ensure_private_dir
 from nika_tui.services import redis_keys
+from nika_tui.services.liveness import process_alive
+from nika_tui.services.secret_mask import masked_request
 
 log = logging.getLogger("nika.service")
 
@@ -102,14 +109,8 @@ def _error_body(exc: NikaError) -> dict[str, str]:
 
 
 def pid_alive(pid: int) -> bool:
-    """True when a process with ``pid`` exists on this host."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    """True when a process with ``pid`` exists on this host and is not a zombie."""
+    return process_alive(pid)
 
 
 def ensure_single(r: redis.Redis) -> None:
@@ -178,6 +179,9 @@ class MemoryService:
 
         # Debt audit every 6 h and the REM pass when kernels sleep (issue 5), from this loop.
         self.debt = DebtScheduler(ctx)
+        retry_s = float(ctx.env.get("NIKA_PARK_RETRY_S", PARK_RETRY_S))
+        self.faults = TenantFaults(self.r, ctx.clock, retry_s=retry_s)
+        """Tenants whose store failed: parked, alarmed, retried (see the module docstring)."""
         from nika_tui.scale.scheduler import ScaleScheduler
 
         # Strategy B (issue 18): host samples once a minute, scale plans per auto_actions.scale.
@@ -186,6 +190,10 @@ class MemoryService:
 
         # Tokens per day (issue 18): warn at 80%, pause or ask at 100%.
         self.quota = QuotaWatcher(ctx.redis, ctx.env)
+        from nika_tui.automemory.runner import AutoMemoryScheduler
+
+        # The agents' native auto-memory, synced after ingest (debounced) and after REM (#20).
+        self.automemory = AutoMemoryScheduler(ctx)
 
     # --- lifecycle ----------------------------------------------------------------------
     def stop(self) -> None:
@@ -218,6 +226,7 @@ class MemoryService:
             start = str(reply[0])
             if start == "0-0":
                 break
+        self.faults.load()
 
     def beat(self, force: bool = False) -> None:
         """Refresh the heartbeat (at most every HEARTBEAT_EVERY_S unless ``force``)."""
@@ -248,9 +257,11 @@ class MemoryService:
                 self.beat()
                 try:
                     self.step()
-                    self.debt.tick()
+                    done = self.debt.tick()
                     self.scale.tick()
                     self.quota.tick()
+                    self.automemory.touch(d[4:] for d in done if d.startswith("rem:"))
+                    self.automemory.tick()
                 except StoreUnavailable as exc:
                     log.warning("store unavailable, retrying in %.0fs: %s", RETRY_BACKOFF_S, exc)
                     self._retry_pending = True
@@ -281,6 +292,8 @@ class MemoryService:
         """Process pending entries (if a retry is due), then the batch read ahead or new ones."""
         if self._has_deferred and time.monotonic() - self._last_retry >= DEFER_RETRY_S:
             self._retry_pending = True
+        if self.faults.retry_due():
+            self._retry_pending = True  # parked tenants released: the drain replays theirs
         if self._retry_pending:
             # The drain re-reads every unacknowledged entry, the look-ahead's included: storing
             # the look-ahead as well would ingest those twice.
@@ -389,7 +402,9 @@ class MemoryService:
         parsed: list[_Parsed] = []
         for entry_id, fields in entries:
             try:
-                parsed.append((entry_id, fields, parse_request(fields.get("req", ""))))
+                # Masked again here: a writer that bypassed the client must not store secrets.
+                req = masked_request(parse_request(fields.get("req", "")))
+                parsed.append((entry_id, fields, req))
             except ValidationFailed as exc:
                 self._dead_letter(entry_id, fields, exc)
         return self._without_deferred(parsed)
@@ -463,9 +478,8 @@ class MemoryService:
         ``more_coming``: the next batch is already read; unless a group is already open, this
         batch's flush and acks wait for it (:data:`GROUP_COMMIT_BATCHES`).
         """
-        # StoreUnavailable propagates: nothing of the batch is acked, the loop replays it.
-        results = ingest_batch(self.ctx, [req for _, _, req in parsed], vectors)
-        for (entry_id, fields, req), result in zip(parsed, results, strict=True):
+        # A failing tenant is parked (nothing of it acked); a Redis failure propagates.
+        for (entry_id, fields, req), result in self._ingest_isolated(parsed, vectors):
             if isinstance(result, NikaError):
                 self._dead_letter(entry_id, fields, result, req)  # nothing stored to flush
             else:
@@ -475,15 +489,73 @@ class MemoryService:
             return
         self._commit()
 
+    def _ingest_isolated(
+        self, parsed: list[_Parsed], vectors: list[list[float]] | None
+    ) -> list[tuple[_Parsed, Any]]:
+        """:func:`ingest_batch` on the batch; if the store fails, tenant by tenant.
+
+        Returns each entry with its outcome, except those of tenants parked on the way.
+
+        Raises:
+            StoreUnavailable, redis.RedisError: Redis itself failed (every tenant waits).
+        """
+        try:
+            results = ingest_batch(self.ctx, [req for _, _, req in parsed], vectors)
+            return list(zip(parsed, results, strict=True))
+        except StoreUnavailable as exc:
+            self._check_redis(exc)
+            tenants = sorted({req.tenant_id for _, _, req in parsed})
+            if len(tenants) == 1:
+                self.faults.park(tenants[0], exc)
+                return []
+        out: list[tuple[_Parsed, Any]] = []
+        for tenant in tenants:
+            index = [i for i, (_, _, req) in enumerate(parsed) if req.tenant_id == tenant]
+            part = [parsed[i] for i in index]
+            part_vectors = [vectors[i] for i in index] if vectors is not None else None
+            try:
+                # A replay of what the failed attempt wrote rewrites the same point ids.
+                results = ingest_batch(self.ctx, [req for _, _, req in part], part_vectors)
+            except StoreUnavailable as exc:
+                self._check_redis(exc)
+                self.faults.park(tenant, exc)
+                continue
+            out.extend(zip(part, results, strict=True))
+        return out
+
+    def _check_redis(self, exc: StoreUnavailable) -> None:
+        """Re-raise ``exc`` if Redis is the one failing: parking tenants would not help."""
+        try:
+            self.r.ping()
+        except redis.RedisError:
+            raise exc from None
+
     def _commit(self) -> None:
-        """Flush the store, then acknowledge every stored entry of the group (never before)."""
+        """Flush the store, then acknowledge every stored entry of the group (never before).
+
+        Flushed tenant by tenant where the store can: a tenant whose flush fails (a shard
+        deleted under it) is parked and its entries stay pending; the others are acknowledged.
+        """
         if not self._uncommitted_batches:
             return
         acks, self._uncommitted, self._uncommitted_batches = self._uncommitted, [], 0
         # If the flush fails, the entries stay pending and the drain replays them (idempotent):
         # never kept here as well, or a later commit would acknowledge them a second time.
-        self._flush()
+        flush_tenant = getattr(self.ctx.vectors, "flush_tenant", None)
+        if callable(flush_tenant):
+            good: list[tuple[str, RememberRequest, Mapping[str, Any]]] = []
+            for tenant in sorted({req.tenant_id for _, req, _ in acks}):
+                try:
+                    flush_tenant(tenant)
+                except StoreUnavailable as exc:
+                    self.faults.park(tenant, exc)
+                    continue
+                good.extend(item for item in acks if item[1].tenant_id == tenant)
+            acks = good
+        else:
+            self._flush()
         self._ack(acks)
+        self.faults.recovered({req.tenant_id for _, req, _ in acks})
         self.processed += len(acks)
         self.beat()
 
@@ -496,6 +568,8 @@ class MemoryService:
             req = parse_request(fields.get("req", ""))
         except ValidationFailed:
             return False
+        if self.faults.has_alarm(req.tenant_id):
+            return True  # retried on purpose while its store was failing, not a poison entry
         return not ingest_allowed(self._paused(req.tenant_id), req.meta.trigger)
 
     def _without_deferred(
@@ -507,6 +581,9 @@ class MemoryService:
         :data:`DEFER_RETRY_S` until the ``ingest_paused`` key is gone; other writes (a person's,
         a hook's) go through (``nika_tui.domain.debt.ingest_allowed``).
         """
+        if any(self.faults.is_parked(req.tenant_id) for _, _, req in parsed):
+            # A parked tenant's entries stay pending behind the ones that failed.
+            parsed = [item for item in parsed if not self.faults.is_parked(item[2].tenant_id)]
         paused = {t for t in {req.tenant_id for _, _, req in parsed} if self._paused(t)}
         if not paused:
             return parsed
@@ -545,6 +622,7 @@ class MemoryService:
                 pipe.rpush(done, json.dumps(dict(outcome), default=str))
                 pipe.expire(done, INGEST_DONE_TTL_S)
         pipe.execute()
+        self.automemory.touch({req.tenant_id for _, req, _ in acks})
 
     def _dead_letter(
         self,
@@ -607,7 +685,10 @@ class MemoryService:
             body = json.loads(raw_body)
             if not isinstance(body, dict):
                 raise ValueError("the body must be a JSON object")
-            return {"ok": True, "result": handler(self.ctx, body)}
+            result = handler(self.ctx, body)
+            if op == "rem.run":
+                self.automemory.touch(result.get("tenants", {}) or [])
+            return {"ok": True, "result": result}
         except NikaError as exc:
             return {"ok": False, **_error_body(exc)}
         except ValueError as exc:

@@ -37,7 +37,13 @@ from pydantic import ValidationError
 
 from nika_tui.domain.tenant_id import is_valid_tenant_id
 from nika_tui.errors import NikaError
-from nika_tui.paths import FILE_MODE, data_dir, ensure_private_dir, tmux_socket_name
+from nika_tui.paths import (
+    FILE_MODE,
+    data_dir,
+    ensure_private_dir,
+    tenant_config_path,
+    tmux_socket_name,
+)
 from nika_tui.services.redis_server import redis_url
 
 MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
@@ -85,12 +91,20 @@ class HookContext:
     tenant_id: str
     now: datetime
     notes: list[str] = field(default_factory=list)
+    spooled: int = 0
+    """Writes that went to the spool because Redis was down (the log then says "spooled")."""
     _redis: redis.Redis | None = None
 
     @property
     def agent_type(self) -> str:
         """``claude-code`` or ``codex`` (the NIKA_META agent_type)."""
         return AGENT_TYPES.get(self.cli, self.cli)
+
+    @property
+    def configured(self) -> bool:
+        """True when the tenant has a config: per-tenant files are written only then (a hook
+        for an unknown tenant must not create ``data/tenants/<id>/``)."""
+        return tenant_config_path(self.tenant_id, self.env).is_file()
 
     @property
     def session_id(self) -> str:
@@ -109,7 +123,17 @@ class HookContext:
         if not isinstance(raw, str) or not raw:
             return None
         path = Path(raw)
-        return path if path.is_file() else None
+        if not path.is_file():
+            return None
+        # Another tenant's transcript (its agent home lies under its data dir) is never read.
+        tenants_root = (data_dir(self.env) / "tenants").resolve()
+        resolved = path.resolve()
+        if tenants_root in resolved.parents:
+            owner = resolved.relative_to(tenants_root).parts[0]
+            if owner != self.tenant_id:
+                self.notes.append(f"transcript_path refused: it belongs to tenant {owner}")
+                return None
+        return path
 
     @property
     def project_id(self) -> str:
@@ -336,5 +360,5 @@ def _run(
     entry["tenant"] = tenant
     ctx = HookContext(cli, event, payload, env, tenant, now or datetime.now(UTC))
     output = handlers[cli](ctx)
-    entry["outcome"] = "ok"
+    entry["outcome"] = "spooled" if ctx.spooled else "ok"
     return output, ctx

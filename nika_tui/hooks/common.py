@@ -17,6 +17,8 @@ from nika_tui.domain.envelope import ActionType, Domain, Intent, NikaMeta, Trigg
 from nika_tui.domain.handoff import HANDOFF_MARKER, handoff_query
 from nika_tui.domain.memory import MAX_TEXT_CHARS, Layer, content_hash
 from nika_tui.domain.requests import RecallHit, RecallQuery, RecallResult, RememberRequest
+from nika_tui.domain.secret_patterns import mask_secrets
+from nika_tui.errors import StoreUnavailable
 from nika_tui.hooks import MAX_CONTEXT_BYTES, RPC_TIMEOUT_S, HookContext, bridge_turn, preview
 from nika_tui.services import kernel_store, redis_keys, wm_store
 from nika_tui.services.bus import open_bus
@@ -33,20 +35,12 @@ MAX_META_ITEMS = 20
 _ACKS = frozenset(
     {"ok", "okay", "yes", "no", "y", "n", "continue", "go on", "go ahead", "thanks", "thank you"}
 )
-# Obvious credentials are masked before anything reaches the stream, the store or a log.
-_SECRET = re.compile(
-    r"(sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}|xox[abpr]-[A-Za-z0-9-]{10,}"
-    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----)"
-)
-_ASSIGNED_SECRET = re.compile(
-    r"(?i)\b((?:api[_-]?key|secret|token|password|passwd)\s*[:=]\s*)(['\"]?)[^\s'\"]{6,}\2"
-)
+# Credentials are masked before anything reaches the stream, the store or a log.
 
 
 def redact(text: str) -> str:
-    """Mask obvious secrets (API keys, tokens, private keys, ``password=…``)."""
-    text = _SECRET.sub("[REDACTED]", text)
-    return _ASSIGNED_SECRET.sub(lambda m: f"{m.group(1)}[REDACTED]", text)
+    """Mask secrets with the one masker every write path uses (``domain/secret_patterns``)."""
+    return mask_secrets(text)[0]
 
 
 def worth_keeping_prompt(prompt: str) -> bool:
@@ -120,7 +114,10 @@ def memory_client(ctx: HookContext) -> MemoryClient:
 
 def remember(ctx: HookContext, text: str, layer: Layer, meta: NikaMeta) -> str:
     """Enqueue one memory on the ingest stream (durable once this returns); its key."""
-    body = redact(text)[:MAX_TEXT_CHARS]
+    # Cut before masking (a 10 MB prompt costs the masker seconds); the margin keeps a secret
+    # that straddles the cut whole enough to be masked.
+    # NULs are stripped, not refused: the agent's text is kept (the client refuses them).
+    body = redact(text[: MAX_TEXT_CHARS + 1024].replace("\x00", ""))[:MAX_TEXT_CHARS]
     req = RememberRequest(
         tenant_id=ctx.tenant_id,
         text=body,
@@ -129,7 +126,21 @@ def remember(ctx: HookContext, text: str, layer: Layer, meta: NikaMeta) -> str:
         valid_from=ctx.now,
         idempotency_key=content_hash(ctx.tenant_id, layer, body, meta.project_id),
     )
-    return memory_client(ctx).remember(req)
+    from nika_tui.services import hook_spool
+
+    client = memory_client(ctx)
+    try:
+        key = client.remember(req)
+    except StoreUnavailable as exc:
+        # Redis is down: the write waits in the tenant's spool (replayed by the next hook run
+        # or `nika up`) and the log says "spooled", not "ok".
+        hook_spool.spool(req, ctx.env)
+        ctx.spooled += 1
+        ctx.notes.append(f"spooled: {exc.message}")
+        return req.idempotency_key or ""
+    if hook_spool.has_spool(ctx.tenant_id, ctx.env):
+        ctx.step("replay spool", lambda: hook_spool.replay(ctx.tenant_id, client, ctx.env))
+    return key
 
 
 # --- bookkeeping ---------------------------------------------------------------------------
@@ -165,6 +176,10 @@ def record_fired(ctx: HookContext) -> None:
         maxlen=HOOKS_FIRED_MAXLEN,
         approximate=True,
     )
+    if not ctx.configured:
+        # A hook for a tenant nobody configured must not create data/tenants/<id>/.
+        ctx.notes.append(f"bus: tenant {ctx.tenant_id} is not configured")
+        return
     open_bus(ctx.tenant_id, ctx.env).append(
         "hook.fired",
         {"cli": ctx.cli, "event": ctx.event, "session_id": ctx.session_id},

@@ -152,6 +152,8 @@ class TenantDetailScreen(DashboardScreen):
         if d.auto_actions:
             auto = " · ".join(f"{k}={v}" for k, v in sorted(d.auto_actions.items()))
             strat.append(f"\nauto-actions: {auto}", style="dim")
+        if d.recall_params:
+            strat.append(f"\nrecall: {d.recall_params}", style="dim")
         self.query_one("#strategies", Static).update(strat)
         conf = Text()
         for pending in d.confirmations:

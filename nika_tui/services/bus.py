@@ -56,7 +56,7 @@ class Bus:
         self.root = root
         self.tenant_id = tenant_id
         self.max_bytes = max_bytes
-        self._lock = FileLock(str(root / ".bus.lock"), timeout=10)
+        self._lock = FileLock(str(root / ".bus.lock"), timeout=10, mode=0o600)
 
     def _day_file(self, day: date) -> Path:
         return self.root / f"{day.isoformat()}.jsonl"

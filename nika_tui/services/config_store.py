@@ -51,6 +51,28 @@ def parse_config(path: Path, text: str) -> TenantConfig:
         ) from exc
 
 
+def read_config_text(path: Path, what: str = "config") -> str:
+    """The text of a config or answers file, or a one-line :class:`ConfigError` naming the fix.
+
+    A file that is not UTF-8 (saved as Latin-1, a binary pasted over it) or unreadable used to
+    end in a traceback, and took every other tenant down with it in ``nika tenant list``.
+    """
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: the {what} file is not UTF-8 text (byte {exc.start} is 0x"
+            f"{exc.object[exc.start]:02x})",
+            "re-save it as UTF-8 (e.g. `iconv -f latin1 -t utf-8`), or rewrite it with "
+            "`nika setup`",
+        ) from None
+    except OSError as exc:
+        raise ConfigError(
+            f"{path}: cannot read the {what} file ({exc.strerror})",
+            "check the file's permissions (it should be yours, mode 0600)",
+        ) from None
+
+
 def load_tenant(tenant_id: str, env: Mapping[str, str] | None = None) -> TenantConfig:
     """Load one tenant's config."""
     check_tenant_id(tenant_id)
@@ -59,7 +81,7 @@ def load_tenant(tenant_id: str, env: Mapping[str, str] | None = None) -> TenantC
         raise TenantNotFound(
             f"unknown tenant {tenant_id!r}", f"create it with `nika setup --tenant {tenant_id}`"
         )
-    config = parse_config(path, path.read_text(encoding="utf-8"))
+    config = parse_config(path, read_config_text(path))
     if config.tenant_id != tenant_id:
         # The directory names the tenant (tmux session, keyring service): a copied file whose
         # id was not updated would mix two tenants' state.

@@ -106,6 +106,12 @@ def resolve(
         result = {"command": command}
     elif kind == "rem.run":
         result = memory.call("rem.run", {"tenant_id": tenant_id}, timeout=600)
+    elif kind == "compress.reset":
+        result = memory.call("compress.reset", {"tenant_id": tenant_id}, timeout=3600)
+    elif kind == "tune.adopt":
+        result = memory.call(
+            "tune.adopt", {"tenant_id": tenant_id, "detail": str(item.get("detail", ""))}
+        )
     elif kind == "scale.apply":
         from nika_tui.scale.approve import approve_scale
 

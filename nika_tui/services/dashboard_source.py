@@ -54,6 +54,7 @@ from nika_tui.services.dashboard_parse import (
     provenance,
     worst_metric,
 )
+from nika_tui.services.liveness import heartbeat_live
 from nika_tui.services.redis_server import redis_url
 from nika_tui.ui_model import (
     UNREADABLE,
@@ -81,6 +82,8 @@ MAX_PROVENANCE = 20
 TAIL_BYTES = 32 * 1024
 MAX_TAIL_LINES = 500
 _REDIS_ERRORS = (redis.RedisError, OSError)
+AUTOSTART_EVERY_S = 30.0
+"""Seconds between two service starts from the dashboard (the embedder loads in ~7 s)."""
 RESOLVE_SOCKET_TIMEOUT_S = 5.0
 """Socket timeout of the connection that resolves a confirmation (see
 :meth:`RedisDashboardSource.resolve_confirmation`)."""
@@ -113,6 +116,7 @@ class RedisDashboardSource:
         history_samples: int = 120,
         debt_reports: int = 30,
         defer_warm_up: bool = False,
+        autostart: Callable[[], None] | None = None,
     ) -> None:
         """Build a source for one environment.
 
@@ -125,6 +129,9 @@ class RedisDashboardSource:
             defer_warm_up: Do not import the kernel manager now; the caller calls
                 :meth:`warm_up` from its UI thread later (the dashboard: after its first frame,
                 which does not need it).
+            autostart: Starts the memory service (detached, without waiting); called when a
+                snapshot finds Redis up and no live service, at most every
+                :data:`AUTOSTART_EVERY_S`. ``None``: never (tests, previews).
         """
         self.env: Mapping[str, str] = dict(os.environ if env is None else env)
         self._kernels = kernels
@@ -137,6 +144,8 @@ class RedisDashboardSource:
         self._debt_reports = debt_reports
         self._redis: redis.Redis | None = None
         self._configs: dict[str, tuple[float, TenantConfig | None, str]] = {}
+        self._autostart = autostart
+        self._last_autostart = -AUTOSTART_EVERY_S
 
     # --- plumbing -----------------------------------------------------------------------
     def _client(self) -> redis.Redis:
@@ -229,19 +238,47 @@ class RedisDashboardSource:
         """Every tenant's row; Redis and service health. Never raises."""
         ids = list_tenant_ids(self.env)
         try:
-            raw, service_ok = self._read_rows(ids, now.strftime("%Y%m%d"))
+            raw, service_ok, alarms = self._read_rows(ids, now.strftime("%Y%m%d"))
         except _REDIS_ERRORS as exc:
             self._drop_client()
             rows = tuple(self._row(t, None, now) for t in ids)
             problem = f"Redis unreachable ({type(exc).__name__}) — start it with `nika up`"
             return Snapshot(now, rows, redis_ok=False, service_ok=False, problems=(problem,))
         rows = tuple(self._row(t, raw[t], now) for t in ids)
-        problems = () if service_ok else ("memory service down — start it with `nika up`",)
+        if not service_ok:
+            self._maybe_autostart()
+        problems: tuple[str, ...] = (
+            () if service_ok else ("memory service down — start it with `nika up`",)
+        )
+        # A tenant whose store failed is parked by the service: an alarm, on the status bar
+        # and on its row, until its entries are stored again.
+        problems += tuple(
+            f"ALARM {tenant}: memory store failing — see `nika doctor`" for tenant in alarms
+        )
+        rows = tuple(
+            replace(r, problems=(*r.problems, "memory store failing: ingest parked"))
+            if r.tenant_id in alarms
+            else r
+            for r in rows
+        )
         return Snapshot(now, rows, redis_ok=True, service_ok=service_ok, problems=problems)
 
-    def _read_rows(self, ids: Sequence[str], day: str) -> tuple[dict[str, list[Any]], bool]:
+    def _maybe_autostart(self) -> None:
+        """Restart a dead service (DESIGN: the dashboard starts it when absent), rate-limited."""
+        if self._autostart is None:
+            return
+        now = time.monotonic()
+        if now - self._last_autostart < AUTOSTART_EVERY_S:
+            return
+        self._last_autostart = now
+        self._autostart()
+
+    def _read_rows(
+        self, ids: Sequence[str], day: str
+    ) -> tuple[dict[str, list[Any]], bool, list[str]]:
         pipe = self._client().pipeline(transaction=False)
-        pipe.exists(keys.SERVICE_HEARTBEAT)
+        pipe.get(keys.SERVICE_HEARTBEAT)
+        pipe.hkeys(keys.TENANT_ALARMS)
         for t in ids:
             pipe.hgetall(keys.kernel_state(t))
             pipe.get(keys.kernel_heartbeat(t))
@@ -255,9 +292,12 @@ class RedisDashboardSource:
         out = pipe.execute(raise_on_error=False)
         if out and isinstance(out[0], redis.ConnectionError):
             raise out[0]
-        service_ok = out[0] is True or out[0] == 1
-        per = 8
-        return {t: out[1 + i * per : 1 + (i + 1) * per] for i, t in enumerate(ids)}, service_ok
+        # Live by pid too: a kill -9'd service's heartbeat outlives it by its TTL.
+        service_ok = isinstance(out[0], str) and heartbeat_live(_heartbeat_info(out[0]))
+        alarms = sorted(str(t) for t in out[1]) if isinstance(out[1], list) else []
+        per, first = 8, 2
+        rows = {t: out[first + i * per : first + (i + 1) * per] for i, t in enumerate(ids)}
+        return rows, service_ok, alarms
 
     def _row(self, tenant_id: str, raw: list[Any] | None, now: datetime) -> TenantRow:
         config, problem = self._config(tenant_id)
@@ -306,7 +346,7 @@ class RedisDashboardSource:
         problems: list[str] = []
         confirmations: tuple[ConfirmationView, ...] = ()
         try:
-            raw, _ = self._read_rows([tenant_id], now.strftime("%Y%m%d"))
+            raw, _, _ = self._read_rows([tenant_id], now.strftime("%Y%m%d"))
             snap_row = self._row(tenant_id, raw[tenant_id], now)
             client = self._client()
             hist = client.xrevrange(keys.fill_history(tenant_id), count=self._history_samples)
@@ -341,7 +381,15 @@ class RedisDashboardSource:
             bridge = tenant_view(self._client(), self.env, tenant_id)
         except (*_REDIS_ERRORS, NikaError) as exc:
             problems.append(f"bridge state unavailable ({type(exc).__name__})")
+        recall_line = ""
+        try:
+            from nika_tui.services.recall_params import describe
+
+            recall_line = describe(self._client(), tenant_id)
+        except _REDIS_ERRORS:
+            problems.append("recall parameters unavailable")
         return TenantDetail(
+            recall_params=recall_line,
             bridge=bridge,
             row=snap_row,
             memory_counts=counts,
@@ -590,6 +638,14 @@ class _Bad:
 
     def __init__(self, exc: Exception) -> None:
         self.exc = exc
+
+
+def _heartbeat_info(raw: str) -> dict[str, Any]:
+    try:
+        info = json.loads(raw)
+    except ValueError:
+        return {"pid": raw}
+    return info if isinstance(info, dict) else {"pid": info}
 
 
 def _redis_down(exc: Exception) -> StoreUnavailable:

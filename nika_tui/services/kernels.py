@@ -100,7 +100,7 @@ class KernelManager:
     ) -> None:
         self.env: dict[str, str] = dict(os.environ if env is None else env)
         self.socket = tmux_socket_name(self.env)
-        self.tmux = TmuxSessions(self.socket, self.env.get("PATH"))
+        self.tmux = TmuxSessions(self.socket, self.env.get("PATH"), self.env)
         self._redis = redis_client
         self._clock = clock or (lambda: datetime.now(UTC))
         self.heartbeat_ttl_s = heartbeat_ttl_s
@@ -115,7 +115,9 @@ class KernelManager:
         if self._redis is None:
             from nika_tui.services.redis_server import connect
 
-            self._redis = connect(self.env)
+            # Never started from here: `nika kernel list` after `nika down --redis` must say
+            # "not reachable — start it with `nika up`", not bring Redis back silently.
+            self._redis = connect(self.env, start=False)
         return self._redis
 
     @property

@@ -18,15 +18,19 @@ import json
 import time
 import uuid
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 import redis
 
 from nika_tui import errors
+from nika_tui.domain.input_limits import check_no_nul, check_valid_from
 from nika_tui.domain.memory import MemoryRecord, content_hash
 from nika_tui.domain.requests import RecallQuery, RecallResult, RememberRequest
 from nika_tui.errors import NikaError, ServiceNotRunning, StoreUnavailable
 from nika_tui.services import redis_keys
+from nika_tui.services.liveness import heartbeat_live
+from nika_tui.services.secret_mask import masked_request
 
 RPC_REPLY_TTL_S = 60
 """Seconds an unread RPC reply is kept before Redis expires it."""
@@ -93,7 +97,15 @@ class MemoryClient:
 
     # --- liveness -----------------------------------------------------------------------
     def service_info(self) -> dict[str, Any] | None:
-        """The running service's heartbeat (``pid``, ``host``, ``started_at``) or None."""
+        """The running service's heartbeat (``pid``, ``host``, ``started_at``) or None.
+
+        A heartbeat whose pid is dead or a zombie on this host counts as none
+        (:mod:`nika_tui.services.liveness`): its key outlives a ``kill -9`` by up to its TTL.
+        """
+        info = self._heartbeat()
+        return info if heartbeat_live(info) else None
+
+    def _heartbeat(self) -> dict[str, Any] | None:
         try:
             raw = self.redis.get(redis_keys.SERVICE_HEARTBEAT)
         except (redis.RedisError, OSError) as exc:
@@ -117,6 +129,11 @@ class MemoryClient:
         Raises:
             StoreUnavailable: Redis refused the write (nothing was queued).
         """
+        check_no_nul(req.text)
+        if req.valid_from is not None:
+            check_valid_from(req.valid_from, datetime.now(UTC))
+        # Masked before the stream: Redis's AOF must never hold a credential either.
+        req = masked_request(req)
         key = idempotency_key(req)
         req = req.model_copy(update={"idempotency_key": key})
         try:
@@ -167,6 +184,21 @@ class MemoryClient:
                 raise ServiceNotRunning(
                     hint="start it with `nika up` (the memory is queued and will be ingested then)"
                 )
+            self._raise_if_parked(tenant_id)
+
+    def _raise_if_parked(self, tenant_id: str) -> None:
+        """Say at once that the tenant's store is failing (its memory stays queued)."""
+        try:
+            raw = self.redis.hget(redis_keys.TENANT_ALARMS, tenant_id)
+        except (redis.RedisError, OSError):
+            return
+        if raw:
+            alarm = json.loads(str(raw))
+            raise StoreUnavailable(
+                f"the memory is queued, but tenant {tenant_id}'s store is failing: "
+                f"{alarm.get('reason', '?')}",
+                str(alarm.get("hint") or "see `nika doctor`"),
+            )
 
     # --- RPC ----------------------------------------------------------------------------
     def call(

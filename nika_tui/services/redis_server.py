@@ -76,6 +76,73 @@ def _ping(url: str) -> bool:
         return False
 
 
+AOF_NAME = "appendonly.aof"
+CHECK_AOF = "redis-check-aof"
+"""redis-server runs as redis-check-aof when its argv[0] says so (Redis's own dispatch): the
+checker ships inside the binary we have, so no separate executable is needed."""
+
+
+def _check_aof(args: list[str], stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [CHECK_AOF, *args],
+        executable=str(redis_server_binary()),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
+def aof_problem(env: Mapping[str, str] | None = None) -> StoreUnavailable | None:
+    """The embedded AOF's damage, as the error to show, or None when it is valid or absent."""
+    aof = embedded_location(env).root / AOF_NAME
+    if not aof.exists():
+        return None
+    proc = _check_aof([str(aof)])
+    if proc.returncode == 0:
+        return None
+    detail = next((line.strip() for line in proc.stdout.splitlines() if "AOF analyzed" in line), "")
+    return StoreUnavailable(
+        f"the embedded Redis's append-only file {aof} is corrupt ({detail or 'unreadable'})",
+        "repair it with `nika up --repair-aof` (a copy of the damaged file is kept beside it)",
+    )
+
+
+def repair_aof(env: Mapping[str, str] | None = None) -> str:
+    """Truncate the AOF at its last valid command (``redis-check-aof --fix``), keeping a copy.
+
+    Returns:
+        What was done, in one line.
+
+    Raises:
+        StoreUnavailable: the file could not be repaired (the copy stays).
+    """
+    import shutil
+
+    aof = embedded_location(env).root / AOF_NAME
+    if aof_problem(env) is None:
+        return f"{aof} is valid: nothing to repair"
+    copy = aof.with_name(f"{AOF_NAME}.corrupt-{int(time.time())}")
+    shutil.copy2(aof, copy)
+    os.chmod(copy, 0o600)
+    proc = _check_aof(["--fix", str(aof)], stdin="y\n")
+    if proc.returncode != 0 or aof_problem(env) is not None:
+        raise StoreUnavailable(
+            f"redis-check-aof could not repair {aof}: {proc.stdout.strip()[-200:]}",
+            f"the damaged file is kept at {copy}; restore a backup of {aof.parent}",
+        )
+    shrink = next((ln for ln in proc.stdout.splitlines() if "shrink" in ln), "").strip()
+    return f"repaired {aof} ({shrink or 'truncated'}); the damaged file is kept at {copy}"
+
+
+def _private_files(root: Path) -> None:
+    """0600 on Redis's own files (written by a server of an earlier version with its umask)."""
+    for name in (AOF_NAME, "redis.log", "redis.pid", "dump.rdb"):
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(root / name, 0o600)
+
+
 def ensure_embedded(env: Mapping[str, str] | None = None, timeout: float = 10.0) -> str:
     """Start the embedded server unless it already answers; return its URL."""
     loc = embedded_location(env)
@@ -97,7 +164,9 @@ def ensure_embedded(env: Mapping[str, str] | None = None, timeout: float = 10.0)
         "--logfile", str(loc.root / "redis.log"),
         "--save", "",
     ]  # fmt: skip
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    _private_files(loc.root)
+    # The daemon inherits this umask: its AOF, log and pid file are born 0600.
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, umask=0o077)
     if proc.returncode != 0:
         raise StoreUnavailable(
             f"the embedded Redis failed to start: {proc.stderr.strip() or proc.stdout.strip()}",
@@ -107,7 +176,12 @@ def ensure_embedded(env: Mapping[str, str] | None = None, timeout: float = 10.0)
     while time.monotonic() < deadline:
         if _ping(loc.url):
             return loc.url
+        if _pid_alive(loc.pidfile) is None and time.monotonic() > deadline - timeout + 0.5:
+            break  # the daemon exited: waiting longer will not help
         time.sleep(0.02)
+    problem = aof_problem(env)
+    if problem is not None:
+        raise problem  # say what is wrong and how to repair it, not only "see the log"
     raise StoreUnavailable("the embedded Redis did not answer", f"see {loc.root / 'redis.log'}")
 
 
@@ -142,6 +216,11 @@ def connect(env: Mapping[str, str] | None = None, start: bool = True) -> redis.R
     try:
         client.ping()
     except (redis.RedisError, OSError) as exc:
+        e = os.environ if env is None else env
+        if not start and not e.get("REDIS_URL"):
+            raise StoreUnavailable(
+                "the embedded Redis is not running", "start it with `nika up`"
+            ) from exc
         raise StoreUnavailable(
             f"Redis at {url} is not reachable ({exc})",
             "start it with `nika up`, or fix REDIS_URL",

@@ -4,12 +4,15 @@ Every call goes to ``tmux -L {socket}`` (never the user's default server) and ev
 exact (``=name:``; tmux otherwise matches session names by prefix). libtmux's exceptions and
 tmux's stderr become :class:`nika_tui.errors.KernelError`.
 
-Creating a session is one tmux invocation chaining four commands (:meth:`TmuxSessions.create`):
+Creating a session is one tmux invocation chaining five commands (:meth:`TmuxSessions.create`):
 ``new-session`` on a constant placeholder with the start directory and the ``-e VAR=value``
-session environment, ``set-option remain-on-exit on``, ``set-option @nika_tenant {owner}`` (marks
+session environment, ``set-option -g update-environment ""`` (an attaching shell's variables stay
+out), ``set-option remain-on-exit on``, ``set-option @nika_tenant {owner}`` (marks
 the session as nika's: a foreign session with the same name is never touched), then
-``respawn-pane -k`` with the agent. ``remain-on-exit`` is in place before the agent starts, so
-a CLI that dies at once leaves its last words on the pane.
+``respawn-pane -k`` with the agent. Every tmux command runs with an allow-listed environment,
+and a running server's global environment is scrubbed first
+(:mod:`nika_tui.services.tmux_env`). ``remain-on-exit`` is in place before the agent starts,
+so a CLI that dies at once leaves its last words on the pane.
 
 Argument safety: the agent runs as ``/bin/sh -c {RUN_SHIM text} ARGV...``. The only shell text
 is our constant; each element of the command is a positional parameter (``"$0" "$@"``), so
@@ -19,8 +22,10 @@ is our constant; each element of the command is a positional parameter (``"$0" "
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -30,6 +35,7 @@ import libtmux
 from libtmux import exc as tmux_exc
 
 from nika_tui.errors import KernelError
+from nika_tui.services.tmux_env import foreign_globals, server_environment
 
 OWNER_OPTION = "@nika_tenant"
 PANE_WIDTH, PANE_HEIGHT = 200, 50
@@ -91,9 +97,18 @@ def _error(action: str, error: Exception) -> KernelError:
 class TmuxSessions:
     """Sessions, panes and keys on one private tmux server."""
 
-    def __init__(self, socket: str, path: str | None = None) -> None:
+    def __init__(
+        self, socket: str, path: str | None = None, env: Mapping[str, str] | None = None
+    ) -> None:
+        """Args:
+        socket: the ``tmux -L`` socket name.
+        path: ``PATH`` to find tmux on (default: this process's).
+        env: the environment whose allow-listed part tmux commands run with
+            (:mod:`nika_tui.services.tmux_env`); default this process's.
+        """
         self.socket = socket
         self._path = path
+        self._env: Mapping[str, str] = os.environ if env is None else env
         self._server: libtmux.Server | None = None
 
     @property
@@ -114,17 +129,51 @@ class TmuxSessions:
         return self._server
 
     def cmd(self, *args: str) -> list[str]:
-        """Run one tmux command line; its stdout lines, or :class:`KernelError`."""
+        """Run one tmux command line; its stdout lines, or :class:`KernelError`.
+
+        It runs with the allow-listed environment only: the command that starts the server
+        decides what every kernel inherits (see :mod:`nika_tui.services.tmux_env`).
+        """
         try:
-            proc = self.server.cmd(*args)
-        except tmux_exc.LibTmuxException as error:
+            proc = subprocess.run(
+                [self.tmux_bin, "-L", self.socket, *args],
+                capture_output=True,
+                text=True,
+                env=server_environment(self._env),
+                check=False,
+                timeout=30,
+            )
+        except (OSError, subprocess.TimeoutExpired) as error:
             raise _error(args[0], error) from error
         if proc.returncode != 0:
+            stderr = " ".join(proc.stderr.split("\n")).strip()
             raise KernelError(
-                f"tmux {args[0]} failed: {' '.join(proc.stderr) or f'exit {proc.returncode}'}",
+                f"tmux {args[0]} failed: {stderr or f'exit {proc.returncode}'}",
                 f"inspect the server with `tmux -L {self.socket} ls`",
             )
-        return list(proc.stdout)
+        return proc.stdout.splitlines()
+
+    def scrub_globals(self) -> list[str]:
+        """Unset whatever the allow-list does not admit from a running server's environment.
+
+        A server started before this version (or by hand) may hold the starter's secrets;
+        new panes then no longer inherit them. Returns the names removed.
+        """
+        try:
+            lines = self.cmd("show-environment", "-g")
+        except KernelError as error:
+            if any(marker in error.message for marker in _NO_SERVER):
+                return []
+            raise
+        names = foreign_globals(lines)
+        args: list[str] = []
+        for name in names:
+            if args:
+                args.append(";")
+            args.extend(["set-environment", "-g", "-u", name])
+        if args:
+            self.cmd(*args)
+        return names
 
     def create(
         self,
@@ -136,6 +185,7 @@ class TmuxSessions:
     ) -> None:
         """Create session ``name`` running ``argv`` (see the module docstring)."""
         tgt = target(name)
+        self.scrub_globals()
         commands: list[list[str]] = [
             [
                 "new-session", "-d", "-s", name,
@@ -144,6 +194,8 @@ class TmuxSessions:
                 *[f"-e{key}={value}" for key, value in environment.items()],
                 "--", _PLACEHOLDER,
             ],
+            # An operator attaching from a full shell must not copy its variables in either.
+            ["set-option", "-g", "update-environment", ""],
             ["set-option", "-w", "-t", tgt, "remain-on-exit", "on"],
             ["set-option", "-t", tgt, OWNER_OPTION, owner],
             ["respawn-pane", "-k", "-t", tgt, "-c", str(workdir), "--", *RUN_SHIM, *argv],

@@ -14,7 +14,7 @@ from pathlib import Path
 from nika_tui.domain.answers import SetupPlan
 from nika_tui.domain.tenant import SecretSource
 from nika_tui.paths import tenant_config_path
-from nika_tui.services.config_store import parse_config, save_tenant
+from nika_tui.services.config_store import parse_config, read_config_text, save_tenant
 from nika_tui.services.files import atomic_write_text
 from nika_tui.services.secrets import SecretStore
 
@@ -68,7 +68,7 @@ def write_setup(
     path = tenant_config_path(plan.config.tenant_id, env)
     backup_path: Path | None = None
     if path.exists():
-        old_text = path.read_text(encoding="utf-8")
+        old_text = read_config_text(path)
         parse_config(path, old_text)  # refuse to overwrite what we cannot read
         if backup:
             backup_path = backup_path_for(path, now or dt.datetime.now(dt.UTC))

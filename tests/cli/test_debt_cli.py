@@ -128,9 +128,12 @@ def test_compress_exports_themes_to_git_and_commits(
     assert main(["compress", "--tenant", TENANT, "--repo", str(repo), "--json"]) == 0
     result = _json(capsys)
     assert result["memories"] == 3  # the current ones; the retired fact is not exported
+    assert result["kept"] == 2  # "Fact number one" twice: one line, the other id folded in
     assert result["commit"]
     files = sorted(repo.glob("knowledge/*/*.md"))
-    assert [str(f.relative_to(repo)) for f in files] == sorted(result["files"])
+    assert [str(f.relative_to(repo)) for f in files] == sorted(
+        f for f in result["files"] if f.endswith(".md")
+    )
     text = "".join(f.read_text() for f in files)
     assert "The staging server is beta.internal" in text and "alpha.internal" not in text
     assert "scope: p1" in text and "recency:" in text and "confidence:" in text

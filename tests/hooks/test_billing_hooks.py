@@ -19,7 +19,9 @@ def test_stop_hook_bills_the_transcript_and_post_tool_use_bills_the_call(
     run_hook: Callable[..., HookRun],
     workspace: Workspace,
     redis_client: redis.Redis,
+    make_tenant: Callable[..., object],
 ) -> None:
+    make_tenant(TENANT)  # an unconfigured tenant is not billed (issue 15: no stray tenant dir)
     stop = workspace.payload("claude/hook_stop.json")
     assert run_hook("claude", "Stop", stop).returncode == 0
     entries = list(BillingLog(TENANT).entries())
@@ -47,7 +49,9 @@ def test_codex_notify_bills_the_rollout_it_finds(
     workspace: Workspace,
     redis_client: redis.Redis,
     tmp_path: Path,
+    make_tenant: Callable[..., object],
 ) -> None:
+    make_tenant(TENANT)  # an unconfigured tenant is not billed (issue 15: no stray tenant dir)
     codex_home = tmp_path / "codex-home"
     day = datetime.now(UTC)
     folder = codex_home / "sessions" / f"{day:%Y}" / f"{day:%m}" / f"{day:%d}"

@@ -1,4 +1,6 @@
-"""`nika web`: textual-serve answers over HTTP on the local interface."""
+"""`nika web`: textual-serve answers over HTTP on the local interface, to the printed URL.
+
+Token, Origin and Host checks: ``tests/web/test_web_auth.py``."""
 
 from __future__ import annotations
 
@@ -23,14 +25,18 @@ def test_nika_web_serves_the_dashboard_page() -> None:
     port = _free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "nika_tui", "web", "--port", str(port), "--offline-ui"],
-        stdout=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
+        text=True,
     )
     try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().split("open ", 1)[1].strip()  # carries the token
+        assert url.startswith(f"http://127.0.0.1:{port}/?token=")
 
         def page() -> str | None:
             try:
-                reply = httpx.get(f"http://127.0.0.1:{port}/", timeout=1.0)
+                reply = httpx.get(url, timeout=1.0, follow_redirects=True)
             except httpx.HTTPError:
                 return None
             return reply.text if reply.status_code == 200 else None

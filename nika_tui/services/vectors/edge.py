@@ -6,6 +6,11 @@ Qdrant Edge locks a shard's WAL, so a second process cannot open it (the memory 
 single writer). Tenant isolation is structural (another directory) and each query also filters
 on ``tenant_id``.
 
+Missing shards: creating a shard also writes a marker ``{root}/.shards/{tenant_id}.{layer}``
+(0600). A shard whose marker exists but whose directory (or ``edge_config.json``) is gone raises
+:class:`~nika_tui.errors.ShardMissing` — it is never re-created empty, so a deleted shard is an
+alarm, not a silent "no memory". The check is one ``stat`` per call on an open shard too.
+
 Durability: every update is appended to the shard's WAL before ``update`` returns (it survives
 the process being killed), and :meth:`upsert`, :meth:`set_payload` and :meth:`delete` then call
 ``flush()`` so segments are on disk too before they return (survives an OS crash). Callers batch
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import threading
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -25,8 +31,8 @@ from typing import Any, cast
 
 from nika_tui.domain.memory import Layer
 from nika_tui.domain.ports import PointFilter, ScoredPoint, VectorPoint
-from nika_tui.errors import StoreUnavailable
-from nika_tui.paths import ensure_private_dir
+from nika_tui.errors import ShardBusy, ShardMissing, StoreUnavailable
+from nika_tui.paths import FILE_MODE, ensure_private_dir
 from nika_tui.services.vectors.common import (
     DENSE,
     INDEXED_KEYS,
@@ -46,6 +52,17 @@ from nika_tui.services.vectors.common import (
 )
 
 _CONFIG_FILE = "edge_config.json"
+MARKERS_DIR = ".shards"
+"""Under the root: one marker file per shard ever created (see the module docstring)."""
+GENERATION_FILE = "GENERATION"
+"""Per-tenant pointer to the live generation of its shards (strategy A's fresh start).
+
+Absent: the shards are ``{root}/{tenant}/{layer}`` (every store before a reset). Present: it
+names a directory ``{root}/{tenant}/gens/{name}`` holding ``{tenant}/{layer}`` shards (built by
+an :class:`EdgeVectorStore` rooted there). It is written last and atomically (temp file, fsync,
+rename), so a process killed at any moment leaves the old generation or the new one live.
+"""
+GENERATIONS_DIR = "gens"
 
 SHARD_CONSTANT_KEYS: tuple[str, ...] = ("tenant_id", "layer")
 """Keys with one value per Edge shard (a shard is one tenant's layer): never indexed here."""
@@ -153,7 +170,71 @@ class EdgeVectorStore:
         return self._dimension
 
     def _path(self, tenant_id: str, layer: Layer) -> Path:
-        return self._root / tenant_id / layer.value
+        gen = self.generation(tenant_id)
+        if gen is None:
+            return self._root / tenant_id / layer.value
+        return self.generation_root(tenant_id, gen) / tenant_id / layer.value
+
+    def generation(self, tenant_id: str) -> str | None:
+        """The live generation of a tenant's shards (None: the original layout)."""
+        pointer = self._root / tenant_id / GENERATION_FILE
+        try:
+            raw = json.loads(pointer.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            raise StoreUnavailable(
+                f"unreadable generation pointer {pointer}: {exc}",
+                "restore it from the last snapshot's manifest (`generation`) or remove it to "
+                "go back to the original store",
+            ) from exc
+        name = raw.get("generation") if isinstance(raw, dict) else None
+        if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+            raise StoreUnavailable(f"bad generation pointer {pointer}", "remove or fix it")
+        return name
+
+    def generation_root(self, tenant_id: str, name: str) -> Path:
+        """Root of generation ``name``: an ``EdgeVectorStore`` there builds its shards."""
+        return self._root / check_tenant(tenant_id) / GENERATIONS_DIR / name
+
+    def switch_generation(self, tenant_id: str, name: str, record: Mapping[str, Any]) -> None:
+        """Make generation ``name`` the tenant's live shards (the atomic step of a reset).
+
+        The tenant's open shards are flushed and closed first; the pointer file is then
+        replaced atomically. Every later call opens the new generation's shards.
+
+        Args:
+            tenant_id: The tenant.
+            name: A generation built under :meth:`generation_root`.
+            record: Extra JSON fields kept in the pointer (previous generation, snapshot...).
+
+        Raises:
+            StoreUnavailable: the generation has no shard, or a close or the write failed.
+        """
+        from nika_tui.services.files import atomic_write_text
+
+        tenant_id = check_tenant(tenant_id)
+        target = self.generation_root(tenant_id, name) / tenant_id
+        if not any((target / layer.value / _CONFIG_FILE).exists() for layer in Layer):
+            raise StoreUnavailable(
+                f"generation {name} of tenant {tenant_id} has no shard",
+                "rebuild it (run the reset again); the live store is unchanged",
+            )
+        with self._lock:
+            keys = [k for k in self._shards if k[0] == tenant_id]
+            shards = [(k, self._shards.pop(k)) for k in keys]
+            for k in [k for k in self._wheres if k[0] == tenant_id]:
+                del self._wheres[k]
+        for (_, layer), shard in shards:
+            with _translated("close", self._where(tenant_id, layer)):
+                shard.flush()
+                shard.close()
+        body = {**record, "generation": name}
+        with _translated("switch", str(self._root / tenant_id)):
+            atomic_write_text(self._root / tenant_id / GENERATION_FILE, json.dumps(body) + "\n")
+        with self._lock:
+            for k in [k for k in self._wheres if k[0] == tenant_id]:
+                del self._wheres[k]
 
     def _where(self, tenant_id: str, layer: Layer) -> str:
         """The shard's path as text, for error messages; cached (pathlib costs ~10 µs a call,
@@ -163,6 +244,26 @@ class EdgeVectorStore:
         if where is None:
             where = self._wheres[key] = str(self._path(tenant_id, layer))
         return where
+
+    def marker(self, tenant_id: str, layer: Layer) -> Path:
+        """The marker that says this shard was created (and so must not vanish)."""
+        return self._root / MARKERS_DIR / f"{tenant_id}.{layer.value}"
+
+    def _mark(self, tenant_id: str, layer: Layer) -> None:
+        marker = self.marker(tenant_id, layer)
+        if not marker.exists():
+            ensure_private_dir(marker.parent)
+            fd = os.open(marker, os.O_WRONLY | os.O_CREAT, FILE_MODE)
+            os.close(fd)
+
+    def _missing(self, tenant_id: str, layer: Layer) -> ShardMissing:
+        path = self._path(tenant_id, layer)
+        return ShardMissing(
+            f"the {layer.value} memory of tenant {tenant_id} is missing at {path} "
+            "(it held memories before)",
+            f"restore that directory from a backup or `nika snapshot import --tenant {tenant_id}`;"
+            f" to start this tenant afresh instead, delete {self.marker(tenant_id, layer)}",
+        )
 
     def _config(self) -> Any:
         from qdrant_edge import (
@@ -193,15 +294,21 @@ class EdgeVectorStore:
         key = (tenant_id, layer)
         with self._lock:
             if key in self._offline:
-                raise StoreUnavailable(
+                raise ShardBusy(
                     f"the {layer.value} memory of tenant {tenant_id} is being optimised",
                     "retry in a few seconds",
                 )
             shard = self._shards.get(key)
             if shard is not None:
+                # Deleted under an open shard: writes would go to unlinked files and be lost.
+                if not os.path.exists(self._where(tenant_id, layer) + "/" + _CONFIG_FILE):
+                    self._shards.pop(key, None)
+                    raise self._missing(tenant_id, layer)
                 return shard
             path = self._path(tenant_id, layer)
             exists = (path / _CONFIG_FILE).exists()
+            if not exists and self.marker(tenant_id, layer).exists():
+                raise self._missing(tenant_id, layer)
             if not exists and not create:
                 return None
             from qdrant_edge import EdgeShard, PayloadSchemaType, UpdateOperation
@@ -215,6 +322,7 @@ class EdgeVectorStore:
                     ensure_private_dir(path.parent)
                     shard = EdgeShard.create(str(path), self._config())
                     path.chmod(0o700)
+                self._mark(tenant_id, layer)
                 present = set(shard.info().payload_schema)
                 for field in EDGE_INDEXED_KEYS:
                     if field not in present:
@@ -469,10 +577,14 @@ class EdgeVectorStore:
         """Tenant ids that have a shard on disk (for audits and REM passes)."""
         if not self._root.is_dir():
             return []
+        from nika_tui.domain.tenant_id import TENANT_ID_PATTERN
+
         return sorted(
             p.name
             for p in self._root.iterdir()
-            if p.is_dir() and any((p / layer.value / _CONFIG_FILE).exists() for layer in Layer)
+            if p.is_dir()
+            and TENANT_ID_PATTERN.fullmatch(p.name)
+            and any((self._path(p.name, layer) / _CONFIG_FILE).exists() for layer in Layer)
         )
 
     def flush(self) -> None:
@@ -482,6 +594,21 @@ class EdgeVectorStore:
         for (tenant_id, layer), shard in shards:
             with _translated("flush", self._where(tenant_id, layer)):
                 shard.flush()
+
+    def flush_tenant(self, tenant_id: str) -> None:
+        """Flush the open shards of one tenant, checking they are still on disk.
+
+        Raises:
+            ShardMissing: a shard's directory vanished under it (nothing it holds is durable).
+            StoreUnavailable: the flush failed.
+        """
+        with self._lock:
+            keys = [key for key in self._shards if key[0] == tenant_id]
+        for _, layer in keys:
+            shard = self._shard(tenant_id, layer, create=False)
+            if shard is not None:
+                with _translated("flush", self._where(tenant_id, layer)):
+                    shard.flush()
 
     def optimize(self, tenant_id: str, layer: Layer) -> bool:
         """Merge segments and build the HNSW index of one shard (blocking; run it when idle).

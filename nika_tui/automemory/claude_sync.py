@@ -1,0 +1,193 @@
+"""Claude Code's auto-memory directory of a tenant, in sync with its memory.
+
+One pass, in this order (so that nothing a person or the agent wrote is ever lost):
+
+1. **Import.** Every topic file nika did not write (the agent's own) or that changed since nika
+   wrote it (an edit) is ingested — supersede applies — and *adopted*: the manifest maps it to
+   the memory it became, with its current hash, and the file is left exactly as it is. The
+   memory an edited file stood for is not exported again. Lines a person added to ``MEMORY.md``
+   that are not pointers are imported once and kept at the top of the index.
+2. **Remove.** A file nika wrote (hash unchanged) whose memory is no longer current is deleted.
+   A file that vanished is forgotten; its memory is not re-exported (the agent deleted it).
+3. **Export.** Current memories of the four kinds not yet in the directory get a topic file,
+   as many as the 200-line index has room for, newest first within the kind order.
+4. **Index.** ``MEMORY.md`` is rewritten: the person's lines, then one pointer per file.
+
+Idempotent: a second pass with nothing changed writes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from nika_tui.automemory.common import (
+    Exportable,
+    SyncReport,
+    exportable,
+    import_texts,
+    load_manifest,
+    load_shadowed,
+    manifest_path,
+    project_of,
+    save_manifest,
+)
+from nika_tui.domain.automemory import (
+    INDEX_MAX_LINES,
+    INDEX_NAME,
+    FileState,
+    IndexEntry,
+    ManifestEntry,
+    MemoryKind,
+    file_state,
+    one_line,
+    parse_topic,
+    pointer_file,
+    project_dir_name,
+    render_index,
+    render_topic,
+    slug,
+    text_hash,
+)
+from nika_tui.engine.context import EngineContext
+from nika_tui.paths import FILE_MODE, ensure_private_dir
+from nika_tui.services.agent_homes import claude_config_dir
+from nika_tui.services.files import atomic_write_text
+
+TARGET = "claude"
+_NOT_INDEXED_MARK = "more memories are not indexed)"
+
+
+def memory_dir(tenant_id: str, workdir: str, env: Mapping[str, str] | None = None) -> Path:
+    """``{CLAUDE_CONFIG_DIR}/projects/{sanitised workdir}/memory`` of the tenant."""
+    return claude_config_dir(tenant_id, env) / "projects" / project_dir_name(workdir) / "memory"
+
+
+def _own_index_lines(text: str) -> list[str]:
+    return [
+        ln
+        for ln in text.splitlines()
+        if ln.strip() and pointer_file(ln) is None and not ln.rstrip().endswith(_NOT_INDEXED_MARK)
+    ]
+
+
+def _write(path: Path, text: str) -> None:
+    atomic_write_text(path, text)
+    path.chmod(FILE_MODE)
+
+
+def sync_claude(
+    ctx: EngineContext, tenant_id: str, workdir: str, project_id: str | None = None
+) -> SyncReport:
+    """One sync pass of the tenant's Claude Code auto-memory for ``workdir`` (see module doc)."""
+    env = dict(ctx.env)
+    directory = memory_dir(tenant_id, workdir, env)
+    ensure_private_dir(directory)
+    mpath = manifest_path(tenant_id, TARGET, project_dir_name(workdir), env)
+    manifest = load_manifest(mpath)
+    shadowed = load_shadowed(mpath)
+    report = SyncReport(target=TARGET, path=str(directory))
+    now = ctx.clock()
+
+    # 1. Import what nika did not write, and edits of what it did.
+    on_disk = {
+        p.name: p.read_text(encoding="utf-8")
+        for p in sorted(directory.glob("*.md"))
+        if p.name != INDEX_NAME and p.is_file()
+    }
+    pending: list[tuple[str, str, MemoryKind | None, str]] = []  # (file, text, kind, project)
+    for name, text in on_disk.items():
+        state = file_state(name, text_hash(text), manifest)
+        if state is FileState.OURS:
+            continue
+        topic = parse_topic(text)
+        body = topic.body or topic.description
+        if not body.strip():
+            continue
+        project = project_id or ""
+        if state is FileState.EDITED:
+            old = manifest.files[name].memory_id
+            shadowed.add(old)
+            report.kept_edits.append(name)
+            project = project_of(ctx, tenant_id, old, project)  # supersede is per project
+        pending.append((name, body, topic.kind, project))
+    index_path = directory / INDEX_NAME
+    index_text = index_path.read_text(encoding="utf-8") if index_path.exists() else ""
+    own_lines = _own_index_lines(index_text)
+    new_lines = [
+        ln
+        for ln in own_lines
+        if text_hash(ln) not in manifest.imported_lines
+        and not ln.lstrip().startswith("#")
+        and ln.strip().lstrip("-* ").strip()
+    ]
+    texts = [(body, kind, project) for _, body, kind, project in pending]
+    texts += [(ln.strip().lstrip("-* ").strip(), None, project_id or "") for ln in new_lines]
+    done = import_texts(ctx, tenant_id, texts, "claude-code", now)
+    for (name, _, _, _), (memory_id, retired) in zip(pending, done, strict=False):
+        manifest.files[name] = ManifestEntry(memory_id, text_hash(on_disk[name]))
+        report.imported.append(memory_id)
+        report.superseded += retired
+    for ln, (memory_id, retired) in zip(new_lines, done[len(pending) :], strict=False):
+        manifest.imported_lines.append(text_hash(ln))
+        report.imported.append(memory_id)
+        report.superseded += retired
+
+    # 2. Remove nika's files whose memory is gone; forget vanished files.
+    current = {e.record.id: e for e in exportable(ctx, tenant_id, project_id)}
+    for name in list(manifest.files):
+        entry = manifest.files[name]
+        path = directory / name
+        if name not in on_disk:
+            shadowed.add(entry.memory_id)
+            del manifest.files[name]
+        elif entry.memory_id not in current:
+            path.unlink()
+            del manifest.files[name]
+            report.removed.append(name)
+
+    # 3. Export what is not there yet, as far as the index has room.
+    represented = {e.memory_id for e in manifest.files.values()}
+    todo = sorted(
+        (e for i, e in current.items() if i not in represented and i not in shadowed),
+        key=lambda e: -e.record.valid_from.timestamp(),
+    )
+    room = max(0, INDEX_MAX_LINES - len(own_lines) - len(manifest.files))
+    if len(todo) > room:
+        room = max(0, room - 1)  # the last line says how many are left out
+    for item in todo[:room]:
+        name = slug(item.record.text, item.record.id) + ".md"
+        text = render_topic(name[:-3], item.kind, item.record.text)
+        _write(directory / name, text)
+        manifest.files[name] = ManifestEntry(item.record.id, text_hash(text))
+        report.written.append(name)
+
+    # 4. The index: the person's lines, then a pointer per file.
+    entries = [
+        _index_entry(directory, name, e.memory_id, current) for name, e in manifest.files.items()
+    ]
+    unwritten = max(0, len(todo) - room)
+    index, fitted = render_index(own_lines, entries, not_written=unwritten)
+    report.not_indexed = len(entries) - len(fitted) + unwritten
+    if index != index_text:
+        _write(index_path, index)
+    manifest.index_sha256 = text_hash(index)
+    save_manifest(mpath, manifest, shadowed)
+    return report
+
+
+def _index_entry(
+    directory: Path, name: str, memory_id: str, current: Mapping[str, Exportable]
+) -> IndexEntry:
+    topic = parse_topic((directory / name).read_text(encoding="utf-8"))
+    known = current.get(memory_id)
+    kind = topic.kind or (known.kind if known else MemoryKind.PROJECT)
+    hook = topic.description or one_line(topic.body)
+    newest = known.record.valid_from.timestamp() if known else float("inf")
+    return IndexEntry(
+        file=name,
+        title=one_line(topic.name or name[:-3], 60),
+        hook=one_line(hook, 120),
+        kind=kind,
+        newest=newest,
+    )

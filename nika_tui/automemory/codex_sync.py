@@ -1,0 +1,133 @@
+"""Instruction-file memories: a managed block of Codex's and Gemini CLI's global files.
+
+Codex reads ``$CODEX_HOME/AGENTS.md`` and Gemini CLI ``$GEMINI_CLI_HOME/.gemini/GEMINI.md`` as
+global instructions in every session; neither has an auto-memory directory. nika owns only the
+block between :data:`BEGIN` and :data:`END` (one ``- fact`` line per memory, the same four
+kinds, at most :data:`MAX_LINES`); everything outside it is the person's and is never touched.
+A line inside the block that nika did not write (an edit, or one a person or the agent added) is
+imported through ingest and kept; a line removed from the block stops its memory from being
+written back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from nika_tui.automemory.common import (
+    SyncReport,
+    exportable,
+    import_texts,
+    load_manifest,
+    load_shadowed,
+    manifest_path,
+    save_manifest,
+)
+from nika_tui.domain.automemory import KIND_ORDER, ManifestEntry, one_line, text_hash
+from nika_tui.engine.context import EngineContext
+from nika_tui.paths import ensure_private_dir
+from nika_tui.services.agent_homes import HOME_VARS, agent_home_root, codex_home
+from nika_tui.services.files import atomic_write_text
+
+TARGET = "codex"
+BEGIN = "<!-- nika:memory begin (kept in sync by nika; lines you add here are imported) -->"
+END = "<!-- nika:memory end -->"
+MAX_LINES = 100
+"""Lines of the block: AGENTS.md is loaded whole into every prompt, so kept short."""
+
+
+def agents_md(tenant_id: str, env: Mapping[str, str] | None = None) -> Path:
+    """The tenant's ``{CODEX_HOME}/AGENTS.md``."""
+    return codex_home(tenant_id, env) / "AGENTS.md"
+
+
+def _split(text: str) -> tuple[str, list[str], str]:
+    """(before, block lines, after); no block → the whole text is ``before``."""
+    start, end = text.find(BEGIN), text.find(END)
+    if start < 0 or end < start:
+        return text, [], ""
+    block = text[start + len(BEGIN) : end].strip("\n").splitlines()
+    return text[:start], block, text[end + len(END) :]
+
+
+def _fact(line: str) -> str:
+    return line.strip().lstrip("-* ").strip()
+
+
+def gemini_md(tenant_id: str, env: Mapping[str, str] | None = None) -> Path:
+    """The tenant's ``{GEMINI_CLI_HOME}/.gemini/GEMINI.md``."""
+    return agent_home_root(tenant_id, env) / HOME_VARS["GEMINI_CLI_HOME"] / ".gemini" / "GEMINI.md"
+
+
+def sync_codex(ctx: EngineContext, tenant_id: str, project_id: str | None = None) -> SyncReport:
+    """One sync pass of the managed block of the tenant's Codex ``AGENTS.md``."""
+    return sync_block(ctx, tenant_id, agents_md(tenant_id, ctx.env), TARGET, "codex", project_id)
+
+
+def sync_gemini(ctx: EngineContext, tenant_id: str, project_id: str | None = None) -> SyncReport:
+    """One sync pass of the managed block of the tenant's Gemini CLI ``GEMINI.md``."""
+    path = gemini_md(tenant_id, ctx.env)
+    return sync_block(ctx, tenant_id, path, "gemini", "gemini-cli", project_id)
+
+
+def sync_block(
+    ctx: EngineContext,
+    tenant_id: str,
+    path: Path,
+    target: str,
+    agent: str,
+    project_id: str | None = None,
+) -> SyncReport:
+    """One sync pass of the managed block of one instruction file (see the module docstring)."""
+    env = dict(ctx.env)
+    mpath = manifest_path(tenant_id, target, project_id or "all", env)
+    manifest = load_manifest(mpath)
+    shadowed = load_shadowed(mpath)
+    report = SyncReport(target=target, path=str(path))
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    before, block, after = _split(text)
+
+    # Lines are keyed by their hash: nika's are in the manifest, any other line is new.
+    lines = {text_hash(ln.strip()): ln for ln in block if _fact(ln) and not ln.startswith("#")}
+    new = [(h, ln) for h, ln in lines.items() if h not in manifest.files]
+    items = [(_fact(ln), None, project_id or "") for _, ln in new]
+    done = import_texts(ctx, tenant_id, items, agent, ctx.clock())
+    for (h, _), (memory_id, retired) in zip(new, done, strict=False):
+        manifest.files[h] = ManifestEntry(memory_id, h)
+        report.imported.append(memory_id)
+        report.superseded += retired
+    for h in [h for h in manifest.files if h not in lines]:  # removed from the block
+        shadowed.add(manifest.files.pop(h).memory_id)
+        report.removed.append(h[:12])
+
+    current = {e.record.id: e for e in exportable(ctx, tenant_id, project_id)}
+    for h in [h for h, e in manifest.files.items() if e.memory_id not in current]:
+        manifest.files.pop(h)  # retired: its line goes
+    kept = {e.memory_id: lines[h] for h, e in manifest.files.items()}
+    ordered = sorted(
+        (e for i, e in current.items() if i not in shadowed),
+        key=lambda e: (KIND_ORDER.index(e.kind), -e.record.valid_from.timestamp()),
+    )[:MAX_LINES]
+    out_lines: list[str] = []
+    manifest.files = {}
+    for item in ordered:
+        line = (
+            kept.get(item.record.id) or f"- ({item.kind.value}) {one_line(item.record.text, 300)}"
+        )
+        if item.record.id not in kept:
+            report.written.append(item.record.id)
+        manifest.files[text_hash(line.strip())] = ManifestEntry(item.record.id, text_hash(line))
+        out_lines.append(line)
+    report.not_indexed = max(0, len(current) - len(shadowed & set(current)) - len(ordered))
+    body = "\n".join(out_lines)
+    if not before and not after:
+        before = "# Instructions\n\n"
+    new_text = f"{before}{BEGIN}\n## Memory (current facts of this tenant)\n{body}\n{END}{after}"
+    if not new_text.endswith("\n"):
+        new_text += "\n"
+    if new_text != text:
+        ensure_private_dir(path.parent)
+        atomic_write_text(path, new_text)
+    manifest.index_sha256 = text_hash(new_text)
+    save_manifest(mpath, manifest, shadowed)
+    return report

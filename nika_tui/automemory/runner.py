@@ -1,0 +1,111 @@
+"""``automemory.sync``: the RPC op, and the service's debounced scheduler.
+
+The service marks a tenant dirty after each committed ingest batch and after a REM pass; the
+scheduler syncs a dirty tenant once no write has come for :data:`DEBOUNCE_S` (or at the latest
+:data:`MAX_DELAY_S` after the first), so a burst of writes costs one sync, not one per write.
+Its own imports go through ingest and would mark the tenant dirty again: they are ignored.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from nika_tui.automemory.claude_sync import sync_claude
+from nika_tui.automemory.codex_sync import sync_codex, sync_gemini
+from nika_tui.engine.context import EngineContext
+from nika_tui.engine.ops import op
+from nika_tui.errors import NikaError
+from nika_tui.services.kernel_launch import workdir_for
+
+log = logging.getLogger("nika.automemory")
+
+DEBOUNCE_S = 5.0
+"""Quiet time after the last write before a tenant is synced."""
+MAX_DELAY_S = 60.0
+"""A tenant written to without pause is still synced this often."""
+
+
+def claude_project_root(workdir: Path) -> str:
+    """The directory Claude Code keys its memory by: the git root above ``workdir``, else it."""
+    path = workdir.resolve()
+    for candidate in (path, *path.parents):
+        if (candidate / ".git").exists():
+            return str(candidate)
+    return str(path)
+
+
+def sync_tenant(
+    ctx: EngineContext, tenant_id: str, project_id: str | None = None, workdir: str | None = None
+) -> dict[str, Any]:
+    """Sync every native memory of the tenant (Claude Code's auto-memory, Codex's AGENTS.md,
+    Gemini CLI's GEMINI.md).
+
+    Args:
+        ctx: engine context (the service's: imports are ingested by the single writer).
+        tenant_id: the tenant.
+        project_id: only this project's memories (plus those of no project).
+        workdir: the agent's working directory (default: the tenant's kernel workdir).
+    """
+    config = ctx.tenant(tenant_id)
+    root = claude_project_root(Path(workdir) if workdir else workdir_for(config, ctx.env))
+    claude = sync_claude(ctx, tenant_id, root, project_id)
+    codex = sync_codex(ctx, tenant_id, project_id)
+    gemini = sync_gemini(ctx, tenant_id, project_id)
+    targets = [claude.to_dict(), codex.to_dict(), gemini.to_dict()]
+    return {"tenant_id": tenant_id, "targets": targets}
+
+
+@op("automemory.sync")
+def _sync_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+    tenant_id = str(body.get("tenant_id") or "")
+    project = body.get("project_id")
+    workdir = body.get("workdir")
+    return sync_tenant(
+        ctx, tenant_id, str(project) if project else None, str(workdir) if workdir else None
+    )
+
+
+class AutoMemoryScheduler:
+    """Debounced syncs of tenants the service wrote to (see the module docstring)."""
+
+    def __init__(self, ctx: EngineContext, monotonic: Callable[[], float] = time.monotonic) -> None:
+        self.ctx = ctx
+        self._monotonic = monotonic
+        self._dirty: dict[str, tuple[float, float]] = {}  # tenant → (first, last) write
+        self._syncing = False
+
+    def touch(self, tenant_ids: Iterable[str]) -> None:
+        """Note writes to these tenants (ignored while a sync's own imports run)."""
+        if self._syncing:
+            return
+        now = self._monotonic()
+        for t in tenant_ids:
+            first, _ = self._dirty.get(t, (now, now))
+            self._dirty[t] = (first, now)
+
+    def tick(self) -> list[str]:
+        """Sync the tenants that are due; return them."""
+        now = self._monotonic()
+        due = [
+            t
+            for t, (first, last) in self._dirty.items()
+            if now - last >= DEBOUNCE_S or now - first >= MAX_DELAY_S
+        ]
+        done: list[str] = []
+        for tenant_id in due:
+            self._dirty.pop(tenant_id, None)
+            self._syncing = True
+            try:
+                sync_tenant(self.ctx, tenant_id)
+                done.append(tenant_id)
+            except NikaError as exc:
+                log.warning("auto-memory sync of %s failed: %s", tenant_id, exc)
+            except OSError as exc:  # a full disk or a permission must not stop the writer
+                log.warning("auto-memory sync of %s could not write: %s", tenant_id, exc)
+            finally:
+                self._syncing = False
+        return done

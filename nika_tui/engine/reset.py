@@ -1,0 +1,288 @@
+"""Fresh start (strategy A, step 5): ``nika compress --tenant T --reset``.
+
+Order, each stage recorded in the journal ``{data}/tenants/{t}/reset.json`` before it runs:
+
+1. ``snapshot`` — the full snapshot (:mod:`.snapshot`) into ``{data}/tenants/{t}/snapshots/``;
+2. ``compress`` — themes + digest into the knowledge trees, committed and pushed
+   (:mod:`.compress`); a refused push or a bad repo stops here, the store untouched;
+3. ``build`` — a new generation of the tenant's shards is built aside
+   (``{qdrant}/{t}/gens/{name}``): every kept memory re-ingested from the trees' ``.jsonl``
+   files (its text embedded again by the real embedder, its payload as stored) and one condensed
+   memory per digest node;
+4. ``switch`` — :meth:`EdgeVectorStore.switch_generation` replaces the tenant's generation
+   pointer atomically. This is the only step that changes what is live: a ``kill -9`` before it
+   leaves the old store live (the half-built generation is removed by the next reset), after it
+   the new one. The old shards are retired, never deleted (and they are in the snapshot).
+
+Retired memories do not come back (only current ones are compressed); their supersede history
+stays readable in the snapshot (``nika snapshot history``). Needs the embedded store (Qdrant
+Edge); a Qdrant server is refused with a clear error.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from nika_tui.domain.envelope import ActionType, Domain, NikaMeta, Trigger
+from nika_tui.domain.memory import (
+    MAX_TEXT_CHARS,
+    Layer,
+    MemoryRecord,
+    content_hash,
+    memory_id,
+)
+from nika_tui.domain.ports import VectorPoint
+from nika_tui.engine.compress import compress
+from nika_tui.engine.context import EngineContext
+from nika_tui.engine.ops import op
+from nika_tui.engine.snapshot.export import export_snapshot
+from nika_tui.errors import NikaError, ValidationFailed
+from nika_tui.paths import ensure_private_dir, tenant_data_dir
+from nika_tui.services.files import atomic_write_text
+
+EMBED_BATCH = 128
+DIGEST_LEVELS = frozenset({"strategy", "project", "job"})
+DIGEST_MIN_MEMORIES = 3
+"""A node's digest becomes a memory of the fresh store only at these levels and from this many
+memories: below, the digest says little more than the memories it condenses."""
+STAGES = ("started", "snapshot", "compress", "build", "switch", "done")
+
+
+class ResetUnavailable(NikaError):
+    """The store cannot switch generations (a Qdrant server)."""
+
+
+def journal_path(tenant_id: str, env: Mapping[str, str]) -> Path:
+    """``{data}/tenants/{t}/reset.json``: the stage of the last (or running) reset."""
+    return tenant_data_dir(tenant_id, env) / "reset.json"
+
+
+def read_journal(tenant_id: str, env: Mapping[str, str]) -> dict[str, Any]:
+    """The journal, or ``{}``."""
+    try:
+        data = json.loads(journal_path(tenant_id, env).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+class _Journal:
+    def __init__(self, path: Path, base: dict[str, Any]) -> None:
+        self.path, self.data = path, base
+        self.timings: dict[str, float] = {}
+        self._last: tuple[str, float] | None = None
+
+    def stage(self, name: str, **fields: Any) -> None:
+        now = time.monotonic()
+        if self._last is not None:
+            self.timings[self._last[0]] = round(now - self._last[1], 3)
+        self._last = (name, now)
+        self.data.update(fields, stage=name, timings_s=self.timings)
+        atomic_write_text(self.path, json.dumps(self.data, default=str, sort_keys=True) + "\n")
+
+
+def _rows(files: Sequence[Path]) -> Iterator[dict[str, Any]]:
+    for path in files:
+        with path.open(encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    yield json.loads(line)
+
+
+def digest_record(tenant_id: str, row: Mapping[str, Any], at: Any) -> MemoryRecord:
+    """One condensed memory for a digest node (episodic layer, ``kind: digest``)."""
+    parts = [f"{row['level']} {row['node_id']}" + (f" — {row['title']}" if row["title"] else "")]
+    for name in ("decided", "current", "open"):
+        texts = [str(x["text"]) for x in row[name]]
+        if texts:
+            parts.append(f"{name}: " + "; ".join(texts))
+    text = ". ".join(parts)[:MAX_TEXT_CHARS]
+    scope = dict(row.get("scope") or {})
+    meta = NikaMeta(
+        trigger=Trigger.SYSTEM,
+        timestamp=at,
+        action_type=ActionType.DOC,
+        domain=Domain.MEMORY,
+        project_id=scope.get("project_id", ""),
+        job_id=scope.get("job_id", ""),
+        task_id=scope.get("task_id", ""),
+        entity_ids=("digest", str(row["node_id"])),
+    )
+    key = f"digest:{row['node_id']}:{at.date().isoformat()}"
+    return MemoryRecord(
+        id=memory_id(tenant_id, key),
+        tenant_id=tenant_id,
+        layer=Layer.EPISODIC,
+        text=text,
+        meta=meta,
+        valid_from=at,
+        asserted_at=at,
+        content_hash=content_hash(tenant_id, Layer.EPISODIC, text, meta.project_id),
+    )
+
+
+def _embedded(
+    ctx: EngineContext, layer: Layer, items: list[tuple[str, dict[str, Any]]]
+) -> list[VectorPoint]:
+    vectors = ctx.embedder.embed([text for text, _ in items])
+    return [
+        VectorPoint(str(p["id"]), v, text, p) for (text, p), v in zip(items, vectors, strict=True)
+    ]
+
+
+def build_generation(
+    ctx: EngineContext, tenant_id: str, root: Path, themes: Sequence[Path], digests: Sequence[Path]
+) -> dict[str, int]:
+    """Fill a fresh Edge store rooted at ``root`` from the trees; return points per layer."""
+    from nika_tui.services.vectors.edge import EdgeVectorStore
+
+    store = EdgeVectorStore(ensure_private_dir(root), ctx.embedder.dimension, flush_writes=False)
+    counts = {layer.value: 0 for layer in Layer}
+    pending: dict[Layer, list[tuple[str, dict[str, Any]]]] = {layer: [] for layer in Layer}
+
+    def flush(layer: Layer, force: bool = False) -> None:
+        batch = pending[layer]
+        if batch and (force or len(batch) >= EMBED_BATCH):
+            store.upsert(tenant_id, layer, _embedded(ctx, layer, batch))
+            counts[layer.value] += len(batch)
+            pending[layer] = []
+
+    try:
+        for payload in _rows(themes):
+            record = MemoryRecord.from_payload(payload)  # a damaged row fails the build, loudly
+            pending[record.layer].append((record.text, payload))
+            flush(record.layer)
+        at = ctx.clock()
+        for row in _rows(digests):
+            if row["level"] not in DIGEST_LEVELS or row["memory_count"] < DIGEST_MIN_MEMORIES:
+                continue
+            record = digest_record(tenant_id, row, at)
+            payload = record.to_payload()
+            payload.update(kind="digest", condenses=sorted(
+                {i for name in ("decided", "current", "open") for x in row[name] for i in x["ids"]}
+            ))  # fmt: skip
+            pending[Layer.EPISODIC].append((record.text, payload))
+            flush(Layer.EPISODIC)
+        for layer in Layer:
+            flush(layer, force=True)
+        store.flush()
+    finally:
+        store.close()
+    return counts
+
+
+def _live_counts(ctx: EngineContext, tenant_id: str) -> int:
+    return sum(ctx.vectors.count(tenant_id, layer) for layer in Layer)
+
+
+def _clean_unfinished(store: Any, tenant_id: str, keep: set[str]) -> list[str]:
+    """Remove generations a killed reset left half-built (never the live or a retired one)."""
+    gens = store.generation_root(tenant_id, "x").parent
+    removed = []
+    if gens.is_dir():
+        for d in sorted(gens.iterdir()):
+            if d.is_dir() and d.name not in keep:
+                shutil.rmtree(d)
+                removed.append(d.name)
+    return removed
+
+
+def reset(ctx: EngineContext, tenant_id: str, repo: Path | None = None) -> dict[str, Any]:
+    """Snapshot, compress, publish, then switch the tenant to a fresh store built from the trees.
+
+    Args:
+        ctx: Engine context (a real embedder: the trees are embedded again).
+        tenant_id: The tenant.
+        repo: The knowledge repo's work tree (default: the tenant's ``knowledge_repo``).
+
+    Returns:
+        Stages done, the snapshot, the commits, live points before and after, the generation.
+
+    Raises:
+        ResetUnavailable: the store is not Qdrant Edge.
+        ValidationFailed / PublishFailed / SnapshotInvalid: a step failed; nothing is switched.
+    """
+    ctx.tenant(tenant_id)
+    from nika_tui.services.vectors.edge import EdgeVectorStore
+
+    store = ctx.vectors
+    if not isinstance(store, EdgeVectorStore):
+        raise ResetUnavailable(
+            "a fresh start needs the embedded store (Qdrant Edge); this one is a Qdrant server",
+            "run `nika compress` without --reset, or snapshot and import into a new collection",
+        )
+    now = ctx.clock()
+    stamp = now.strftime("%Y%m%dT%H%M%S%fZ")
+    previous = store.generation(tenant_id)
+    pointer = read_pointer(store, tenant_id)
+    retired = set(pointer.get("retired", []))
+    journal = _Journal(journal_path(tenant_id, ctx.env), {"tenant_id": tenant_id, "at": now})
+    journal.stage("started", previous=previous)
+    removed = _clean_unfinished(store, tenant_id, retired | ({previous} if previous else set()))
+    before = _live_counts(ctx, tenant_id)
+    snap_dir = tenant_data_dir(tenant_id, ctx.env) / "snapshots" / stamp
+    journal.stage("snapshot", snapshot=str(snap_dir))
+    snap = export_snapshot(ctx, tenant_id, snap_dir, {"reason": "compress --reset"})
+    journal.stage("compress")
+    compressed = compress(ctx, tenant_id, repo)
+    themes = compressed.repo.ingest_files()
+    if compressed.private is not None:
+        themes += compressed.private.ingest_files()
+    digests = [p for p in themes if p.parent.name == "digest"]
+    themes = [p for p in themes if p.parent.name != "digest"]
+    name = f"g{stamp}"
+    journal.stage("build", generation=name)
+    built = build_generation(
+        ctx, tenant_id, store.generation_root(tenant_id, name), themes, digests
+    )
+    journal.stage("switch")
+    store.switch_generation(tenant_id, name, {
+        "previous": previous, "retired": sorted(retired | {previous or "original"}),
+        "snapshot": str(snap_dir), "switched_at": ctx.clock().isoformat(),
+        "commit": compressed.repo.commit,
+    })  # fmt: skip
+    after = _live_counts(ctx, tenant_id)
+    result = {
+        "tenant_id": tenant_id,
+        "generation": name,
+        "previous_generation": previous,
+        "snapshot": snap,
+        "compress": compressed.to_dict(),
+        "built": built,
+        "live_points_before": before,
+        "live_points_after": after,
+        "removed_unfinished": removed,
+    }
+    journal.stage("done", live_points_before=before, live_points_after=after)
+    result["timings_s"] = dict(journal.timings)
+    ctx.bus(tenant_id).append(
+        "compress.reset",
+        {k: result[k] for k in ("generation", "live_points_before", "live_points_after")}
+        | {"snapshot": str(snap_dir), "commit": compressed.repo.commit},
+        now=ctx.clock(),
+    )
+    return result
+
+
+def read_pointer(store: Any, tenant_id: str) -> dict[str, Any]:
+    """The generation pointer's record (``{}`` before the first reset)."""
+    from nika_tui.services.vectors.edge import GENERATION_FILE
+
+    try:
+        data = json.loads((store.root / tenant_id / GENERATION_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+@op("compress.reset")
+def _reset_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+    tenant_id, repo = body.get("tenant_id"), body.get("repo")
+    if not isinstance(tenant_id, str) or (repo is not None and not isinstance(repo, str)):
+        raise ValidationFailed("compress.reset needs 'tenant_id' (and 'repo')", "pass --tenant")
+    return reset(ctx, tenant_id, Path(repo) if repo else None)

@@ -1,0 +1,1 @@
+"""Recall that tunes itself by the seed's rule (docs/tuning.md): labels, search, adoption."""

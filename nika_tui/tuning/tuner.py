@@ -1,0 +1,237 @@
+"""``tune.recall``: search recall's parameters on a tenant's labels; adopt only past 2× noise.
+
+1. The relevance set (``relevance.py``) is embedded once and each query's candidates fetched
+   once from the store, as deep as any trial may look (``limit × 8``, with vectors).
+2. A seeded TPE study (Optuna) searches :class:`RecallParams`; the parameters in force are the
+   first trial, so a tie keeps them. Each trial ranks the cached candidates with the same
+   :func:`rank_candidates` recall uses and scores every query (recall@5, abstention); every trial
+   is appended to ``{data}/tenants/{t}/tuning/optimisation.jsonl`` (0600) with its parameters,
+   metric, a bootstrap noise estimate and the seed.
+3. The best trial is compared with the parameters in force query by query; the gain must exceed
+   twice the bootstrap standard deviation of the paired difference (the seed's rule). Then,
+   as ``auto_actions.tune`` allows: autonomous → adopted; escalate → a ``tune.adopt``
+   confirmation holding the parameters; off → logged only.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+from nika_tui.domain.memory import Layer, Status
+from nika_tui.domain.ports import PointFilter
+from nika_tui.domain.recall_params import (
+    EVAL_K,
+    Candidate,
+    Judged,
+    RecallParams,
+    bootstrap_sd,
+    decide,
+    query_score,
+    rank_candidates,
+)
+from nika_tui.domain.tenant import AutoMode
+from nika_tui.engine.context import EngineContext
+from nika_tui.engine.ops import op
+from nika_tui.errors import ValidationFailed
+from nika_tui.services.kernel_store import pending_confirmation, queue_confirmation
+from nika_tui.services.recall_params import adopt_params, read_params, record_tuning
+from nika_tui.tuning.relevance import append_jsonl, load_set, tuning_dir
+
+log = logging.getLogger("nika.tuning")
+
+MIN_QUERIES = 8
+"""Fewer labelled queries than this cannot tell a gain from noise: tuning refuses."""
+MAX_DEPTH = 8
+"""Deepest candidate fetch of any trial (``depth_factor`` ≤ this)."""
+DEFAULT_TRIALS = 40
+TUNE_CONFIRMATION = "tune.adopt"
+
+
+def fetch_candidates(
+    ctx: EngineContext, tenant_id: str, judged: Sequence[Judged], k: int = EVAL_K
+) -> list[list[Candidate]]:
+    """Each labelled query's candidates, in fused order, as deep as any trial looks."""
+    vectors = ctx.embedder.embed([j.query for j in judged])
+    out: list[list[Candidate]] = []
+    for label, vector in zip(judged, vectors, strict=True):
+        equals = {"status": Status.CURRENT.value}
+        if label.project_id:
+            equals["project_id"] = label.project_id
+        cands: list[Candidate] = []
+        for layer in Layer:
+            for p in ctx.vectors.search_hybrid(
+                tenant_id,
+                layer,
+                vector,
+                label.query,
+                flt=PointFilter(equals=equals),
+                limit=k * MAX_DEPTH,
+                with_vectors=True,
+            ):
+                cosine = float(sum(a * b for a, b in zip(vector, p.vector or [], strict=False)))
+                valid = str(p.payload.get("valid_from", ""))
+                cands.append(Candidate(p.id, p.score, cosine, _ts(valid)))
+        cands.sort(key=lambda c: -c.fused)
+        out.append(cands)
+    return out
+
+
+def _ts(iso: str) -> float:
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(iso).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def scores(
+    judged: Sequence[Judged], cands: Sequence[Sequence[Candidate]], p: RecallParams, now_s: float
+) -> list[float]:
+    """Per-query quality of parameters ``p`` on the cached candidates."""
+    return [
+        query_score(label, [c.id for c, _ in rank_candidates(cs, p, EVAL_K, now_s)])
+        for label, cs in zip(judged, cands, strict=True)
+    ]
+
+
+def tune(
+    ctx: EngineContext,
+    tenant_id: str,
+    trials: int = DEFAULT_TRIALS,
+    seed: int = 0,
+    judged: Sequence[Judged] | None = None,
+) -> dict[str, Any]:
+    """Run one tuning of the tenant's recall (see the module docstring); return its summary.
+
+    Raises:
+        ValidationFailed: fewer than :data:`MIN_QUERIES` labelled queries, or ``trials`` < 1.
+    """
+    import optuna
+
+    config = ctx.tenant(tenant_id)
+    labels = list(judged) if judged is not None else load_set(tenant_id, ctx.env)
+    if len(labels) < MIN_QUERIES:
+        raise ValidationFailed(
+            f"tenant {tenant_id} has {len(labels)} labelled queries; tuning needs {MIN_QUERIES}",
+            "mark recall results with `nika memory feedback --tenant "
+            f"{tenant_id} --query Q --useful ID` (or --not-useful ID, or --none)",
+        )
+    if trials < 1:
+        raise ValidationFailed("--trials must be at least 1", "e.g. --trials 40")
+    now = ctx.clock()
+    now_s = now.timestamp()
+    current, _ = read_params(ctx.redis, tenant_id)
+    cands = fetch_candidates(ctx, tenant_id, labels)
+    log_path = tuning_dir(tenant_id, ctx.env) / "optimisation.jsonl"
+    run = f"{now.isoformat()}#{seed}"
+
+    def objective(trial: optuna.Trial) -> float:
+        p = RecallParams(
+            palace_floor=trial.suggest_float("palace_floor", 0.20, 0.60, step=0.02),
+            dense_weight=trial.suggest_float("dense_weight", 0.0, 1.0, step=0.1),
+            recency_weight=trial.suggest_float("recency_weight", 0.0, 1.0, step=0.1),
+            recency_tau_days=trial.suggest_float("recency_tau_days", 1.0, 180.0, log=True),
+            depth_factor=trial.suggest_int("depth_factor", 1, 4),
+        )
+        per_query = scores(labels, cands, p, now_s)
+        metric = sum(per_query) / len(per_query)
+        trial.set_user_attr("scores", per_query)
+        sd = bootstrap_sd(per_query, seed + trial.number, rounds=200)
+        append_jsonl(
+            log_path,
+            {"event": "trial", "run": run, "at": now.isoformat(), "trial": trial.number,
+             "params": asdict(p), "metric": metric, "noise_sd": sd, "seed": seed,
+             "n_queries": len(labels), "sampler": "optuna.TPESampler"},
+        )  # fmt: skip
+        return metric
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(direction="maximize", sampler=optuna.samplers.TPESampler(seed=seed))
+    # The parameters in force first: a tie keeps them. Recency τ is outside the grid's steps
+    # only when adopted earlier; the study accepts any value within the bounds.
+    study.enqueue_trial({**asdict(current), "palace_floor": round(current.palace_floor, 2)})
+    study.optimize(objective, n_trials=trials)
+    best_trial = study.best_trial
+    # Rounded: the step grid's floats carry binary noise (0.42000000000000004) into the log.
+    best = RecallParams(**{k: round(v, 4) for k, v in best_trial.params.items()}).clamped()
+    baseline_scores = scores(labels, cands, current, now_s)
+    decision = decide(baseline_scores, list(best_trial.user_attrs["scores"]), seed)
+    mode = config.auto_actions.tune
+    action = "kept"
+    if decision.adopt and best != current:
+        action = _apply(
+            ctx, tenant_id, best, decision.gain, decision.noise_sd, mode, now.isoformat()
+        )
+    summary: dict[str, Any] = {
+        "tenant_id": tenant_id, "run": run, "at": now.isoformat(), "trials": trials, "seed": seed,
+        "n_queries": len(labels), "current": asdict(current), "best": asdict(best),
+        "baseline_metric": decision.baseline, "best_metric": decision.best,
+        "gain": decision.gain, "noise_sd": decision.noise_sd,
+        "past_2x_noise": decision.adopt, "mode": mode.value, "action": action,
+    }  # fmt: skip
+    append_jsonl(log_path, {"event": "decision", **summary})
+    record_tuning(ctx.redis, tenant_id, summary)
+    return summary
+
+
+def _apply(
+    ctx: EngineContext,
+    tenant_id: str,
+    best: RecallParams,
+    gain: float,
+    sd: float,
+    mode: AutoMode,
+    at: str,
+) -> str:
+    """Adopt, ask, or only log, as the tenant's mode says; return what was done."""
+    if mode is AutoMode.AUTONOMOUS:
+        adopt_params(ctx.redis, tenant_id, best, at)
+        ctx.bus(tenant_id).append("tune.adopted", {"params": asdict(best)}, now=ctx.clock())
+        return "adopted"
+    if mode is AutoMode.ESCALATE:
+        if pending_confirmation(ctx.redis, tenant_id, TUNE_CONFIRMATION) is None:
+            import json
+
+            queue_confirmation(
+                ctx.redis,
+                tenant_id,
+                TUNE_CONFIRMATION,
+                "adopt tuned recall parameters",
+                json.dumps({"params": asdict(best), "gain": gain, "noise_sd": sd}),
+                ctx.clock(),
+            )
+        return "confirmation"
+    return "off"
+
+
+@op("tune.recall")
+def _tune_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+    return tune(
+        ctx,
+        str(body.get("tenant_id") or ""),
+        trials=int(body.get("trials") or DEFAULT_TRIALS),
+        seed=int(body.get("seed") or 0),
+    )
+
+
+@op("tune.adopt")
+def _adopt_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+    """A person approved a ``tune.adopt`` confirmation: put its parameters in force."""
+    import json
+
+    tenant_id = str(body.get("tenant_id") or "")
+    ctx.tenant(tenant_id)
+    try:
+        detail = json.loads(str(body.get("detail") or ""))
+        params = RecallParams(**detail["params"]).clamped()
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ValidationFailed(
+            "the confirmation holds no readable parameters", "reject it and tune again"
+        ) from exc
+    adopt_params(ctx.redis, tenant_id, params, ctx.clock().isoformat())
+    ctx.bus(tenant_id).append("tune.adopted", {"params": asdict(params)}, now=ctx.clock())
+    return {"adopted": asdict(params)}

@@ -1,0 +1,145 @@
+"""Recall tuning on constructed tenants (exact cosines), real Redis and Qdrant Edge.
+
+The query vectors come from a table embedder (a real :class:`Embedder` whose vectors we chose):
+so "which parameter value is better" is known exactly, not guessed from a model.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import stat
+from collections.abc import Sequence
+from dataclasses import asdict
+
+import pytest
+
+from nika_tui.domain.recall_params import DEFAULT_PALACE_FLOOR, Judged, RecallParams
+from nika_tui.domain.requests import RecallQuery
+from nika_tui.domain.tenant import AutoMode
+from nika_tui.engine.context import EngineContext
+from nika_tui.engine.recall import PALACE_MIN_COSINE, recall
+from nika_tui.errors import ValidationFailed
+from nika_tui.services.config_store import load_tenant, save_tenant
+from nika_tui.services.kernel_store import pending_confirmation
+from nika_tui.services.recall_params import describe, last_tuning, read_params
+from nika_tui.tuning.relevance import load_set, mark, tuning_dir
+from nika_tui.tuning.tuner import TUNE_CONFIRMATION, tune
+from tests.plugins.debt import at_cosine, make_record, put, unit
+
+
+class TableEmbedder:
+    """Embeds the queries of the constructed set with the vectors they were built around."""
+
+    dimension = 384
+    name = "table"
+
+    def __init__(self, table: dict[str, list[float]]) -> None:
+        self.table = table
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [self.table[t] for t in texts]
+
+
+def _tenant(ctx: EngineContext, relevant_cos: float, n: int = 16) -> list[Judged]:
+    """n answerable queries (their memory at ``relevant_cos``) and n with nothing relevant."""
+    rng = random.Random(7)
+    table: dict[str, list[float]] = {}
+    records = []
+    labels: list[Judged] = []
+    for i in range(n):
+        q = unit(rng)
+        table[f"question {i}"] = q
+        rec = make_record("acme", f"fact number {i}")
+        records.append((rec, at_cosine(q, relevant_cos, rng)))
+        labels.append(Judged(query=f"question {i}", useful=frozenset({rec.id})))
+    for i in range(n):
+        q = unit(rng)
+        table[f"unknown {i}"] = q
+        records.append((make_record("acme", f"noise number {i}"), at_cosine(q, 0.12, rng)))
+        labels.append(Judged(query=f"unknown {i}", expect_none=True))
+    put(ctx, records)
+    ctx.embedder = TableEmbedder(table)
+    return labels
+
+
+def _mode(mode: AutoMode) -> None:
+    config = load_tenant("acme")
+    actions = config.auto_actions.model_copy(update={"tune": mode})
+    save_tenant(config.model_copy(update={"auto_actions": actions}))
+
+
+def test_default_floor_is_recalls() -> None:
+    assert DEFAULT_PALACE_FLOOR == PALACE_MIN_COSINE
+
+
+def test_a_better_floor_is_found_and_adopted(debt_ctx: EngineContext) -> None:
+    # Answers sit at cosine 0.32: the default floor (0.40) hides every one; noise is at 0.12.
+    labels = _tenant(debt_ctx, relevant_cos=0.32)
+    _mode(AutoMode.AUTONOMOUS)
+    before = recall(debt_ctx, RecallQuery(tenant_id="acme", query="question 0"))
+    assert before.palace is not None
+    out = tune(debt_ctx, "acme", trials=30, seed=1, judged=labels)
+    assert out["past_2x_noise"] and out["action"] == "adopted"
+    assert out["baseline_metric"] == pytest.approx(0.5)  # abstentions right, answers hidden
+    assert out["best_metric"] == pytest.approx(1.0)
+    assert out["gain"] > 2 * out["noise_sd"]
+    params, adopted = read_params(debt_ctx.redis, "acme")
+    assert adopted and 0.12 < params.palace_floor <= 0.32
+    after = recall(debt_ctx, RecallQuery(tenant_id="acme", query="question 0"))
+    assert [h.record.text for h in after.hits] == ["fact number 0"]
+    unknown = recall(debt_ctx, RecallQuery(tenant_id="acme", query="unknown 3"))
+    assert unknown.palace is not None  # abstention kept
+    log = tuning_dir("acme").joinpath("optimisation.jsonl")
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600
+    lines = [json.loads(ln) for ln in log.read_text().splitlines()]
+    trials = [ln for ln in lines if ln["event"] == "trial"]
+    assert len(trials) == 30 and all(
+        {"params", "metric", "noise_sd", "seed"} <= set(t) for t in trials
+    )
+    assert trials[0]["params"] == asdict(RecallParams())  # the parameters in force come first
+    assert lines[-1]["event"] == "decision" and lines[-1]["action"] == "adopted"
+    assert last_tuning(debt_ctx.redis, "acme")["gain"] == out["gain"]  # type: ignore[index]
+    line = describe(debt_ctx.redis, "acme")  # the dashboard's tenant detail line
+    assert line.startswith(f"tuned floor {params.palace_floor:.2f}")
+    assert f"gain {out['gain']:+.3f} ± {out['noise_sd']:.3f} (adopted)" in line
+
+
+def test_nothing_better_nothing_adopted(debt_ctx: EngineContext) -> None:
+    # Answers at 0.80, noise at 0.12: the default already scores 1.0 on every query.
+    labels = _tenant(debt_ctx, relevant_cos=0.80)
+    _mode(AutoMode.AUTONOMOUS)
+    out = tune(debt_ctx, "acme", trials=20, seed=2, judged=labels)
+    assert out["baseline_metric"] == pytest.approx(1.0)
+    assert not out["past_2x_noise"] and out["action"] == "kept"
+    assert read_params(debt_ctx.redis, "acme") == (RecallParams(), False)
+
+
+def test_escalate_queues_a_confirmation_and_off_adopts_nothing(debt_ctx: EngineContext) -> None:
+    labels = _tenant(debt_ctx, relevant_cos=0.32)
+    _mode(AutoMode.OFF)
+    assert tune(debt_ctx, "acme", trials=15, seed=1, judged=labels)["action"] == "off"
+    assert read_params(debt_ctx.redis, "acme")[1] is False
+    _mode(AutoMode.ESCALATE)
+    assert tune(debt_ctx, "acme", trials=15, seed=1, judged=labels)["action"] == "confirmation"
+    item = pending_confirmation(debt_ctx.redis, "acme", TUNE_CONFIRMATION)
+    assert item is not None and json.loads(item["detail"])["params"]["palace_floor"] <= 0.32
+    assert read_params(debt_ctx.redis, "acme")[1] is False  # nothing in force until approved
+    from nika_tui.engine.ops import OPS
+
+    OPS["tune.adopt"](debt_ctx, {"tenant_id": "acme", "detail": item["detail"]})
+    assert read_params(debt_ctx.redis, "acme")[1] is True
+
+
+def test_feedback_marks_make_the_set_and_too_few_are_refused(debt_ctx: EngineContext) -> None:
+    mark("acme", "when do we deploy", "2026-12-01T00:00:00+00:00", useful=["a", "b"])
+    mark("acme", "when do we deploy", "2026-12-01T00:01:00+00:00", not_useful=["b"])
+    mark("acme", "office wifi password", "2026-12-01T00:02:00+00:00", expect_none=True)
+    labels = {j.query: j for j in load_set("acme")}
+    assert labels["when do we deploy"].useful == {"a"}
+    assert labels["when do we deploy"].not_useful == {"b"}
+    assert labels["office wifi password"].expect_none
+    with pytest.raises(ValidationFailed, match="needs 8"):
+        tune(debt_ctx, "acme", trials=5)
+    with pytest.raises(ValidationFailed, match="nothing to record"):
+        mark("acme", "q", "2026-12-01T00:00:00+00:00")
