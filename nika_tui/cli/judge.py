@@ -1,4 +1,5 @@
-"""`nika judge eval FILE [--judge rules|agent-cli|http] [--json]`: score a judge.
+"""`nika judge eval FILE... [--judge offline|rules|agent-cli|http] [--cascade] [--lodo]`: score a
+judge, one report per file (split); `nika judge train`: refit the offline judge.
 
 The file format is DESIGN.md's (see :mod:`nika_tui.domain.judge_eval`). The human output is a
 table; ``--json`` prints the report (``n``, ``accuracy``, ``wrong_replace_rate``,
@@ -23,12 +24,27 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     judge = sub.add_parser("judge", help="supersede judges: evaluate on labelled pairs")
     judge_sub = judge.add_subparsers(dest="judge_command", metavar="SUBCOMMAND")
     ev = judge_sub.add_parser("eval", help="score a judge on a labelled JSONL file")
-    ev.add_argument("file", metavar="FILE", help="labelled pairs (JSONL, DESIGN.md format)")
+    ev.add_argument(
+        "files", nargs="+", metavar="FILE", help="labelled pairs (JSONL, DESIGN.md format)"
+    )
     ev.add_argument(
         "--judge",
-        choices=("rules", "agent-cli", "http"),
+        choices=("offline", "rules", "agent-cli", "http"),
         default=None,
-        help="judge to score (default: rules, or the tenant's judge with --tenant)",
+        help="judge to score (default: offline, or the tenant's judge with --tenant)",
+    )
+    ev.add_argument(
+        "--cascade",
+        action="store_true",
+        help="with --judge agent-cli|http: report the offline tier, the LLM tier and the cascade",
+    )
+    ev.add_argument(
+        "--lodo",
+        action="store_true",
+        help="leave-one-domain-out: retrain the offline judge without each domain of the files",
+    )
+    ev.add_argument(
+        "--lodo-kind", choices=("lr", "gbt"), default="lr", help="--lodo: which model to refit"
     )
     ev.add_argument("--tenant", help="use this tenant's judge (privacy mode applies)")
     ev.add_argument("--cli", choices=("claude", "codex"), help="agent-cli: which CLI to run")
@@ -42,6 +58,28 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     ev.add_argument("--timeout", type=float, help="seconds per judgement (model judges)")
     add_json_flag(ev)
     ev.set_defaults(handler=_eval)
+    tr = judge_sub.add_parser("train", help="refit the offline judge on the training split")
+    tr.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="training files (default: the train split and the two older in-repo sets)",
+    )
+    tr.add_argument("--out", help="model file to write (default: the shipped model)")
+    tr.add_argument(
+        "--max-wrong-replace",
+        type=float,
+        default=None,
+        help="cross-validated wrong-REPLACE target for the thresholds (default 0.015)",
+    )
+    tr.add_argument(
+        "--kind", choices=("lr", "gbt"), default="lr", help="model: logistic regression or trees"
+    )
+    tr.add_argument(
+        "--by-domain", action="store_true", help="calibrate thresholds on held-out domains"
+    )
+    add_json_flag(tr)
+    tr.set_defaults(handler=_train)
     judge.set_defaults(handler=_usage(judge))
 
 
@@ -89,7 +127,7 @@ def _build_judge(args: argparse.Namespace) -> tuple[Any, str]:
                 f"environment variable {args.api_key_env} is not set",
                 f"export {args.api_key_env}=… before running, or drop --api-key-env",
             )
-    name = args.judge or "rules"
+    name = args.judge or "offline"
     judge = judge_by_name(
         name,
         cli=args.cli,
@@ -97,8 +135,15 @@ def _build_judge(args: argparse.Namespace) -> tuple[Any, str]:
         model=args.model,
         api_key=api_key,
         timeout_s=args.timeout,
+        embedder=_embedder() if name == "offline" else None,
     )
     return judge, name
+
+
+def _embedder() -> Any:
+    from nika_tui.services.embeddings import open_embedder
+
+    return open_embedder()
 
 
 def _pct(value: float) -> str:
@@ -151,16 +196,116 @@ def render_table(report: Any, source: str, note: str = "") -> str:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from nika_tui.domain.judge_eval import evaluate, parse_eval_jsonl
+    from nika_tui.domain.judge_eval import parse_eval_jsonl
 
-    pairs = parse_eval_jsonl(_read(args.file), source=args.file)
+    splits = [(path, parse_eval_jsonl(_read(path), source=path)) for path in args.files]
+    if args.lodo:
+        return _eval_lodo(args)
     judge, note = _build_judge(args)
-    report = evaluate(judge, pairs)
+    reports: list[tuple[str, Any]] = []
+    for path, pairs in splits:
+        reports += [(path, r) for r in _reports_for(args, judge, pairs)]
     if args.json:
-        data = report.to_dict()
-        data["file"] = args.file
-        data["selection"] = note
-        print_json(data)
+        out = []
+        for path, report in reports:
+            data = report.to_dict()
+            data["file"] = path
+            data["selection"] = note
+            out.append(data)
+        print_json(out[0] if len(out) == 1 else out)
     else:
-        print(render_table(report, args.file, note if note != report.judge else ""))
+        print(
+            "\n\n".join(
+                render_table(report, path, note if note != report.judge else "")
+                for path, report in reports
+            )
+        )
+    return 0
+
+
+def _reports_for(args: argparse.Namespace, judge: Any, pairs: list[Any]) -> list[Any]:
+    """One report, or three with ``--cascade`` (offline tier, LLM tier, cascade)."""
+    from nika_tui.domain.judge_eval import score
+
+    facts = [(p.old, p.new) for p in pairs]
+    if not args.cascade:
+        many = getattr(judge, "judge_many", None)
+        answers = many(facts) if callable(many) else [judge.judge(o, n) for o, n in facts]
+        return [score(judge.name, zip(pairs, answers, strict=True))]
+    if not hasattr(judge, "judge_batch"):
+        raise ConfigError(
+            "--cascade needs an LLM judge", "add --judge agent-cli or --judge http --endpoint URL"
+        )
+    from nika_tui.services.judges.cascade import CascadeJudge
+    from nika_tui.services.judges.factory import offline_judge
+
+    offline = offline_judge(_embedder())
+    cascade = CascadeJudge(offline, judge)
+    llm_answers: list[Any] = []
+    for start in range(0, len(facts), cascade.max_batch):
+        llm_answers += judge.judge_batch(facts[start : start + cascade.max_batch])
+    return [
+        score(offline.name, zip(pairs, offline.judge_many(facts), strict=True)),
+        score(judge.name, zip(pairs, llm_answers, strict=True)),
+        score(cascade.name, zip(pairs, cascade.judge_many(facts), strict=True)),
+    ]
+
+
+def _eval_lodo(args: argparse.Namespace) -> int:
+    from nika_tui.domain.judge_eval import score
+    from nika_tui.engine.judge_training import lodo, read_labelled
+
+    files = [read_labelled(path) for path in args.files]
+    per_domain = lodo(files, [], _embedder(), kind=args.lodo_kind)
+    reports = [(d, score("offline-lodo", results)) for d, results in per_domain]
+    everything = [r for _, results in per_domain for r in results]
+    total = score("offline-lodo", everything)
+    if args.json:
+        data = total.to_dict()
+        data["files"] = list(args.files)
+        data["domains"] = {
+            d: {
+                "n": r.n,
+                "accuracy": round(r.accuracy, 4),
+                "wrong_replace_rate": round(r.wrong_replace_rate, 4),
+            }
+            for d, r in reports
+        }
+        print_json(data)
+        return 0
+    lines = [f"leave-one-domain-out on {', '.join(args.files)}"]
+    for d, r in reports:
+        lines.append(
+            f"  {d:<16} n={r.n:<4} accuracy {_pct(r.accuracy)}"
+            f"  wrong_replace {_pct(r.wrong_replace_rate)}"
+        )
+    print("\n".join(lines) + "\n\n" + render_table(total, "all domains"))
+    return 0
+
+
+def _train(args: argparse.Namespace) -> int:
+    from nika_tui.engine.judge_training import (
+        DEFAULT_TRAINING_FILES,
+        train_from_files,
+        write_model,
+    )
+    from nika_tui.services.judges.offline import default_model_path
+
+    files = list(args.files) or list(DEFAULT_TRAINING_FILES)
+    for path in files:
+        _read(path)  # one clear error for a missing or non-UTF-8 file
+    kwargs: dict[str, Any] = {}
+    if args.max_wrong_replace is not None:
+        kwargs["max_wrong_replace"] = args.max_wrong_replace
+    model = train_from_files(files, _embedder(), kind=args.kind, by_domain=args.by_domain, **kwargs)
+    out = Path(args.out) if args.out else default_model_path()
+    write_model(model, out)
+    summary: dict[str, Any] = {"model": str(out), **model.meta}
+    summary["replace_threshold"] = model.replace_threshold
+    summary["keep_threshold"] = model.keep_threshold
+    if args.json:
+        print_json(summary)
+    else:
+        for key, value in summary.items():
+            print(f"{key}: {value}")
     return 0

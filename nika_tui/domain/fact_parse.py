@@ -191,6 +191,38 @@ def _extract_values(text: str) -> tuple[str, dict[str, set[str]]]:
     return c.text, c.values
 
 
+def mask_values(text: str) -> str:
+    """The fact with its values blanked: what it is *about*, not what it says the value is.
+
+    Typed values (hosts, versions, numbers, ids, paths…) and capitalised names inside a
+    sentence are removed, so "orders listens on 8080" and "orders listens on 9090" read the
+    same; the embedder compares the slots, not the values.
+
+    Args:
+        text: A fact.
+
+    Returns:
+        The masked text, whitespace collapsed (the original text when nothing is left).
+    """
+    rest = text
+    # Lower-case compounds without digits (orders-svc) name the subject more often than the
+    # value: they stay, as words. Everything else the value extractor takes is blanked.
+    for pattern in (_URL, _EMAIL, _IP, _TICKET, _HASH_NUM, _PATH, _HOST, _TIME, _PERCENT):
+        rest = pattern.sub(lambda m: " " * len(m.group(0)), rest)
+    rest = _VERSION.sub(lambda m: " " * len(m.group(0)), rest)
+    rest = _MIXED_ID.sub(lambda m: " " * len(m.group(0)), rest)
+    rest = rest.replace("-", " ").replace("_", " ")
+    firsts = _first_word_offsets(rest, _sentence_starts(rest))
+    kept: list[str] = []
+    for match in _WORD.finditer(rest):
+        word = match.group(0)
+        if _NUMBER.fullmatch(word) or (_is_capitalised(word) and match.start() not in firsts):
+            continue
+        kept.append(word)
+    masked = " ".join(kept)
+    return masked or text
+
+
 def _sentence_starts(text: str) -> set[int]:
     starts = {0}
     for match in _SENTENCE_BREAK.finditer(text):

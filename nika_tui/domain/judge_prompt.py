@@ -92,3 +92,89 @@ def parse_answer(raw: str) -> tuple[Verdict, str, bool]:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+BATCH_SYSTEM_PROMPT = (
+    SYSTEM_PROMPT.rsplit("Reply on the first line", 1)[0]
+    + """You get several numbered pairs. Judge each pair on its own.
+Reply with only a JSON array, one object per pair, in any order:
+[{"id": "p1", "verdict": "REPLACE|KEEP|UNCERTAIN", "reason": "one short reason"}, ...]"""
+)
+
+
+def batch_user_prompt(pairs: list[tuple[Fact, Fact]]) -> str:
+    """Many pairs in one message, each with an id ``p1``, ``p2``… (data, not instructions).
+
+    Args:
+        pairs: (old, new) facts.
+
+    Returns:
+        The user message.
+    """
+    payload = [
+        {
+            "id": f"p{i}",
+            "old": {"text": old.text, "valid_from": old.timestamp.isoformat()},
+            "new": {"text": new.text, "valid_from": new.timestamp.isoformat()},
+        }
+        for i, (old, new) in enumerate(pairs, start=1)
+    ]
+    return "Pairs:\n" + json.dumps(payload, ensure_ascii=False, indent=1)
+
+
+def full_batch_prompt(pairs: list[tuple[Fact, Fact]]) -> str:
+    """System and user prompt of a batch in one text (agent CLIs read one prompt on stdin)."""
+    return f"{BATCH_SYSTEM_PROMPT}\n\n{batch_user_prompt(pairs)}\n"
+
+
+_ARRAY = re.compile(r"\[.*\]", re.DOTALL)
+
+
+def parse_batch_answer(raw: str, count: int) -> list[tuple[Verdict, str, bool]]:
+    """Read a batch answer strictly: ``(verdict, reason, parsed)`` per pair, in order.
+
+    The answer must hold one JSON array of ``{"id", "verdict", "reason"}`` objects (a code
+    fence or text around the array is tolerated). A pair that is missing, answered twice, or
+    whose verdict is not exactly one of the three words is UNCERTAIN with ``parsed=False``:
+    never a guessed REPLACE.
+
+    Args:
+        raw: The model's final message.
+        count: How many pairs were asked (ids ``p1``…``p{count}``).
+
+    Returns:
+        One entry per pair.
+    """
+    missing = (Verdict.UNCERTAIN, "the batch answer has no entry for this pair", False)
+    text = _FENCE.sub("", raw.strip()).strip()
+    found = _ARRAY.search(text)
+    try:
+        data = json.loads(found.group(0)) if found else None
+    except ValueError:
+        data = None
+    if not isinstance(data, list):
+        bad = (Verdict.UNCERTAIN, f"unparsable batch answer: {_one_line(raw)[:120]}", False)
+        return [bad] * count
+    answers: dict[str, tuple[Verdict, str, bool]] = {}
+    twice: set[str] = set()
+    for item in data:
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+            continue
+        key = item["id"].strip()
+        word = item.get("verdict")
+        verdict_text = word.strip().upper() if isinstance(word, str) else ""
+        if key in answers:
+            twice.add(key)
+        if verdict_text not in {v.value for v in Verdict}:
+            answers[key] = (Verdict.UNCERTAIN, f"invalid verdict {word!r}", False)
+            continue
+        reason = _one_line(str(item.get("reason", ""))) or "no reason given"
+        answers[key] = (Verdict(verdict_text), reason, True)
+    out = []
+    for i in range(1, count + 1):
+        key = f"p{i}"
+        if key in twice:
+            out.append((Verdict.UNCERTAIN, "the batch answer judged this pair twice", False))
+        else:
+            out.append(answers.get(key, missing))
+    return out

@@ -118,7 +118,8 @@ PLAN_QUOTAS: dict[Plan, Quotas] = {
 
 
 class JudgeKind(StrEnum):
-    RULES = "rules"
+    OFFLINE = "offline"  # the learned offline judge (default); docs/judges.md
+    RULES = "rules"  # the hand-written rules, kept for comparison
     AGENT_CLI = "agent-cli"
     HTTP = "http"
 
@@ -126,7 +127,7 @@ class JudgeKind(StrEnum):
 class JudgeConfig(_Strict):
     """Which judge decides REPLACE / KEEP / UNCERTAIN for this tenant."""
 
-    kind: JudgeKind = JudgeKind.RULES
+    kind: JudgeKind = JudgeKind.OFFLINE
     endpoint: str | None = Field(default=None, description="OpenAI-compatible base URL (http).")
     model: str | None = None
     api_key: SecretRef | None = None

@@ -400,22 +400,35 @@ def judge_metric(
     if not pairs:
         return build_metric("judge_disagreement", None, detail="no judged pair yet")
     judge = second_judge(ctx, tenant_id)
-    differ = 0
-    for pair in pairs:
-        try:
-            verdict = judge.judge(
-                Fact(pair.old_text, pair.old_valid_from), Fact(pair.new_text, pair.new_valid_from)
-            ).verdict
-        except JudgeError:
-            verdict = Verdict.UNCERTAIN
-        differ += verdict is not pair.verdict
+    facts = [
+        (Fact(p.old_text, p.old_valid_from), Fact(p.new_text, p.new_valid_from)) for p in pairs
+    ]
+    many = getattr(judge, "judge_many", None)
+    try:
+        verdicts = [
+            j.verdict
+            for j in (many(facts) if callable(many) else [judge.judge(o, n) for o, n in facts])
+        ]
+    except JudgeError:
+        verdicts = [Verdict.UNCERTAIN] * len(pairs)
+    differing = [p for p, v in zip(pairs, verdicts, strict=True) if v is not p.verdict]
+    differ = len(differing)
+    firsts = ", ".join(sorted({p.judge or p.source for p in pairs}))
+    shown = "; ".join(
+        f"{p.old_id}→{p.new_id} {p.verdict.value} vs {v.value}"
+        for p, v in zip(pairs, verdicts, strict=True)
+        if v is not p.verdict
+    )[:600]
     est = estimate_proportion(differ, len(pairs))
     return build_metric(
         "judge_disagreement",
         est.value,
         sample_size=len(pairs),
         ci=(est.low, est.high),
-        detail=f"{judge.name} vs recorded verdicts: {differ} of {len(pairs)} differ",
+        detail=(
+            f"{judge.name} vs recorded verdicts ({firsts}): {differ} of {len(pairs)} differ"
+            + (f" [{shown}]" if shown else "")
+        ),
     )
 
 

@@ -97,6 +97,6 @@ class EngineContext:
         cached = self._judges.get(tenant_id)
         if cached is not None and cached[0] == config:
             return cached[1]
-        judge = judge_for(config, self.env)
+        judge = judge_for(config, self.env, self.embedder)
         self._judges[tenant_id] = (config, judge)
         return judge

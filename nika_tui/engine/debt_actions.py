@@ -109,6 +109,8 @@ def audit_judge_prompt(ctx: EngineContext, tenant_id: str) -> dict[str, Any]:
     inv = inventory(ctx.vectors, tenant_id, ctx.clock(), 0, random.Random(0))
     pairs = recent_judged_pairs(ctx, tenant_id, inv.retired_payloads(), JUDGE_AUDIT_PAIRS)
     judge = ctx.judge_for(tenant_id)
+    # The action audits the configured judge's prompt: behind a cascade, that is the LLM tier.
+    judge = getattr(judge, "llm", judge)
     rules = RulesJudge()
     same_rules = same_recorded = 0
     counts: Counter[str] = Counter()

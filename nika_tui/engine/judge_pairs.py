@@ -11,10 +11,11 @@ KEEP verdicts of the ingest judge leave no trace in the stores, so the sample ho
 UNCERTAIN judge verdicts plus every human decision.
 
 The second judge is always offline (it never sends memories off the machine, whatever the
-tenant's privacy mode): the rules judge when the tenant judges with an agent CLI or an HTTP
-model, else a *strict* rules judge that accepts REPLACE only on explicit evidence (the new fact
-names the outgoing value, or retracts the old one) and answers UNCERTAIN for replacements that
-rest on a swapped value or a change cue alone.
+tenant's privacy mode) and genuinely different from the first: the hand-written ``rules``
+judge when the tenant judges with the learned ``offline`` judge, an LLM or the cascade; the
+learned ``offline`` judge when the tenant chose ``rules``. (The older *strict* rules judge, a
+variant of the same rules, is kept for reading but no longer the second opinion: two judges
+that share their parser agree on their shared blind spots.)
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ class JudgedPair:
     verdict: Verdict
     source: str
     at: datetime
+    judge: str = ""
+    """Who gave the recorded verdict: the ingest judge's name, or ``person``."""
 
 
 def _dt(value: Any) -> datetime | None:
@@ -86,9 +89,12 @@ class StrictRulesJudge:
 
 
 def second_judge(ctx: EngineContext, tenant_id: str) -> Judge:
-    """The offline judge that re-judges recorded pairs for ``judge_disagreement``."""
+    """The offline judge that re-judges recorded pairs for ``judge_disagreement``: another
+    method than the tenant's own (module docstring)."""
     if ctx.tenant(tenant_id).judge.kind is JudgeKind.RULES:
-        return StrictRulesJudge()
+        from nika_tui.services.judges.factory import offline_judge
+
+        return offline_judge(ctx.embedder)
     return RulesJudge()
 
 
@@ -128,6 +134,7 @@ def recent_judged_pairs(
                 verdict,
                 source,
                 item.resolved_at or item.created_at,
+                item.judge if item.status is ReviewStatus.PENDING else "person",
             )
         )
     reviewed = {(p.old_id, p.new_id) for p in pairs}
@@ -162,6 +169,7 @@ def recent_judged_pairs(
                 Verdict.REPLACE,
                 "ingest",
                 at,
+                str(p.get("retire_reason") or "").split(":", 1)[0],
             )
         )
     pairs.sort(key=lambda x: x.at, reverse=True)

@@ -86,11 +86,24 @@ def find_candidates(
     return sorted(found, key=lambda c: (c.record.valid_from, c.record.asserted_at, c.record.id))
 
 
-def _judge(judge: Judge, old: MemoryRecord, new: MemoryRecord) -> Judgement:
+def _judge_all(judge: Judge, olds: Sequence[MemoryRecord], new: MemoryRecord) -> list[Judgement]:
+    """Every candidate judged against ``new``; one batched call when the judge offers it
+    (the offline judge embeds all texts at once, the cascade asks its LLM once)."""
+    pairs = [(Fact(o.text, o.valid_from), Fact(new.text, new.valid_from)) for o in olds]
+    many = getattr(judge, "judge_many", None)
     try:
-        judgement = judge.judge(Fact(old.text, old.valid_from), Fact(new.text, new.valid_from))
+        if callable(many):
+            raw: list[Judgement] = list(many(pairs))
+        else:
+            raw = [judge.judge(o, n) for o, n in pairs]
     except JudgeError as exc:
-        return Judgement(Verdict.UNCERTAIN, f"judge failed: {exc.message}", judge.name)
+        raw = [Judgement(Verdict.UNCERTAIN, f"judge failed: {exc.message}", judge.name)] * len(
+            pairs
+        )
+    return [_checked(judge, old, new, j) for old, j in zip(olds, raw, strict=True)]
+
+
+def _checked(judge: Judge, old: MemoryRecord, new: MemoryRecord, judgement: Judgement) -> Judgement:
     if judgement.verdict is Verdict.REPLACE and new.valid_from < old.valid_from:
         return Judgement(
             Verdict.UNCERTAIN,
@@ -125,9 +138,9 @@ def supersede(
     if not candidates:
         return outcome
     judge = ctx.judge_for(new.tenant_id)  # once per memory: it reads the tenant's config
-    for cand in candidates:
+    judgements = _judge_all(judge, [c.record for c in candidates], new)
+    for cand, judgement in zip(candidates, judgements, strict=True):
         old = cand.record
-        judgement = _judge(judge, old, new)
         outcome.judgements.append(
             {
                 "old_id": old.id,

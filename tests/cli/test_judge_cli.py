@@ -51,7 +51,7 @@ def test_holdout_is_scored(capsys: pytest.CaptureFixture[str]) -> None:
 def test_human_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["judge", "eval", str(HOLDOUT)]) == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"judge rules on {HOLDOUT}")
+    assert out.startswith(f"judge offline on {HOLDOUT}")
     assert "wrong_replace_rate" in out and "confusion" in out
     assert "UNCERTAIN" in out
 
@@ -84,3 +84,117 @@ def test_api_key_env_must_be_set(capsys: pytest.CaptureFixture[str]) -> None:
     args = ["judge", "eval", str(HOLDOUT), "--judge", "http", "--endpoint", "http://127.0.0.1:9"]
     assert main([*args, "--api-key-env", "NIKA_TEST_UNSET_KEY"]) == 2
     assert "NIKA_TEST_UNSET_KEY is not set" in capsys.readouterr().err
+
+
+# --- the learned offline judge: splits, cascade, leave-one-domain-out, retraining -------------
+
+CORPUS = DATA / "judge_corpus"
+
+
+def test_corpus_splits_are_complete_and_disjoint() -> None:
+    splits = {}
+    for name in ("train", "dev"):
+        rows = [json.loads(x) for x in (CORPUS / f"{name}.jsonl").read_text("utf-8").splitlines()]
+        assert (CORPUS / f"{name}.notes.md").is_file()
+        assert len(rows) >= 200
+        assert {r["label"] for r in rows} == {"REPLACE", "KEEP", "UNCERTAIN"}
+        assert sum(r["lang"] == "fr" for r in rows) >= len(rows) // 6
+        splits[name] = rows
+    domains = {n: {r["domain"] for r in rows} for n, rows in splits.items()}
+    authors = {n: {r["author"] for r in rows} for n, rows in splits.items()}
+    assert not domains["train"] & domains["dev"] and not authors["train"] & authors["dev"]
+
+
+def test_shipped_model_was_trained_on_the_train_split_only() -> None:
+    from nika_tui.services.judges.offline import load_model
+
+    files = load_model().meta["training_files"]
+    assert "tests/data/judge_corpus/train.jsonl" in files
+    assert not any("judge_corpus/dev" in f or "judge_corpus/test" in f for f in files)
+
+
+@pytest.mark.embedder
+def test_eval_reports_each_split(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["judge", "eval", str(HOLDOUT), str(CORPUS / "dev.jsonl"), "--json"]) == 0
+    reports = json.loads(capsys.readouterr().out)
+    assert [r["file"] for r in reports] == [str(HOLDOUT), str(CORPUS / "dev.jsonl")]
+    assert [r["n"] for r in reports] == [30, 210]
+    assert all(r["judge"] == "offline" for r in reports)
+
+
+@pytest.mark.embedder
+def test_eval_cascade_reports_both_tiers_and_the_cascade(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from tests.services.test_judge_cascade import BatchChatServer
+
+    server = BatchChatServer()
+    try:
+        args = ["judge", "eval", str(HOLDOUT), "--judge", "http", "--endpoint", server.url]
+        assert main([*args, "--cascade", "--json"]) == 0
+    finally:
+        server.close()
+    reports = json.loads(capsys.readouterr().out)
+    assert [r["judge"] for r in reports] == ["offline", "http", "cascade:offline+http"]
+    assert all(r["n"] == 30 for r in reports)
+    # The LLM tier saw all 30 pairs in 20-pair batches, the cascade only the unclear ones.
+    bodies = [json.loads(r["messages"][-1]["content"].split("\n", 1)[1]) for r in server.requests]
+    assert [len(b) for b in bodies[:2]] == [20, 10]
+    assert sum(len(b) for b in bodies[2:]) < 30
+
+
+def _mini_corpus(path: Path) -> None:
+    shapes = [
+        ("The {x} server is host-a.", "The {x} server moved to host-b.", "REPLACE"),
+        ("The {x} port is 80.", "The {x} port is now 443.", "REPLACE"),
+        ("{x} backups run at 02:00.", "{x} lunch is on Friday.", "KEEP"),
+        ("The {x} API is in Go.", "The {x} API also serves gRPC.", "KEEP"),
+        ("The {x} cache TTL is 60 s.", "Maybe the {x} cache TTL will be 30 s?", "UNCERTAIN"),
+        ("{x} uses Redis.", "I think {x} might move to RabbitMQ.", "UNCERTAIN"),
+    ]
+    rows = []
+    for domain in ("alpha", "beta", "gamma"):
+        for i, (old, new, label) in enumerate(shapes):
+            rows.append(
+                {
+                    "id": f"{domain}-{i}",
+                    "old": {"text": old.format(x=domain), "timestamp": "2026-01-01T09:00:00Z"},
+                    "new": {"text": new.format(x=domain), "timestamp": "2026-02-01T09:00:00Z"},
+                    "label": label,
+                    "domain": domain,
+                }
+            )
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+
+
+@pytest.mark.embedder
+def test_lodo_leaves_each_domain_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    corpus = tmp_path / "mini.jsonl"
+    _mini_corpus(corpus)
+    assert main(["judge", "eval", str(corpus), "--lodo", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert set(report["domains"]) == {"alpha", "beta", "gamma"}
+    assert report["n"] == 18 and all(d["n"] == 6 for d in report["domains"].values())
+
+
+@pytest.mark.embedder
+def test_train_writes_a_model_the_judge_loads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from nika_tui.services.judges.offline import load_model
+
+    corpus, out = tmp_path / "mini.jsonl", tmp_path / "model.json"
+    _mini_corpus(corpus)
+    assert main(["judge", "train", str(corpus), "--out", str(out), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    model = load_model(out)
+    assert summary["n_train"] == 18 and model.meta["training_files"] == {
+        str(corpus): summary["training_files"][str(corpus)]
+    }
+    assert 0.3 <= model.replace_threshold <= 0.99
+    assert any(any(row) for row in model.weights)  # fitted, not the zero start
+
+
+def test_train_refuses_a_missing_file(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["judge", "train", "nope.jsonl"]) == 2
+    assert "no such file" in capsys.readouterr().err

@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
+from nika_tui.domain.judge_rules import RulesJudge
 from nika_tui.domain.memory import Layer, Status
 from nika_tui.domain.ports import PointFilter
 from nika_tui.domain.tenant import AutoActions, AutoMode
+from nika_tui.domain.verdicts import Fact, Verdict
 from nika_tui.engine.audit import audit_history, measure, run_audit
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.review import ReviewItem, ReviewStatus
@@ -166,7 +168,7 @@ def test_compaction_age_bus_growth_and_ttfl(debt_ctx: EngineContext) -> None:
 
 
 PAIRS = [
-    # (old, new, recorded status) and whether the strict rules judge disagrees
+    # (old, new, recorded status, whether the rules judge is expected to disagree)
     (
         "The staging server is alpha.internal",
         "I think the staging server might move to gamma.internal",
@@ -181,10 +183,17 @@ PAIRS = [
         "approved",
         False,
     ),
-    ("Backups run at 02:00", "Backups run at 03:00", "approved", True),
+    ("Backups run at 02:00", "Backups run at 03:00", "approved", False),
     (
         "The staging server is alpha.internal",
         "The staging server is beta.internal",
+        "approved",
+        False,
+    ),
+    # A person approved a reworded update the rules read as another subject.
+    (
+        "The Postgres box is db-prod-01",
+        "Our primary database host is pg-main-a since the failover",
         "approved",
         True,
     ),
@@ -214,9 +223,19 @@ def test_judge_disagreement_on_recorded_pairs(debt_ctx: EngineContext) -> None:
     report, _ = measure(debt_ctx, TENANT, seed=1)
     m = report.metric("judge_disagreement")
     assert m.sample_size == len(PAIRS)
-    assert m.value == pytest.approx(2 / len(PAIRS))
-    assert "rules-strict" in m.detail
-    assert m.status.value == "alert"
+    # The tenant judges with the learned offline judge: the second opinion is the
+    # hand-written rules (another method), run here on the same pairs.
+    recorded = {"pending": Verdict.UNCERTAIN, "approved": Verdict.REPLACE, "rejected": Verdict.KEEP}
+    rules = RulesJudge()
+    differ = [
+        i
+        for i, (old, new, status, _) in enumerate(PAIRS)
+        if rules.judge(Fact(old, old_t), Fact(new, T0)).verdict is not recorded[status]
+    ]
+    assert differ == [i for i, pair in enumerate(PAIRS) if pair[3]]
+    assert m.value == pytest.approx(len(differ) / len(PAIRS))
+    assert m.detail.startswith("rules vs recorded verdicts")
+    assert all(f"o{i}→n{i}" in m.detail for i in differ)
 
 
 def _set_mode(mode: AutoMode) -> None:

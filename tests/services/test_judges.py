@@ -34,8 +34,10 @@ from nika_tui.domain.verdicts import Fact, Verdict
 from nika_tui.errors import ConfigError
 from nika_tui.services.judges import judge_by_name, judge_for, select_judge
 from nika_tui.services.judges.agent_cli import AgentCliJudge, CliFlavor
+from nika_tui.services.judges.cascade import CascadeJudge
 from nika_tui.services.judges.factory import is_loopback
 from nika_tui.services.judges.http import HttpJudge, completions_url
+from nika_tui.services.judges.offline import OfflineJudge
 
 T0 = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
 OLD = Fact("The staging host is stg-1.corp.", T0)
@@ -284,26 +286,34 @@ def test_completions_url() -> None:
 # --- factory: privacy mode → judge ------------------------------------------------------
 
 
+def _llm_tier(judge: Any) -> Any:
+    """On the ingest path an allowed LLM judge is the cascade's second tier."""
+    assert isinstance(judge, CascadeJudge)
+    return judge.llm
+
+
 def _tenant(**kw: Any) -> TenantConfig:
     return TenantConfig(tenant_id="acme", display_name="Acme", **kw)
 
 
-def test_local_privacy_is_rules() -> None:
+def test_local_privacy_is_the_offline_judge() -> None:
     sel = select_judge(_tenant(privacy=Privacy.LOCAL))
-    assert isinstance(sel.judge, RulesJudge) and not sel.fallback
+    assert isinstance(sel.judge, OfflineJudge) and not sel.fallback
 
 
 def test_local_privacy_allows_loopback_http_only(chat_server: _ChatServer) -> None:
     loop = _tenant(
         privacy=Privacy.LOCAL, judge=JudgeConfig(kind=JudgeKind.HTTP, endpoint=chat_server.url)
     )
-    assert isinstance(judge_for(loop), HttpJudge)
+    assert isinstance(judge_for(loop), CascadeJudge) and isinstance(
+        select_judge(loop).judge, HttpJudge
+    )
     remote = _tenant(
         privacy=Privacy.LOCAL,
         judge=JudgeConfig(kind=JudgeKind.HTTP, endpoint="https://api.example.com/v1"),
     )
     sel = select_judge(remote)
-    assert isinstance(sel.judge, RulesJudge) and sel.fallback
+    assert isinstance(sel.judge, OfflineJudge) and sel.fallback
     assert "privacy local" in sel.reason
 
 
@@ -312,7 +322,7 @@ def test_default_privacy_uses_the_tenants_cli(cli_bin: Path) -> None:
         (AgentCli.CLAUDE_CODE, CliFlavor.CLAUDE),
         (AgentCli.CODEX, CliFlavor.CODEX),
     ):
-        judge = judge_for(_tenant(privacy=Privacy.DEFAULT, agent_cli=cli))
+        judge = _llm_tier(judge_for(_tenant(privacy=Privacy.DEFAULT, agent_cli=cli)))
         assert isinstance(judge, AgentCliJudge) and judge.flavor is flavor
         assert judge.executable == str(cli_bin / flavor.value)
 
@@ -321,10 +331,10 @@ def test_default_privacy_falls_back_to_rules_when_cli_missing(tmp_path: Path) ->
     sel = select_judge(
         _tenant(privacy=Privacy.DEFAULT, agent_cli=AgentCli.CLAUDE_CODE), path=str(tmp_path)
     )
-    assert isinstance(sel.judge, RulesJudge) and sel.fallback
+    assert isinstance(sel.judge, OfflineJudge) and sel.fallback
     assert "`claude` is not installed" in sel.reason
     shell = select_judge(_tenant(privacy=Privacy.DEFAULT, agent_cli=AgentCli.SHELL))
-    assert isinstance(shell.judge, RulesJudge) and "no headless judge" in shell.reason
+    assert isinstance(shell.judge, OfflineJudge) and "no headless judge" in shell.reason
 
 
 def test_default_privacy_respects_an_explicit_rules_choice(cli_bin: Path) -> None:
@@ -342,17 +352,17 @@ def test_cloud_privacy_uses_http_with_key_from_env(chat_server: _ChatServer) -> 
         privacy=Privacy.CLOUD,
         judge=JudgeConfig(kind=JudgeKind.HTTP, endpoint=chat_server.url, model="m", api_key=ref),
     )
-    judge = judge_for(cfg, env={"ACME_JUDGE_KEY": "sk-env-9"})
+    judge = _llm_tier(judge_for(cfg, env={"ACME_JUDGE_KEY": "sk-env-9"}))
     assert isinstance(judge, HttpJudge)
     assert judge.judge(OLD, NEW).verdict is Verdict.REPLACE
     assert chat_server.requests[0]["auth"] == "Bearer sk-env-9"
     missing = select_judge(cfg, env={})
-    assert isinstance(missing.judge, RulesJudge) and "ACME_JUDGE_KEY is not set" in missing.reason
+    assert isinstance(missing.judge, OfflineJudge) and "ACME_JUDGE_KEY is not set" in missing.reason
 
 
 def test_cloud_privacy_without_endpoint_falls_back() -> None:
     sel = select_judge(_tenant(privacy=Privacy.CLOUD, judge=JudgeConfig(kind=JudgeKind.HTTP)))
-    assert isinstance(sel.judge, RulesJudge) and "no judge endpoint" in sel.reason
+    assert isinstance(sel.judge, OfflineJudge) and "no judge endpoint" in sel.reason
 
 
 def test_is_loopback() -> None:
@@ -389,19 +399,19 @@ def test_cloud_privacy_key_from_the_tenants_keyring(
         privacy=Privacy.CLOUD,
         judge=JudgeConfig(kind=JudgeKind.HTTP, endpoint=chat_server.url, api_key=ref),
     )
-    judge = judge_for(cfg)
+    judge = _llm_tier(judge_for(cfg))
     assert isinstance(judge, HttpJudge)
     judge.judge(OLD, NEW)
     assert chat_server.requests[0]["auth"] == "Bearer sk-ring-4"
     memory_keyring.entries.clear()
     empty = select_judge(cfg)
-    assert isinstance(empty.judge, RulesJudge) and "judge.api_key is empty" in empty.reason
+    assert isinstance(empty.judge, OfflineJudge) and "judge.api_key is empty" in empty.reason
 
 
 def test_agent_cli_judge_runs_in_the_tenants_agent_home(
     cli_bin: Path, tmp_path: Path, isolated_env: dict[str, str]
 ) -> None:
-    judge = judge_for(_tenant(privacy=Privacy.DEFAULT, agent_cli=AgentCli.CLAUDE_CODE))
+    judge = _llm_tier(judge_for(_tenant(privacy=Privacy.DEFAULT, agent_cli=AgentCli.CLAUDE_CODE)))
     assert isinstance(judge, AgentCliJudge)
     home = judge.extra_env["CLAUDE_CONFIG_DIR"]
     assert home.startswith(isolated_env["NIKA_OS_DATA_DIR"]) and "acme" in home

@@ -22,7 +22,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from nika_tui.domain.judge_prompt import full_prompt, parse_answer
+from nika_tui.domain.judge_prompt import (
+    full_batch_prompt,
+    full_prompt,
+    parse_answer,
+    parse_batch_answer,
+)
 from nika_tui.domain.verdicts import Fact, Judgement, Verdict
 
 AGENT_CLI_JUDGE_NAME = "agent-cli"
@@ -124,15 +129,45 @@ class AgentCliJudge:
         Returns:
             The CLI's verdict and reason, or UNCERTAIN with what went wrong.
         """
+        message, problem = self._run(full_prompt(old, new))
+        if message is None:
+            return self._uncertain(problem)
+        verdict, reason, parsed = parse_answer(message)
+        if not parsed:
+            return self._uncertain(reason)
+        return Judgement(verdict, reason, self.name)
+
+    def judge_batch(self, pairs: list[tuple[Fact, Fact]]) -> list[Judgement]:
+        """Judge many pairs with one headless run (the cascade's LLM tier).
+
+        Args:
+            pairs: (old, new) facts.
+
+        Returns:
+            One judgement per pair; a failed run or a pair missing from the answer is
+            UNCERTAIN with the reason.
+        """
+        if not pairs:
+            return []
+        message, problem = self._run(full_batch_prompt(pairs))
+        if message is None:
+            return [self._uncertain(problem)] * len(pairs)
+        return [
+            Judgement(v, r, self.name) if ok else self._uncertain(r)
+            for v, r, ok in parse_batch_answer(message, len(pairs))
+        ]
+
+    def _run(self, prompt: str) -> tuple[str | None, str]:
+        """Run the CLI with ``prompt`` on stdin: ``(final message, "")`` or ``(None, why)``."""
         argv = self.argv()
         if argv is None:
-            return self._uncertain(f"`{EXECUTABLES[self.flavor]}` is not on PATH")
+            return None, f"`{EXECUTABLES[self.flavor]}` is not on PATH"
         env = {**os.environ, **self.extra_env}
         try:
             with tempfile.TemporaryDirectory(prefix="nika-judge-") as scratch:
                 proc = subprocess.run(
                     argv,
-                    input=full_prompt(old, new),
+                    input=prompt,
                     capture_output=True,
                     text=True,
                     encoding="utf-8",
@@ -143,19 +178,13 @@ class AgentCliJudge:
                     check=False,
                 )
         except subprocess.TimeoutExpired:
-            return self._uncertain(f"no answer within {self.timeout_s:g} s")
+            return None, f"no answer within {self.timeout_s:g} s"
         except OSError as exc:
-            return self._uncertain(f"cannot run {argv[0]}: {exc.strerror or exc}")
+            return None, f"cannot run {argv[0]}: {exc.strerror or exc}"
         if proc.returncode != 0:
             tail = _last_line(proc.stderr) or _last_line(proc.stdout)
-            return self._uncertain(f"exited with status {proc.returncode}: {tail}")
-        message, problem = final_message(self.flavor, proc.stdout)
-        if message is None:
-            return self._uncertain(problem)
-        verdict, reason, parsed = parse_answer(message)
-        if not parsed:
-            return self._uncertain(reason)
-        return Judgement(verdict, reason, self.name)
+            return None, f"exited with status {proc.returncode}: {tail}"
+        return final_message(self.flavor, proc.stdout)
 
 
 def _last_line(text: str) -> str:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from nika_tui.domain.judge_rules import RulesJudge
-from nika_tui.domain.ports import Judge
+from nika_tui.domain.ports import Embedder, Judge
 from nika_tui.domain.tenant import (
     AgentCli,
     JudgeKind,
@@ -34,7 +34,9 @@ from nika_tui.domain.tenant import (
 )
 from nika_tui.errors import ConfigError, SecretStoreError
 from nika_tui.services.judges.agent_cli import EXECUTABLES, AgentCliJudge, CliFlavor
+from nika_tui.services.judges.cascade import CascadeJudge
 from nika_tui.services.judges.http import HttpJudge
+from nika_tui.services.judges.offline import OfflineJudge, load_model
 
 log = logging.getLogger(__name__)
 
@@ -113,10 +115,23 @@ def resolve_api_key(
     return None, f"secret source {ref.source.value} is not supported for judge keys"
 
 
-def _rules(reason: str, fallback: bool) -> JudgeSelection:
+def offline_judge(embedder: Embedder | None = None) -> OfflineJudge:
+    """The default offline judge (shipped model; ``embedder`` for the slot similarity)."""
+    return OfflineJudge(load_model(), embedder)
+
+
+def _rules(
+    reason: str,
+    fallback: bool,
+    kind: JudgeKind = JudgeKind.OFFLINE,
+    embedder: Embedder | None = None,
+) -> JudgeSelection:
+    """An offline selection: the rules judge when chosen by name, else the default one."""
     if fallback:
-        log.warning("judge: falling back to rules: %s", reason)
-    return JudgeSelection(RulesJudge(), reason, fallback)
+        log.warning("judge: falling back to the offline judge: %s", reason)
+    if kind is JudgeKind.RULES and not fallback:
+        return JudgeSelection(RulesJudge(), reason, fallback)
+    return JudgeSelection(offline_judge(embedder), reason, fallback)
 
 
 def _http_selection(
@@ -140,10 +155,12 @@ def select_judge(
     env: Mapping[str, str] | None = None,
     path: str | None = None,
     timeout_s: float | None = None,
+    embedder: Embedder | None = None,
 ) -> JudgeSelection:
     """Choose the tenant's judge from its privacy mode and judge settings.
 
     Args:
+        embedder: The process's embedder, for the offline judge's slot similarity.
         config: The tenant's configuration.
         env: Environment for key references and PATH (default ``os.environ``).
         path: Search path for agent CLIs (default ``env["PATH"]``).
@@ -163,35 +180,40 @@ def select_judge(
         chosen = _http_selection(config, env, timeout_s)
         if isinstance(chosen, JudgeSelection):
             return chosen
-        return _rules(f"local http judge unusable: {chosen}", fallback=True)
+        return _rules(f"local http judge unusable: {chosen}", True, embedder=embedder)
 
     if config.privacy is Privacy.LOCAL:
-        if kind is JudgeKind.RULES:
-            return _rules("privacy local: rules judge", fallback=False)
+        if kind in (JudgeKind.RULES, JudgeKind.OFFLINE):
+            return _rules(f"privacy local: {kind.value} judge", False, kind, embedder)
         return _rules(
             f"privacy local forbids the {kind.value} judge (data would leave the machine)",
-            fallback=True,
+            True,
+            embedder=embedder,
         )
 
     if config.privacy is Privacy.CLOUD:
-        if kind is JudgeKind.RULES and "kind" in config.judge.model_fields_set:
-            return _rules("rules judge chosen explicitly", fallback=False)
+        if _offline_chosen(config):
+            return _rules(f"{kind.value} judge chosen explicitly", False, kind, embedder)
         chosen = _http_selection(config, env, timeout_s)
         if isinstance(chosen, JudgeSelection):
             return chosen
-        return _rules(f"privacy cloud but {chosen}", fallback=True)
+        return _rules(f"privacy cloud but {chosen}", True, embedder=embedder)
 
     # Privacy default: the agent's own subscription judges.
-    if kind is JudgeKind.RULES and "kind" in config.judge.model_fields_set:
-        return _rules("rules judge chosen explicitly", fallback=False)
+    if _offline_chosen(config):
+        return _rules(f"{kind.value} judge chosen explicitly", False, kind, embedder)
     flavor = _FLAVOR_OF_CLI.get(config.agent_cli)
     if flavor is None:
         return _rules(
-            f"agent CLI {config.agent_cli.value} has no headless judge mode", fallback=True
+            f"agent CLI {config.agent_cli.value} has no headless judge mode",
+            True,
+            embedder=embedder,
         )
     executable = shutil.which(EXECUTABLES[flavor], path=path)
     if executable is None:
-        return _rules(f"`{EXECUTABLES[flavor]}` is not installed (not on PATH)", fallback=True)
+        return _rules(
+            f"`{EXECUTABLES[flavor]}` is not installed (not on PATH)", True, embedder=embedder
+        )
     # The judge runs with the tenant's own agent home (CLAUDE_CONFIG_DIR / CODEX_HOME), so it
     # uses the tenant's login and subscription, exactly like the tenant's kernel.
     from nika_tui.services.agent_homes import agent_home_env
@@ -209,9 +231,26 @@ def select_judge(
     return JudgeSelection(judge, f"agent-cli judge: {executable}")
 
 
-def judge_for(config: TenantConfig, env: Mapping[str, str] | None = None) -> Judge:
-    """The tenant's judge (see :func:`select_judge`; fallbacks are logged with their reason)."""
-    return select_judge(config, env).judge
+def _offline_chosen(config: TenantConfig) -> bool:
+    """The tenant named an offline judge (``rules`` or ``offline``) explicitly."""
+    return config.judge.kind in (JudgeKind.RULES, JudgeKind.OFFLINE) and (
+        "kind" in config.judge.model_fields_set
+    )
+
+
+def judge_for(
+    config: TenantConfig, env: Mapping[str, str] | None = None, embedder: Embedder | None = None
+) -> Judge:
+    """The tenant's judge on the ingest path (see :func:`select_judge`; fallbacks logged).
+
+    An LLM judge (``agent-cli`` / ``http``) the privacy mode allows becomes the second tier of
+    a :class:`~.cascade.CascadeJudge`: the offline judge settles the clear pairs first.
+    """
+    selection = select_judge(config, env, embedder=embedder)
+    judge = selection.judge
+    if isinstance(judge, HttpJudge | AgentCliJudge):
+        return CascadeJudge(offline_judge(embedder), judge)
+    return judge
 
 
 def judge_by_name(
@@ -223,17 +262,19 @@ def judge_by_name(
     api_key: str | None = None,
     timeout_s: float | None = None,
     env: Mapping[str, str] | None = None,
+    embedder: Embedder | None = None,
 ) -> Judge:
     """A judge chosen by name (``nika judge eval --judge NAME``), without a tenant.
 
     Args:
-        name: ``rules``, ``agent-cli`` or ``http``.
+        name: ``offline``, ``rules``, ``agent-cli`` or ``http``.
         cli: For ``agent-cli``: ``claude`` or ``codex`` (default: the first on PATH).
         endpoint: For ``http``: the OpenAI-compatible base URL.
         model: Optional model name.
         api_key: For ``http``: the key value (resolved by the caller, never from argv).
         timeout_s: Optional timeout override.
         env: Environment for PATH lookups (default ``os.environ``).
+        embedder: For ``offline``: the embedder for the slot similarity.
 
     Returns:
         The judge.
@@ -244,6 +285,8 @@ def judge_by_name(
     env = os.environ if env is None else env
     if name == JudgeKind.RULES.value:
         return RulesJudge()
+    if name == JudgeKind.OFFLINE.value:
+        return offline_judge(embedder)
     if name == JudgeKind.AGENT_CLI.value:
         if cli is not None and cli not in {f.value for f in CliFlavor}:
             raise ConfigError(f"unknown agent CLI {cli!r}", "use --cli claude or --cli codex")

@@ -12,7 +12,14 @@ from typing import Any
 
 import httpx
 
-from nika_tui.domain.judge_prompt import SYSTEM_PROMPT, parse_answer, user_prompt
+from nika_tui.domain.judge_prompt import (
+    BATCH_SYSTEM_PROMPT,
+    SYSTEM_PROMPT,
+    batch_user_prompt,
+    parse_answer,
+    parse_batch_answer,
+    user_prompt,
+)
 from nika_tui.domain.verdicts import Fact, Judgement, Verdict
 
 HTTP_JUDGE_NAME = "http"
@@ -70,16 +77,48 @@ class HttpJudge:
         Returns:
             The endpoint's verdict and reason, or UNCERTAIN with what went wrong.
         """
+        content, problem = self._complete(SYSTEM_PROMPT, user_prompt(old, new), 200)
+        if content is None:
+            return self._uncertain(problem)
+        verdict, reason, parsed = parse_answer(content)
+        if not parsed:
+            return self._uncertain(reason)
+        return Judgement(verdict, reason, self.name)
+
+    def judge_batch(self, pairs: list[tuple[Fact, Fact]]) -> list[Judgement]:
+        """Judge many pairs in one request (the cascade's LLM tier).
+
+        Args:
+            pairs: (old, new) facts.
+
+        Returns:
+            One judgement per pair; a failed call or a pair missing from the answer is
+            UNCERTAIN with the reason.
+        """
+        if not pairs:
+            return []
+        content, problem = self._complete(
+            BATCH_SYSTEM_PROMPT, batch_user_prompt(pairs), 120 + 80 * len(pairs)
+        )
+        if content is None:
+            return [self._uncertain(problem)] * len(pairs)
+        return [
+            Judgement(v, r, self.name) if ok else self._uncertain(r)
+            for v, r, ok in parse_batch_answer(content, len(pairs))
+        ]
+
+    def _complete(self, system: str, user: str, max_tokens: int) -> tuple[str | None, str]:
+        """POST one chat completion: ``(content, "")`` or ``(None, why)``."""
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
         body: dict[str, Any] = {
             "model": self.model,
             "temperature": 0,
-            "max_tokens": 200,
+            "max_tokens": max_tokens,
             "messages": [
-                {"role": "system", "content": SYSTEM_PROMPT},
-                {"role": "user", "content": user_prompt(old, new)},
+                {"role": "system", "content": system},
+                {"role": "user", "content": user},
             ],
         }
         url = completions_url(self.endpoint)
@@ -87,18 +126,15 @@ class HttpJudge:
             with httpx.Client(timeout=self.timeout_s, transport=self.transport) as client:
                 response = client.post(url, json=body, headers=headers)
         except httpx.TimeoutException:
-            return self._uncertain(f"no answer within {self.timeout_s:g} s")
+            return None, f"no answer within {self.timeout_s:g} s"
         except httpx.HTTPError as exc:
-            return self._uncertain(f"cannot reach {url}: {type(exc).__name__}")
+            return None, f"cannot reach {url}: {type(exc).__name__}"
         if response.status_code >= 400:
-            return self._uncertain(f"{url} answered HTTP {response.status_code}")
+            return None, f"{url} answered HTTP {response.status_code}"
         content = _message_content(response)
         if content is None:
-            return self._uncertain("the response is not a chat completion")
-        verdict, reason, parsed = parse_answer(content)
-        if not parsed:
-            return self._uncertain(reason)
-        return Judgement(verdict, reason, self.name)
+            return None, "the response is not a chat completion"
+        return content, ""
 
 
 def _message_content(response: httpx.Response) -> str | None:

@@ -1,0 +1,244 @@
+"""The learned judge's model and decision. Pure: no I/O, no clock; parameters are data.
+
+A multinomial logistic regression over :data:`~nika_tui.domain.judge_features.FEATURE_NAMES`
+(standardised), fitted by :mod:`nika_tui.domain.judge_fit` and stored as JSON in
+``nika_tui/assets/judge_model.json`` (retrained by ``nika judge train``). The decision around
+it, in order:
+
+1. the new fact is backdated (valid time more than 15 min before the old one's) → KEEP: a
+   backdated fact never retires a newer one;
+2. different environments or different work items → KEEP: another entity;
+3. valid times within 15 min → KEEP when the model is sure both hold, else UNCERTAIN: no
+   order to decide by;
+4. ``P(REPLACE) ≥ replace_threshold`` → REPLACE, unless the new fact is tentative (hedge,
+   question, proposal, dated plan, temporary change) or additive: then UNCERTAIN, never a
+   REPLACE on a statement that does not claim a present value (the threshold is chosen by
+   cross-validation on the training split so that wrong REPLACEs stay at or under a target);
+5. ``P(KEEP) ≥ keep_threshold`` → KEEP; otherwise UNCERTAIN.
+
+A verdict whose deciding probability lies within ``margin`` of its threshold is *near the
+threshold*: the cascade sends it, with every UNCERTAIN, to an LLM judge when privacy allows.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from nika_tui.domain.judge_features import FEATURE_NAMES, PairFeatures
+from nika_tui.domain.verdicts import Verdict
+
+CLASSES: tuple[Verdict, ...] = (Verdict.REPLACE, Verdict.KEEP, Verdict.UNCERTAIN)
+OFFLINE_JUDGE_NAME = "offline"
+
+
+class ModelFormatError(ValueError):
+    """The model file does not match this code (features or shape)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Tree:
+    """One regression tree, as arrays (a node is a leaf when ``left[i] < 0``)."""
+
+    feature: tuple[int, ...]
+    threshold: tuple[float, ...]
+    left: tuple[int, ...]
+    right: tuple[int, ...]
+    value: tuple[float, ...]
+
+    def predict(self, values: Sequence[float]) -> float:
+        """The leaf value for ``values`` (goes left when ``x[feature] <= threshold``)."""
+        node = 0
+        while self.left[node] >= 0:
+            go_left = values[self.feature[node]] <= self.threshold[node]
+            node = self.left[node] if go_left else self.right[node]
+        return self.value[node]
+
+    def to_dict(self) -> dict[str, list[Any]]:
+        """JSON form."""
+        return {
+            "feature": list(self.feature),
+            "threshold": list(self.threshold),
+            "left": list(self.left),
+            "right": list(self.right),
+            "value": list(self.value),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Tree:
+        """Read the JSON form."""
+        return cls(
+            tuple(int(v) for v in data["feature"]),
+            tuple(float(v) for v in data["threshold"]),
+            tuple(int(v) for v in data["left"]),
+            tuple(int(v) for v in data["right"]),
+            tuple(float(v) for v in data["value"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeModel:
+    """Fitted parameters and decision thresholds."""
+
+    feature_names: tuple[str, ...]
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    weights: tuple[tuple[float, ...], ...]
+    """One row per class of :data:`CLASSES`, one column per feature."""
+    bias: tuple[float, ...]
+    replace_threshold: float
+    keep_threshold: float
+    margin: float = 0.1
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    """Training data, regularisation, cross-validated figures (for reading, not deciding)."""
+    trees: tuple[tuple[Tree, ...], ...] = ()
+    """Gradient-boosted trees, one tuple of three (one per class) per stage; when present the
+    logits are ``bias + learning_rate × Σ tree(x)`` and ``weights`` are unused."""
+    learning_rate: float = 0.1
+
+    def probabilities(self, values: Sequence[float]) -> dict[Verdict, float]:
+        """Class probabilities for one feature vector.
+
+        Args:
+            values: Features in :attr:`feature_names` order.
+
+        Returns:
+            Verdict → probability (summing to 1).
+        """
+        if self.trees:
+            logits = list(self.bias)
+            for stage in self.trees:
+                for k, tree in enumerate(stage):
+                    logits[k] += self.learning_rate * tree.predict(values)
+        else:
+            z = [(v - m) / s for v, m, s in zip(values, self.mean, self.scale, strict=True)]
+            logits = [
+                b + sum(w * x for w, x in zip(row, z, strict=True))
+                for row, b in zip(self.weights, self.bias, strict=True)
+            ]
+        top = max(logits)
+        exps = [math.exp(v - top) for v in logits]
+        total = sum(exps)
+        return {c: e / total for c, e in zip(CLASSES, exps, strict=True)}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (``judge_model.json``)."""
+        return {
+            "format": 1,
+            "feature_names": list(self.feature_names),
+            "mean": list(self.mean),
+            "scale": list(self.scale),
+            "classes": [c.value for c in CLASSES],
+            "weights": [list(r) for r in self.weights],
+            "bias": list(self.bias),
+            "replace_threshold": self.replace_threshold,
+            "keep_threshold": self.keep_threshold,
+            "margin": self.margin,
+            "learning_rate": self.learning_rate,
+            "trees": [[t.to_dict() for t in stage] for stage in self.trees],
+            "meta": dict(self.meta),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> JudgeModel:
+        """Read the JSON form.
+
+        Raises:
+            ModelFormatError: Another format, other features than this code computes, or
+                mismatched shapes.
+        """
+        if data.get("format") != 1:
+            raise ModelFormatError(f"unknown judge model format {data.get('format')!r}")
+        names = tuple(str(n) for n in data.get("feature_names", ()))
+        if names != FEATURE_NAMES:
+            raise ModelFormatError("the judge model was trained on other features")
+        if list(data.get("classes", ())) != [c.value for c in CLASSES]:
+            raise ModelFormatError("the judge model has other classes")
+        weights = tuple(tuple(float(w) for w in row) for row in data["weights"])
+        if len(weights) != len(CLASSES) or any(len(r) != len(names) for r in weights):
+            raise ModelFormatError("the judge model's weights have the wrong shape")
+        return cls(
+            feature_names=names,
+            mean=tuple(float(v) for v in data["mean"]),
+            scale=tuple(float(v) for v in data["scale"]),
+            weights=weights,
+            bias=tuple(float(v) for v in data["bias"]),
+            replace_threshold=float(data["replace_threshold"]),
+            keep_threshold=float(data["keep_threshold"]),
+            margin=float(data.get("margin", 0.1)),
+            meta=dict(data.get("meta", {})),
+            trees=tuple(tuple(Tree.from_dict(t) for t in stage) for stage in data.get("trees", ())),
+            learning_rate=float(data.get("learning_rate", 0.1)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The learned judge's answer for one pair."""
+
+    verdict: Verdict
+    reason: str
+    probabilities: Mapping[Verdict, float]
+    near_threshold: bool
+    """Close enough to a threshold that a stronger judge should look (the cascade)."""
+
+
+def _percent(p: float) -> str:
+    return f"{100 * p:.0f}%"
+
+
+def decide_pair(model: JudgeModel, features: PairFeatures) -> Decision:
+    """The verdict for one pair (see the module docstring for the order of the rules).
+
+    Args:
+        model: Fitted parameters and thresholds.
+        features: The pair's features and time gates.
+
+    Returns:
+        Verdict, a one-line reason, the class probabilities and whether it is near a threshold.
+    """
+    return decide_with(model, features, model.probabilities(features.values))
+
+
+def decide_with(
+    model: JudgeModel, features: PairFeatures, probs: Mapping[Verdict, float]
+) -> Decision:
+    """:func:`decide_pair` with the class probabilities already computed (threshold search)."""
+    p_r, p_k = probs[Verdict.REPLACE], probs[Verdict.KEEP]
+    shown = f"P(replace) {_percent(p_r)}, P(keep) {_percent(p_k)}"
+    named = features.as_dict()
+    if features.backdated:
+        return Decision(
+            Verdict.KEEP, "the new fact is backdated: the old one is still valid", probs, False
+        )
+    if named["env_differ"] or named["tickets_differ"]:
+        return Decision(
+            Verdict.KEEP, "another environment or work item: both can be current", probs, False
+        )
+    if features.same_time:
+        if p_k >= model.keep_threshold:
+            return Decision(Verdict.KEEP, f"same time, compatible ({shown})", probs, False)
+        return Decision(
+            Verdict.UNCERTAIN,
+            f"stated at nearly the same time, may conflict ({shown})",
+            probs,
+            True,
+        )
+    if p_r >= model.replace_threshold and (features.tentative or features.additive):
+        why = "tentative (hedge, plan, proposal, question or temporary)"
+        if features.additive:
+            why = "additive (also, aussi)"
+        return Decision(
+            Verdict.UNCERTAIN, f"the new fact is {why}: not retired ({shown})", probs, True
+        )
+    if p_r >= model.replace_threshold:
+        near = p_r < model.replace_threshold + model.margin
+        return Decision(Verdict.REPLACE, f"same slot, new value later ({shown})", probs, near)
+    if p_k >= model.keep_threshold:
+        near = p_k < model.keep_threshold + model.margin or p_r >= model.replace_threshold - 0.2
+        return Decision(Verdict.KEEP, f"both can be current ({shown})", probs, near)
+    return Decision(
+        Verdict.UNCERTAIN, f"may conflict, evidence insufficient ({shown})", probs, True
+    )

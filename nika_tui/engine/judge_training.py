@@ -1,0 +1,157 @@
+"""Retrain the offline judge from labelled files (``nika judge train``) and score it by
+leave-one-domain-out (``nika judge eval --lodo``).
+
+The training data is the TRAIN split only (``tests/data/judge_corpus/train.jsonl``) plus the
+two older in-repo sets (``judge_dev.jsonl``, ``judge_holdout.jsonl``); the DEV split
+(``dev.jsonl``) and the lead's TEST split are never read here. Deterministic: same files, same
+model file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from nika_tui.domain.judge_eval import LabelledPair, parse_eval_jsonl
+from nika_tui.domain.judge_fit import (
+    DEFAULT_KIND,
+    DEFAULT_L2,
+    DEFAULT_MAX_WRONG_REPLACE,
+    Example,
+    train_model,
+)
+from nika_tui.domain.judge_model import JudgeModel, decide_pair
+from nika_tui.domain.ports import Embedder
+from nika_tui.domain.verdicts import Judgement
+from nika_tui.errors import ConfigError
+from nika_tui.services.judges.offline import OfflineJudge
+
+DEFAULT_TRAINING_FILES: tuple[str, ...] = (
+    "tests/data/judge_corpus/train.jsonl",
+    "tests/data/judge_dev.jsonl",
+    "tests/data/judge_holdout.jsonl",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class LabelledFile:
+    """Pairs of one file with each pair's domain (``domain`` field, else the file name)."""
+
+    path: str
+    pairs: list[LabelledPair]
+    domains: dict[str, str]
+    sha256: str
+
+
+def read_labelled(path: str) -> LabelledFile:
+    """Read a labelled JSONL file (DESIGN.md format, optional ``domain`` per line).
+
+    Raises:
+        ConfigError: The file cannot be read.
+        EvalFileError: Invalid lines.
+    """
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read ({exc.strerror})", "check the path") from None
+    text = raw.decode("utf-8", errors="replace")
+    pairs = parse_eval_jsonl(text, source=path)
+    domains: dict[str, str] = {}
+    for line in text.splitlines():
+        if line.strip():
+            data = json.loads(line)
+            domains[str(data.get("id"))] = str(data.get("domain") or "")
+    return LabelledFile(path, pairs, domains, hashlib.sha256(raw).hexdigest())
+
+
+def examples_of(judge: OfflineJudge, files: Sequence[LabelledFile]) -> list[Example]:
+    """Turn labelled files into training examples (one embedder batch per file)."""
+    out: list[Example] = []
+    for f in files:
+        feats = judge.features_many([(p.old, p.new) for p in f.pairs])
+        out += [
+            Example(p.id, ft, p.label, f.domains.get(p.id, ""))
+            for p, ft in zip(f.pairs, feats, strict=True)
+        ]
+    return out
+
+
+def train_from_files(
+    paths: Sequence[str],
+    embedder: Embedder | None,
+    l2: float = DEFAULT_L2,
+    max_wrong_replace: float = DEFAULT_MAX_WRONG_REPLACE,
+    kind: str = DEFAULT_KIND,
+    by_domain: bool = False,
+) -> JudgeModel:
+    """Fit the offline judge on ``paths`` (see :func:`nika_tui.domain.judge_fit.train_model`).
+
+    Args:
+        paths: Labelled JSONL files.
+        embedder: The embedder (the shipped model is trained with all-MiniLM-L6-v2).
+        l2: L2 strength.
+        max_wrong_replace: Cross-validated wrong-REPLACE target.
+
+    Returns:
+        The model, its ``meta`` naming the files and their SHA-256.
+    """
+    files = [read_labelled(p) for p in paths]
+    probe = OfflineJudge(model=_EMPTY, embedder=embedder)
+    examples = examples_of(probe, files)
+    meta: dict[str, object] = {
+        "training_files": {f.path: f.sha256 for f in files},
+        "embedder": embedder.name if embedder is not None else None,
+    }
+    return train_model(
+        examples,
+        l2=l2,
+        max_wrong_replace=max_wrong_replace,
+        meta=meta,
+        kind=kind,
+        by_domain=by_domain,
+    )
+
+
+def write_model(model: JudgeModel, path: Path) -> None:
+    """Write the model JSON (stable key order, so a retrain diffs cleanly)."""
+    path.write_text(json.dumps(model.to_dict(), indent=1, sort_keys=True) + "\n", "utf-8")
+
+
+def lodo(
+    eval_files: Sequence[LabelledFile],
+    extra_training: Sequence[LabelledFile],
+    embedder: Embedder | None,
+    l2: float = DEFAULT_L2,
+    max_wrong_replace: float = DEFAULT_MAX_WRONG_REPLACE,
+    kind: str = DEFAULT_KIND,
+) -> list[tuple[str, list[tuple[LabelledPair, Judgement]]]]:
+    """Leave-one-domain-out: for each domain of ``eval_files``, train on every other pair of
+    ``eval_files`` plus ``extra_training`` (same thresholds procedure), judge that domain.
+
+    Returns:
+        ``(domain, [(pair, judgement)…])`` per domain, domains sorted.
+    """
+    probe = OfflineJudge(model=_EMPTY, embedder=embedder)
+    labelled = [(p, f.domains.get(p.id, "")) for f in eval_files for p in f.pairs]
+    examples = examples_of(probe, eval_files)
+    extra = examples_of(probe, extra_training)
+    by_id = {e.id: e for e in examples}
+    out: list[tuple[str, list[tuple[LabelledPair, Judgement]]]] = []
+    for domain in sorted({d for _, d in labelled}):
+        train = [e for e in examples if e.group != domain] + extra
+        model = train_model(train, l2=l2, max_wrong_replace=max_wrong_replace, kind=kind)
+        results = []
+        for pair, d in labelled:
+            if d != domain:
+                continue
+            decision = decide_pair(model, by_id[pair.id].features)
+            results.append((pair, Judgement(decision.verdict, decision.reason, "offline-lodo")))
+        out.append((domain, results))
+    return out
+
+
+_EMPTY = JudgeModel((), (), (), (), (), 1.0, 1.0)
+"""A placeholder model for feature extraction only (never asked to decide)."""

@@ -1,0 +1,161 @@
+"""The learned offline judge's pure parts: quantities, stance, gates, fit, model file."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import NamedTuple
+
+import pytest
+
+from nika_tui.domain.fact_parse import mask_values
+from nika_tui.domain.judge_features import FEATURE_NAMES, PairSimilarity, pair_features, stance
+from nika_tui.domain.judge_fit import Example, build_model, fold_of, train_model
+from nika_tui.domain.judge_model import JudgeModel, ModelFormatError, decide_pair
+from nika_tui.domain.quantities import same_quantities
+from nika_tui.domain.verdicts import Fact, Verdict
+
+T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+NO_SIM = PairSimilarity(None, None)
+
+
+class QCase(NamedTuple):
+    test_id: str
+    old: str
+    new: str
+    restated: bool
+    changed: bool
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        QCase(
+            "mb-words", "Max body is 10 MB.", "Bodies over 10 megabytes are rejected.", True, False
+        ),
+        QCase(
+            "half-hour",
+            "Sessions expire after 30 minutes.",
+            "Idle timeout is half an hour.",
+            True,
+            False,
+        ),
+        QCase("ms-seconds-fr", "Le délai est de 300 ms.", "Après 0,3 seconde.", True, False),
+        QCase("money-k", "The contract is $250,000 per year.", "ARR is 250k USD.", True, False),
+        QCase("days-change", "Retention is 14 days.", "Retention is 30 days.", False, True),
+    ],
+    ids=lambda c: c.test_id,
+)
+def test_quantities_in_other_units(case: QCase) -> None:
+    assert same_quantities(case.old, case.new) == (case.restated, case.changed)
+
+
+def test_mask_values_keeps_the_slot_and_drops_the_value() -> None:
+    a = mask_values("The orders service listens on port 8080 in production.")
+    b = mask_values("The orders service listens on port 9090 in production.")
+    assert a == b and "8080" not in a and "orders" in a
+
+
+@pytest.mark.parametrize(
+    ("text", "flag"),
+    [
+        ("I think the partner API might switch to mTLS.", "hedge"),
+        ("Proposing we cap PAT lifetime at 90 days, please comment.", "proposal"),
+        ("Le passage à Vite est prévu le mois prochain.", "plan"),
+        ("Support is 24/7 during Black Friday week only, until Monday.", "temporary"),
+        ("Is the staging DB still on db-2?", "question"),
+        ("Forget it: the Hetzner move is cancelled.", "retraction"),
+        ("On garde aussi les alertes par mail.", "additive"),
+    ],
+)
+def test_stance_cues_en_fr(text: str, flag: str) -> None:
+    assert getattr(stance(text), flag)
+
+
+def _model(**kw: float) -> JudgeModel:
+    """A model whose probabilities are fixed by its bias alone (weights zero)."""
+    n = len(FEATURE_NAMES)
+    zeros = tuple(0.0 for _ in range(n))
+    bias = (kw.get("r", 5.0), kw.get("k", 0.0), kw.get("u", 0.0))
+    return JudgeModel(
+        FEATURE_NAMES, zeros, tuple(1.0 for _ in range(n)), (zeros,) * 3, bias, 0.5, 0.5
+    )
+
+
+def test_backdated_is_keep_whatever_the_model_says() -> None:
+    old, new = Fact("Prod DB is db-2.", T0), Fact("Prod DB was db-1.", T0 - timedelta(days=9))
+    decision = decide_pair(_model(r=9.0), pair_features(old, new, NO_SIM))
+    assert decision.verdict is Verdict.KEEP and "backdated" in decision.reason
+
+
+def test_same_minute_conflict_is_uncertain() -> None:
+    old = Fact("The release is on Tuesday.", T0)
+    new = Fact("The release is on Thursday.", T0 + timedelta(minutes=1))
+    assert decide_pair(_model(r=9.0), pair_features(old, new, NO_SIM)).verdict is Verdict.UNCERTAIN
+
+
+@pytest.mark.parametrize(
+    "new_text",
+    [
+        "Maybe the staging server moved to host-b, not sure.",
+        "Should we move the staging server to host-b?",
+        "The staging server move to host-b is scheduled for next month.",
+        "Staging runs on host-b temporarily, until Friday.",
+        "Staging also has host-b now.",
+    ],
+)
+def test_tentative_or_additive_never_replaces(new_text: str) -> None:
+    old, new = Fact("The staging server is host-a.", T0), Fact(new_text, T0 + timedelta(days=9))
+    decision = decide_pair(_model(r=9.0), pair_features(old, new, NO_SIM))
+    assert decision.verdict is Verdict.UNCERTAIN and decision.near_threshold
+
+
+def test_other_environment_is_keep() -> None:
+    old = Fact("In production the API listens on 8080.", T0)
+    new = Fact("In staging the API listens on 9090.", T0 + timedelta(days=9))
+    assert decide_pair(_model(r=9.0), pair_features(old, new, NO_SIM)).verdict is Verdict.KEEP
+
+
+def _examples() -> list[Example]:
+    rows = [
+        ("The cache TTL is 60 s.", "The cache TTL is now 30 s.", Verdict.REPLACE),
+        ("Standup is at 9:30.", "Standup moved to 10:00.", Verdict.REPLACE),
+        ("Alice owns billing.", "Billing is owned by Bob now.", Verdict.REPLACE),
+        ("The DB is Postgres 14.", "The DB was upgraded to Postgres 16.", Verdict.REPLACE),
+        ("CI runs on Jenkins.", "The team lunch is on Friday.", Verdict.KEEP),
+        ("The API is in Go.", "The API also exposes gRPC.", Verdict.KEEP),
+        ("Deploys are on Monday.", "Deploys need two approvals.", Verdict.KEEP),
+        ("Logs go to Loki.", "Metrics go to Prometheus.", Verdict.KEEP),
+        ("The port is 80.", "Maybe the port will be 443?", Verdict.UNCERTAIN),
+        ("Redis is the broker.", "I think RabbitMQ might replace Redis.", Verdict.UNCERTAIN),
+        ("The DB is db-1.", "The database is db-9 now.", Verdict.UNCERTAIN),
+        ("Retention is 7 days.", "Rumour: retention goes to 30 days?", Verdict.UNCERTAIN),
+    ]
+    out = []
+    for i, (old, new, label) in enumerate(rows * 3):
+        f = pair_features(Fact(old, T0), Fact(new, T0 + timedelta(days=10)), NO_SIM)
+        out.append(Example(f"x{i}", f, label))
+    return out
+
+
+def test_fit_is_deterministic_and_round_trips_as_json() -> None:
+    examples = _examples()
+    first = train_model(examples, folds=3, max_wrong_replace=0.0)
+    again = train_model(examples, folds=3, max_wrong_replace=0.0)
+    assert first.to_dict() == again.to_dict()
+    assert JudgeModel.from_dict(first.to_dict()) == first
+    assert first.meta["cv_wrong_replace_rate"] == 0.0  # the threshold honours the target
+    fitted = build_model(examples)
+    hits = sum(decide_pair(fitted, e.features).verdict is e.label for e in examples)
+    assert hits / len(examples) > 0.6  # it learned something from its own training data
+
+
+def test_folds_are_stable_and_spread() -> None:
+    assert fold_of("alpha-001", 5) == fold_of("alpha-001", 5)
+    assert len({fold_of(f"id-{i}", 5) for i in range(50)}) == 5
+
+
+def test_a_model_file_for_other_features_is_refused() -> None:
+    data = _model().to_dict()
+    data["feature_names"] = ["something", "else"]
+    with pytest.raises(ModelFormatError):
+        JudgeModel.from_dict(data)
