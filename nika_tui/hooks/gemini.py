@@ -32,7 +32,7 @@ from pathlib import Path
 
 from nika_tui.hooks import HookContext
 from nika_tui.hooks.common import bookkeeping, capture_prompt, capture_turn, session_start
-from nika_tui.hooks.handoff import pre_compact
+from nika_tui.hooks.handoff import commit_compaction, pre_compact
 from nika_tui.hooks.prompt_inject import mark_shown, prompt_context, shown_ids, strip_injected
 from nika_tui.services import redis_keys, wm_store
 from nika_tui.services.gemini_sessions import (
@@ -139,6 +139,9 @@ def _confirm(ctx: HookContext, exchange: GeminiExchange | None) -> None:
     # The packet, its Redis copy and the compaction record, under Claude Code's event name.
     ctx.event, ctx.payload["trigger"] = "PreCompact", pending.get("trigger") or "auto"
     pre_compact(ctx)
+    # The session file shows the compression happened: commit the packet at once (ingested,
+    # the session's newest, the compaction counted) — Gemini CLI has no PostCompact.
+    commit_compaction(ctx)
     ctx.event = event
     if trigger is None:
         ctx.payload.pop("trigger", None)

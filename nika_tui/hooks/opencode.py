@@ -26,7 +26,7 @@ from typing import Any
 from nika_tui.domain.context_fill import fill_percent
 from nika_tui.hooks import HookContext
 from nika_tui.hooks.common import bookkeeping_only, capture_prompt, capture_turn, session_start
-from nika_tui.hooks.handoff import pre_compact
+from nika_tui.hooks.handoff import commit_compaction, pre_compact
 from nika_tui.hooks.prompt_inject import (
     already_shown,
     mark_shown,
@@ -96,6 +96,14 @@ def _fill(ctx: HookContext) -> ContextFill | None:
     )
 
 
+def _pre_compact(ctx: HookContext) -> str:
+    """OpenCode calls its compacting hook only for a compaction that runs: keep the packet
+    and commit it at once (there is no later event that confirms it)."""
+    out = pre_compact(ctx)
+    commit_compaction(ctx)
+    return out
+
+
 def _stop(ctx: HookContext) -> str:
     fill = _fill(ctx)
     if fill is not None:
@@ -109,7 +117,7 @@ def _stop(ctx: HookContext) -> str:
 
 HANDLERS: dict[str, Callable[[HookContext], str]] = {
     "UserPromptSubmit": _user_prompt,
-    "PreCompact": pre_compact,
+    "PreCompact": _pre_compact,
     "Stop": _stop,
 }
 

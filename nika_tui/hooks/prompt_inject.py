@@ -4,8 +4,9 @@ Used by Gemini CLI's ``BeforeAgent`` and OpenCode's ``chat.message`` plugin hook
 ``UserPromptSubmit`` can use it the same way). For one prompt it injects, at most once per agent
 session:
 
-- the newest handoff packet of this session, after a compaction (PreCompact / PreCompress keep
-  the latest one under ``handoff_packet(tenant, session)``, so "newest" is by construction);
+- the newest handoff packet of this session, after a compaction (committed under
+  ``handoff_latest(tenant, session)`` once the compaction happened, so "newest" is by
+  construction);
 - the recall for the prompt itself — only hits that passed PALACE (the service drops the rest)
   and that this session has not been shown yet.
 
@@ -22,6 +23,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from nika_tui.domain.handoff import HANDOFF_MARKER
+from nika_tui.domain.handoff_select import StoredPacket
 from nika_tui.domain.requests import RecallQuery, RecallResult
 from nika_tui.hooks import HookContext
 from nika_tui.hooks.common import hit_line, memory_client, render_context
@@ -83,13 +85,22 @@ def packet_mark(text: str) -> str:
 def _handoff(ctx: HookContext, shown: set[str]) -> list[str]:
     if not ctx.session_id:
         return []
-    kept = ctx.step(
-        "handoff_copy",
-        lambda: ctx.redis.get(redis_keys.handoff_packet(ctx.tenant_id, ctx.session_id)),
+    # The session's newest *committed* packet (see hooks.handoff.commit_compaction): a pending
+    # one belongs to a compaction that may still be refused.
+    raw = ctx.step(
+        "handoff_latest",
+        lambda: ctx.redis.get(redis_keys.handoff_latest(ctx.tenant_id, ctx.session_id)),
     )
-    if not kept or packet_mark(str(kept)) in shown:
+    if not raw:
         return []
-    return [str(kept)]
+    stored = StoredPacket.from_json(str(raw))
+    if stored is None:
+        ctx.notes.append("newest handoff packet unreadable: not shown")
+        return []
+    text = stored.text
+    if packet_mark(text) in shown:
+        return []
+    return [text]
 
 
 def prompt_context(ctx: HookContext, prompt: str) -> tuple[str, list[str]]:

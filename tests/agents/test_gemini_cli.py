@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from nika_tui.domain.handoff_select import StoredPacket
 from nika_tui.domain.memory import Layer
 from nika_tui.domain.requests import RecallQuery
 from nika_tui.services import redis_keys
@@ -193,7 +194,8 @@ def test_compressions_hand_off_the_newest_packet_once(
     import redis
 
     client = redis.Redis.from_url(redis_url, decode_responses=True)
-    copies = redis_keys.handoff_packet(TENANT, "*")
+    # The session's newest committed packet (a pending one waits for the compaction to happen).
+    copies = redis_keys.handoff_latest(TENANT, "*")
     gemini.server.reply = _tool_then_text
     # 70% of the 1,048,576-token window: above the 61% the installer set.
     gemini.server.prompt_tokens = 734_000
@@ -205,7 +207,8 @@ def test_compressions_hand_off_the_newest_packet_once(
     def packet() -> str:
         keys = client.keys(copies)
         assert len(keys) <= 1, "one session, one newest packet"
-        return str(client.get(keys[0])) if keys else ""
+        stored = StoredPacket.from_json(client.get(keys[0])) if keys else None
+        return stored.text if stored else ""
 
     # Past the threshold but nothing to compress yet (one exchange): PreCompress fires, no packet.
     gemini.run("We decided that the billing service moves to Postgres 16 this sprint.")
