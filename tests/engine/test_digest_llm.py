@@ -291,3 +291,25 @@ def test_offline_setting_writes_the_offline_digest_unmarked(
     assert stand_in.requests == [] and result["digest"]["mode"] == "offline"
     assert "Digest:" not in _md(tmp_path / "repo")
     assert all("written_by" not in row for row in _rows(tmp_path / "repo").values())
+
+
+def test_a_failed_call_falls_back_for_every_node_of_that_call(stand_in: StandIn) -> None:
+    from nika_tui.domain.synthesis import DigestLine, NodeDigest
+    from nika_tui.services.digest_writer import llm_digests
+    from nika_tui.services.judges.http import HttpJudge
+
+    def node(node_id: str, level: str, memory: str) -> NodeDigest:
+        d = NodeDigest(node_id, level, "", "todo", None)
+        d.current = [
+            DigestLine("status: todo (from the hierarchy)", ()),
+            DigestLine("x", (memory,)),
+        ]
+        return d
+
+    digests = [node("p1", "project", "m1"), node("j1", "job", "m2")]
+    url = stand_in.url
+    stand_in.close()  # nothing listens there any more
+    out, outcome = llm_digests(HttpJudge(endpoint=url, timeout_s=2), digests, "test")
+    assert out == digests and outcome.llm_nodes == [] and outcome.requests == 2
+    assert set(outcome.fallbacks) == {"p1", "j1"}
+    assert all("cannot reach" in why for why in outcome.fallbacks.values())
