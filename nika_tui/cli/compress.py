@@ -149,6 +149,13 @@ def _compress(args: argparse.Namespace) -> int:
               f"{result['private']['tree']} (never pushed)")  # fmt: skip
     if result.get("pushed"):
         print(f"  pushed {result['pushed']} to origin")
+    from nika_tui.services.digest_writer import OFFLINE_BY_SETTING
+
+    for where, part in (("repo", result), ("private tree", result.get("private") or {})):
+        digest = part.get("digest")
+        if digest and digest["reason"] != OFFLINE_BY_SETTING:  # llm was asked for
+            fell = f", {len(digest['fallbacks'])} nodes fell back" if digest["fallbacks"] else ""
+            print(f"  {where} digest: {digest['mode']} ({digest['reason']}){fell}")
     return 0
 
 

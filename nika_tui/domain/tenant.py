@@ -133,6 +133,21 @@ class JudgeConfig(_Strict):
     api_key: SecretRef | None = None
 
 
+class DigestMode(StrEnum):
+    OFFLINE = "offline"  # extractive, deterministic (default)
+    LLM = "llm"  # the tenant's LLM judge tier writes it, where privacy allows
+
+
+class CompressConfig(_Strict):
+    """How strategy A's compression writes the knowledge trees (docs/compress.md)."""
+
+    digest: DigestMode = Field(
+        default=DigestMode.OFFLINE,
+        description="Who writes each node's digest: offline (extractive) or llm (the tenant's "
+        "http judge tier, where privacy allows; any node it gets wrong stays offline).",
+    )
+
+
 class KernelConfig(_Strict):
     """How the tenant's tmux kernel runs."""
 
@@ -183,6 +198,7 @@ class TenantConfig(_Strict):
     quotas: Quotas = Field(default_factory=lambda: PLAN_QUOTAS[Plan.FREE])
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     kernel: KernelConfig = Field(default_factory=KernelConfig)
+    compress: CompressConfig = Field(default_factory=CompressConfig)
     scale: ScaleConfig = Field(default_factory=ScaleConfig)
     agents: AgentPermissions = Field(default_factory=AgentPermissions)
     demo: bool = False

@@ -27,6 +27,7 @@ from nika_tui.domain.memory import Layer, MemoryRecord, Status
 from nika_tui.domain.ports import PointFilter
 from nika_tui.domain.sensitivity import RepoVisibility, why_private
 from nika_tui.domain.synthesis import DigestMemory, NodeDigest, synthesise
+from nika_tui.domain.tenant import DigestMode
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.ops import op
 from nika_tui.engine.publish import (
@@ -40,6 +41,7 @@ from nika_tui.engine.publish import (
 from nika_tui.engine.review import list_items
 from nika_tui.engine.themes import Kept, cluster, render, render_jsonl, slugs, topic_paths
 from nika_tui.errors import ValidationFailed
+from nika_tui.services.digest_writer import DigestOutcome, llm_digests, select_writer
 from nika_tui.services.files import atomic_write_text
 
 SCROLL_BATCH = 512
@@ -54,6 +56,8 @@ class TreeResult:
     memories: int = 0
     kept: int = 0
     commit: str | None = None
+    digest: DigestOutcome | None = None
+    """Who wrote the digest (``llm`` / ``offline``, fallback nodes); ``None``: no digest."""
 
     def ingest_files(self) -> list[Path]:
         """The ``.jsonl`` files written (what a fresh store is re-ingested from)."""
@@ -80,6 +84,7 @@ class CompressResult:
             "pushed": self.pushed,
             "private": None,
             "private_reasons": self.private_reasons,
+            "digest": self.repo.digest.to_dict() if self.repo.digest else None,
         }
         if self.private is not None:
             out["private"] = {
@@ -87,6 +92,7 @@ class CompressResult:
                 "files": self.private.files,
                 "memories": self.private.memories,
                 "commit": self.private.commit,
+                "digest": self.private.digest.to_dict() if self.private.digest else None,
             }
         return out
 
@@ -116,12 +122,27 @@ def _digest_memory(k: Kept) -> DigestMemory:
     )
 
 
-def render_digest(digests: list[NodeDigest], tenant_id: str, day: str) -> str:
-    """The digest as Markdown: one section per node, each line with its memory ids."""
+def render_digest(
+    digests: list[NodeDigest], tenant_id: str, day: str, outcome: DigestOutcome | None = None
+) -> str:
+    """The digest as Markdown: one section per node, each line with its memory ids.
+
+    With an LLM ``outcome``, the header says who wrote it and which nodes fell back to the
+    offline digest (and why); each node says ``written by``.
+    """
     lines = [f"# Digest of {tenant_id}, {day}", ""]
+    llm = set(outcome.llm_nodes) if outcome else set()
+    if outcome is not None:
+        lines += [f"Digest: {outcome.mode} ({outcome.reason})", ""]
+        if outcome.fallbacks:
+            lines.append("Fell back to the offline digest:")
+            lines += [f"- `{node}`: {why}" for node, why in sorted(outcome.fallbacks.items())]
+            lines.append("")
     for d in digests:
         title = f" — {d.title}" if d.title else ""
         lines += [f"## {d.level} `{d.node_id}`{title}", "", f"{d.memory_count} memories", ""]
+        if outcome is not None and outcome.mode == "llm":
+            lines += [f"written by: {'llm' if d.node_id in llm else 'offline'}", ""]
         for name, section in (("Decided", d.decided), ("Current", d.current), ("Open", d.open)):
             if not section:
                 continue
@@ -133,13 +154,25 @@ def render_digest(digests: list[NodeDigest], tenant_id: str, day: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def digest_rows(digests: list[NodeDigest]) -> str:
-    """The digest as JSONL (one node a line), re-ingested as one condensed memory per node."""
+def digest_rows(digests: list[NodeDigest], outcome: DigestOutcome | None = None) -> str:
+    """The digest as JSONL (one node a line), re-ingested as one condensed memory per node.
+
+    With an ``outcome`` (``compress.digest: llm``), ``written_by`` is ``llm`` for a node the
+    LLM wrote, else ``offline``, and ``fallback`` holds the reason when the LLM's answer for
+    the node was rejected.
+    """
     rows = []
+    llm = set(outcome.llm_nodes) if outcome else set()
+    fallbacks = outcome.fallbacks if outcome else {}
     for d in digests:
+        row: dict[str, Any] = {}
+        if outcome is not None:
+            row = {"written_by": "llm" if d.node_id in llm else "offline"}
+            row["fallback"] = fallbacks.get(d.node_id)
         rows.append(
             json.dumps(
                 {
+                    **row,
                     "node_id": d.node_id,
                     "level": d.level,
                     "title": d.title,
@@ -157,9 +190,19 @@ def digest_rows(digests: list[NodeDigest]) -> str:
 
 
 def write_tree(
-    ctx: EngineContext, tenant_id: str, root: Path, items: list[Kept], day: str
+    ctx: EngineContext,
+    tenant_id: str,
+    root: Path,
+    items: list[Kept],
+    day: str,
+    *,
+    private: bool = False,
 ) -> TreeResult:
-    """Themes and digest of ``items`` into ``root`` (files replaced atomically)."""
+    """Themes and digest of ``items`` into ``root`` (files replaced atomically).
+
+    ``private``: the tree holds private memories (an LLM digest only through a loopback
+    endpoint, :func:`~nika_tui.services.digest_writer.select_writer`).
+    """
     result = TreeResult(root, memories=len(items))
     themes = cluster(items)
     for theme, slug in zip(themes, slugs(themes), strict=True):
@@ -177,9 +220,18 @@ def write_tree(
             [p for p in pairs if p[1] in ids or p[2] in ids],
             ctx.clock(),
         )
+        config = ctx.tenant(tenant_id)
+        judge, why = select_writer(config, ctx.env, private=private)
+        if judge is None:
+            result.digest = DigestOutcome("offline", why)
+        else:
+            digests, result.digest = llm_digests(judge, digests, why)
+        # The default (offline by setting) writes the same files as before the setting existed.
+        asked = config.compress.digest is DigestMode.LLM
+        shown = result.digest if asked else None
         base = Path("knowledge") / "digest"
-        atomic_write_text(root / base / f"{day}.md", render_digest(digests, tenant_id, day))
-        atomic_write_text(root / base / f"{day}.jsonl", digest_rows(digests))
+        atomic_write_text(root / base / f"{day}.md", render_digest(digests, tenant_id, day, shown))
+        atomic_write_text(root / base / f"{day}.jsonl", digest_rows(digests, shown))
         result.files += [str(base / f"{day}.md"), str(base / f"{day}.jsonl")]
     return result
 
@@ -223,7 +275,7 @@ def compress(
     out.repo.commit = commit(root, out.repo.files, message, ctx.env)
     if public and (private or private_has_files(tenant_id, ctx)):
         tree = private_tree(tenant_id, ctx.env)
-        out.private = write_tree(ctx, tenant_id, tree, private, day)
+        out.private = write_tree(ctx, tenant_id, tree, private, day, private=True)
         out.private.commit = commit(tree, out.private.files, message + " (private)", ctx.env)
     if publish and has_remote(root, env=ctx.env):
         out.pushed = push(root, env=ctx.env)

@@ -107,6 +107,11 @@ class HttpJudge:
             for v, r, ok in parse_batch_answer(content, len(pairs))
         ]
 
+    def complete(self, system: str, user: str, max_tokens: int) -> tuple[str | None, str]:
+        """One chat completion for other callers (the LLM digest): ``(content, "")`` or
+        ``(None, why)``."""
+        return self._complete(system, user, max_tokens)
+
     def _complete(self, system: str, user: str, max_tokens: int) -> tuple[str | None, str]:
         """POST one chat completion: ``(content, "")`` or ``(None, why)``."""
         headers = {"Content-Type": "application/json"}

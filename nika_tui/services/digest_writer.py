@@ -1,0 +1,135 @@
+"""The LLM-written digest's adapter: who may write it (privacy) and the batched calls.
+
+``compress.digest: llm`` in the tenant's config asks for it; the judge factory
+(:func:`~nika_tui.services.judges.factory.select_judge`) decides what the privacy mode allows:
+
+- an ``http`` judge (a loopback endpoint in any mode, a remote one under ``cloud``) writes it;
+- anything else (``local`` without a loopback endpoint, ``default`` — the agent-cli tier is not
+  wired for digests —, no endpoint or key) keeps the offline digest, and says why;
+- the private tree (memories marked private) is written by the LLM only through a loopback
+  endpoint: a private memory never leaves the machine for a summary.
+
+One call per level, split every :data:`~nika_tui.domain.digest_prompt.NODES_PER_CALL` nodes.
+A node whose answer does not parse or cites an id it was not given keeps its offline digest;
+each fallback is logged (node id and reason, never a memory text).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from nika_tui.domain.digest_prompt import (
+    DIGEST_SYSTEM_PROMPT,
+    NODES_PER_CALL,
+    NodeAnswer,
+    apply_answer,
+    digest_user_prompt,
+    llm_eligible,
+    parse_digest_answer,
+)
+from nika_tui.domain.synthesis import NodeDigest
+from nika_tui.domain.tenant import DigestMode, TenantConfig
+from nika_tui.services.judges.factory import is_loopback, select_judge
+from nika_tui.services.judges.http import HttpJudge
+
+log = logging.getLogger(__name__)
+
+OFFLINE_BY_SETTING = "compress.digest is offline"
+"""The reason when the tenant did not ask for an LLM digest (the default)."""
+
+
+@dataclass
+class DigestOutcome:
+    """Who wrote a tree's digest: ``mode`` ``llm`` or ``offline``, and every node that fell
+    back (node id → reason)."""
+
+    mode: str
+    reason: str
+    llm_nodes: list[str] = field(default_factory=list)
+    fallbacks: dict[str, str] = field(default_factory=dict)
+    requests: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return {
+            "mode": self.mode,
+            "reason": self.reason,
+            "llm_nodes": self.llm_nodes,
+            "fallbacks": self.fallbacks,
+            "requests": self.requests,
+        }
+
+
+def select_writer(
+    config: TenantConfig, env: Mapping[str, str] | None, *, private: bool
+) -> tuple[HttpJudge | None, str]:
+    """The LLM that may write this tree's digest, or ``None`` and why not.
+
+    Args:
+        config: The tenant.
+        env: Environment for the API key reference (default ``os.environ``).
+        private: The tree holds private memories (then only a loopback endpoint).
+
+    Returns:
+        ``(judge, reason)``.
+    """
+    if config.compress.digest is DigestMode.OFFLINE:
+        return None, OFFLINE_BY_SETTING
+    selection = select_judge(config, env)
+    judge = selection.judge
+    if not isinstance(judge, HttpJudge):
+        return None, (
+            f"privacy {config.privacy.value} allows no http LLM tier here "
+            f"({selection.reason}); offline digest"
+        )
+    if private and not is_loopback(judge.endpoint):
+        return None, "private memories are summarised by a loopback LLM only; offline digest"
+    return judge, selection.reason
+
+
+def llm_digests(
+    judge: HttpJudge, digests: Sequence[NodeDigest], reason: str
+) -> tuple[list[NodeDigest], DigestOutcome]:
+    """Rewrite the eligible nodes' digests with the LLM, one call per level / chunk.
+
+    Args:
+        judge: The http tier (:func:`select_writer`).
+        digests: The offline digests (their lines are the only candidates sent).
+        reason: Why this LLM was chosen (kept in the outcome).
+
+    Returns:
+        The digests in the same order (LLM-written or offline) and the outcome.
+    """
+    outcome = DigestOutcome("llm", reason)
+    answers: dict[str, NodeAnswer] = {}
+    by_level: dict[str, list[NodeDigest]] = {}
+    for d in digests:
+        if llm_eligible(d):
+            by_level.setdefault(d.level, []).append(d)
+    for nodes in by_level.values():
+        for start in range(0, len(nodes), NODES_PER_CALL):
+            chunk = nodes[start : start + NODES_PER_CALL]
+            outcome.requests += 1
+            content, problem = judge.complete(
+                DIGEST_SYSTEM_PROMPT, digest_user_prompt(chunk), 200 + 400 * len(chunk)
+            )
+            if content is None:
+                answers.update({n.node_id: NodeAnswer(n.node_id, None, problem) for n in chunk})
+                continue
+            answers.update({a.node_id: a for a in parse_digest_answer(content, chunk)})
+    out: list[NodeDigest] = []
+    for d in digests:
+        answer = answers.get(d.node_id)
+        if answer is None:
+            out.append(d)
+        elif answer.lines is None:
+            outcome.fallbacks[d.node_id] = answer.problem
+            log.warning("digest: node %s keeps its offline digest: %s", d.node_id, answer.problem)
+            out.append(d)
+        else:
+            outcome.llm_nodes.append(d.node_id)
+            out.append(apply_answer(d, answer))
+    return out, outcome
