@@ -581,19 +581,8 @@ class MemoryService:
         acks, self._uncommitted, self._uncommitted_batches = self._uncommitted, [], 0
         # If the flush fails, the entries stay pending and the drain replays them (idempotent):
         # never kept here as well, or a later commit would acknowledge them a second time.
-        flush_tenant = getattr(self.ctx.vectors, "flush_tenant", None)
-        if callable(flush_tenant):
-            good: list[tuple[str, RememberRequest, Mapping[str, Any]]] = []
-            for tenant in sorted({req.tenant_id for _, req, _ in acks}):
-                try:
-                    flush_tenant(tenant)
-                except StoreUnavailable as exc:
-                    self.faults.park(tenant, exc)
-                    continue
-                good.extend(item for item in acks if item[1].tenant_id == tenant)
-            acks = good
-        else:
-            self._flush()
+        durable = self._flush_for_commit({req.tenant_id for _, req, _ in acks})
+        acks = [item for item in acks if item[1].tenant_id in durable]
         self._ack(acks)
         self.faults.recovered({req.tenant_id for _, req, _ in acks})
         self.processed += len(acks)
@@ -636,6 +625,28 @@ class MemoryService:
             self._has_deferred = True
             log.info("debt pause: %d bulk writes deferred", len(parsed) - len(keep))
         return keep
+
+    def _flush_for_commit(self, tenants: set[str]) -> set[str]:
+        """Flush the group's writes before anything is acknowledged; return the tenants whose
+        writes are now durable.
+
+        Tenant by tenant where the store can: a tenant whose flush fails (a shard deleted under
+        it) is parked and left out, the others go on. A store without per-tenant flushes is
+        flushed once for all (its failure stops the commit: nothing is acknowledged).
+        """
+        flush_tenant = getattr(self.ctx.vectors, "flush_tenant", None)
+        if not callable(flush_tenant):
+            self._flush()
+            return set(tenants)
+        durable: set[str] = set()
+        for tenant in sorted(tenants):
+            try:
+                flush_tenant(tenant)
+            except StoreUnavailable as exc:
+                self.faults.park(tenant, exc)
+                continue
+            durable.add(tenant)
+        return durable
 
     def _flush(self) -> None:
         """Make every write of the batch durable on disk before anything is acknowledged."""

@@ -83,6 +83,11 @@ class RecordingService(MemoryService):
         super()._flush()
         self.events.append(("flushed", "", threading.get_ident()))
 
+    def _flush_for_commit(self, tenants: set[str]) -> set[str]:
+        durable = super()._flush_for_commit(tenants)
+        self.events.append(("flushed", "", threading.get_ident()))
+        return durable
+
     def _ack(self, acks: Sequence[tuple[str, RememberRequest, Any]]) -> None:
         super()._ack(acks)
         for _entry_id, req, _outcome in acks:
@@ -321,23 +326,25 @@ def test_embed_calls_never_overlap_whichever_thread_makes_them(
 def test_a_failed_group_flush_acknowledges_nothing_and_the_drain_stores_each_once(
     engine_ctx: EngineContext, queued: set[str], events: list[Event]
 ) -> None:
+    # Since per-tenant fault isolation (issue 15) a failed flush parks its tenant instead of
+    # stopping the service; released at the next retry (0 s here), the drain replays it.
+    engine_ctx.env["NIKA_PARK_RETRY_S"] = "0"  # type: ignore[index]
     service = _service(engine_ctx, events)
-    real_flush = engine_ctx.vectors.flush  # type: ignore[attr-defined]
+    real_flush = engine_ctx.vectors.flush_tenant  # type: ignore[attr-defined]
     failures = [StoreUnavailable("disk full", "free some space")]
 
-    def flaky_flush() -> None:
+    def flaky_flush(tenant_id: str) -> None:
         if failures:
             raise failures.pop()
-        real_flush()
+        real_flush(tenant_id)
 
-    engine_ctx.vectors.flush = flaky_flush  # type: ignore[attr-defined]
+    engine_ctx.vectors.flush_tenant = flaky_flush  # type: ignore[attr-defined]
     service.step(block_ms=10)  # batch 1 stored, its commit waits for batch 2
-    with pytest.raises(StoreUnavailable):
-        service.step(block_ms=10)  # batch 2 stored, the group's flush fails
+    service.step(block_ms=10)  # batch 2 stored, the group's flush fails: the tenant is parked
+    assert service.faults.is_parked(TENANT)
     assert _pending(engine_ctx.redis) == 8
     assert [e for e in _loop_events(events) if e[0] == "acked"] == []
-    service._retry_pending = True  # what the run loop does after StoreUnavailable
-    service.step(block_ms=10)
+    service.step(block_ms=10)  # released: the drain replays every pending entry
     assert set(_stored(engine_ctx)) == queued
     assert _pending(engine_ctx.redis) == 0
     acked = [label for what, label in _loop_events(events) if what == "acked"]
