@@ -15,6 +15,10 @@ streaming protocol as documented:
 
 Every request is logged (path, headers without credentials, JSON body) so tests can assert what
 reached the model. Answers come from ``reply``, a function of the request body (tests set it);
+it returns a text, or a :class:`ToolCall`: then the answer is one ``tool_use`` block (Anthropic,
+``input_json_delta``, ``stop_reason: tool_use``) or one ``function_call`` item (Responses), as
+a model asking the CLI to run a tool. :func:`tools_offered` and :func:`calls_made` read a
+request's tools and the tool calls (with their results) already in its history, for either API;
 the usage each answer reports (``input_tokens``) is settable, so a test can drive the context fill
 the CLI sees.
 """
@@ -49,6 +53,67 @@ class Logged:
         )
 
 
+@dataclass(frozen=True)
+class ToolCall:
+    """An answer that calls one tool (``name`` exactly as the request's tools list spells it)."""
+
+    name: str
+    arguments: dict[str, Any]
+
+
+Reply = str | ToolCall
+
+
+def tools_offered(body: dict[str, Any]) -> list[str]:
+    """The names of the tools the request offers the model (either API)."""
+    return [str(t["name"]) for t in body.get("tools") or [] if isinstance(t, dict) and "name" in t]
+
+
+@dataclass(frozen=True)
+class CallMade:
+    """A tool call already in the request's history, and the result the CLI sent back."""
+
+    name: str
+    arguments: dict[str, Any]
+    result: str | None
+
+
+def calls_made(body: dict[str, Any]) -> list[CallMade]:
+    """The tool calls in the history of an Anthropic or Responses request, oldest first."""
+    calls: dict[str, tuple[str, dict[str, Any]]] = {}
+    results: dict[str, str] = {}
+    for msg in body.get("messages") or []:
+        content = msg.get("content") if isinstance(msg, dict) else None
+        for block in content if isinstance(content, list) else []:
+            if block.get("type") == "tool_use":
+                calls[block["id"]] = (block["name"], dict(block.get("input") or {}))
+            elif block.get("type") == "tool_result":
+                results[block["tool_use_id"]] = _flatten(block.get("content"))
+    items = body.get("input")
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "function_call":
+            try:
+                args = json.loads(item.get("arguments") or "{}")
+            except ValueError:
+                args = {}
+            calls[item["call_id"]] = (item["name"], args)
+        elif item.get("type") == "function_call_output":
+            results[item["call_id"]] = _flatten(item.get("output"))
+    return [CallMade(name, args, results.get(cid)) for cid, (name, args) in calls.items()]
+
+
+def _flatten(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(_flatten(c) for c in content)
+    if isinstance(content, dict):
+        return str(content.get("text") or content.get("output") or _flatten(content.get("content")))
+    return "" if content is None else json.dumps(content)
+
+
 def default_reply(body: dict[str, Any]) -> str:
     """A short answer; a compaction request gets a summary (both CLIs ask for one)."""
     text = json.dumps(body.get("messages") or body.get("input") or "", ensure_ascii=False)
@@ -62,7 +127,7 @@ def default_reply(body: dict[str, Any]) -> str:
 class MockModelServer:
     """The server's state: the request log, the reply function, the usage to report."""
 
-    reply: Callable[[dict[str, Any]], str] = default_reply
+    reply: Callable[[dict[str, Any]], Reply] = default_reply
     input_tokens: int = 1200
     requests: list[Logged] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -178,14 +243,22 @@ class _Handler(BaseHTTPRequestHandler):
         elif path.endswith("/messages"):
             self._anthropic(body)
         elif path.endswith("/responses"):
-            self._sse(_responses_events(self.state.reply(body), body, self.state.input_tokens))
+            answer = self.state.reply(body)
+            if isinstance(answer, ToolCall):
+                self._sse(_responses_call_events(answer, body, self.state.input_tokens))
+            else:
+                self._sse(_responses_events(answer, body, self.state.input_tokens))
         else:
             self._json(404, {"error": {"type": "not_found", "message": path}})
 
     def _anthropic(self, body: dict[str, Any]) -> None:
-        text = self.state.reply(body)
+        answer = self.state.reply(body)
         model = str(body.get("model") or "claude-mock")
         msg_id = f"msg_{uuid.uuid4().hex[:24]}"
+        if isinstance(answer, ToolCall):
+            self._anthropic_tool_use(body, answer, model, msg_id)
+            return
+        text = answer
         usage = {
             "input_tokens": self.state.input_tokens,
             "cache_creation_input_tokens": 0,
@@ -208,6 +281,70 @@ class _Handler(BaseHTTPRequestHandler):
             )
             return
         self._sse(_anthropic_events(msg_id, model, text, usage))
+
+    def _anthropic_tool_use(
+        self, body: dict[str, Any], call: ToolCall, model: str, msg_id: str
+    ) -> None:
+        block = {
+            "type": "tool_use",
+            "id": f"toolu_{uuid.uuid4().hex[:24]}",
+            "name": call.name,
+            "input": call.arguments,
+        }
+        usage = {
+            "input_tokens": self.state.input_tokens,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "output_tokens": 20,
+        }
+        message = {
+            "id": msg_id,
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [block],
+            "stop_reason": "tool_use",
+            "stop_sequence": None,
+            "usage": usage,
+        }
+        if not body.get("stream"):
+            self._json(200, message)
+            return
+
+        def events() -> Iterator[tuple[str, dict[str, Any]]]:
+            start = {**message, "content": [], "stop_reason": None}
+            yield "message_start", {"type": "message_start", "message": start}
+            yield (
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {**block, "input": {}},
+                },
+            )
+            yield (
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {
+                        "type": "input_json_delta",
+                        "partial_json": json.dumps(call.arguments),
+                    },
+                },
+            )
+            yield "content_block_stop", {"type": "content_block_stop", "index": 0}
+            yield (
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+                    "usage": {"output_tokens": 20},
+                },
+            )
+            yield "message_stop", {"type": "message_stop"}
+
+        self._sse(events())
 
 
 def _anthropic_events(
@@ -314,6 +451,69 @@ def _responses_events(
                     "output_tokens": output_tokens,
                     "output_tokens_details": {"reasoning_tokens": 0},
                     "total_tokens": input_tokens + output_tokens,
+                },
+            },
+        },
+    )
+
+
+def _responses_call_events(
+    call: ToolCall, body: dict[str, Any], input_tokens: int
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    resp_id = f"resp_{uuid.uuid4().hex[:24]}"
+    model = str(body.get("model") or "gpt-mock")
+    base = {"id": resp_id, "object": "response", "model": model, "status": "in_progress"}
+    arguments = json.dumps(call.arguments)
+    item = {
+        "id": f"fc_{uuid.uuid4().hex[:24]}",
+        "type": "function_call",
+        "call_id": f"call_{uuid.uuid4().hex[:24]}",
+        "name": call.name,
+        "arguments": "",
+        "status": "in_progress",
+    }
+    yield "response.created", {"type": "response.created", "response": {**base, "output": []}}
+    yield (
+        "response.output_item.added",
+        {"type": "response.output_item.added", "output_index": 0, "item": item},
+    )
+    yield (
+        "response.function_call_arguments.delta",
+        {
+            "type": "response.function_call_arguments.delta",
+            "item_id": item["id"],
+            "output_index": 0,
+            "delta": arguments,
+        },
+    )
+    yield (
+        "response.function_call_arguments.done",
+        {
+            "type": "response.function_call_arguments.done",
+            "item_id": item["id"],
+            "output_index": 0,
+            "arguments": arguments,
+        },
+    )
+    done = {**item, "arguments": arguments, "status": "completed"}
+    yield (
+        "response.output_item.done",
+        {"type": "response.output_item.done", "output_index": 0, "item": done},
+    )
+    yield (
+        "response.completed",
+        {
+            "type": "response.completed",
+            "response": {
+                **base,
+                "status": "completed",
+                "output": [done],
+                "usage": {
+                    "input_tokens": input_tokens,
+                    "input_tokens_details": {"cached_tokens": 0},
+                    "output_tokens": 20,
+                    "output_tokens_details": {"reasoning_tokens": 0},
+                    "total_tokens": input_tokens + 20,
                 },
             },
         },
