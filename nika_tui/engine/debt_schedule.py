@@ -53,21 +53,30 @@ class DebtScheduler:
         # HNSW builds of idle tenants' Edge shards, in a child process (index_maintenance.py).
         self.index = IndexMaintainer(ctx, check_every_s=check_every_s, monotonic=monotonic)
 
-    def tick(self) -> list[str]:
-        """Do what is due (at most one check per interval); return what was done."""
+    def tick(self, owns: Callable[[str], bool] | None = None) -> list[str]:
+        """Do what is due (at most one check per interval); return what was done.
+
+        Args:
+            owns: True for the tenants this worker holds the lease of (a tenant's audit, REM
+                pass and index build write its store, so only its single writer runs them);
+                ``None``: every tenant (a service without workers).
+        """
+        mine: Callable[[str], bool] = owns or (lambda _tenant: True)
         # Every tick: a finished index build is brought online as soon as the loop sees it.
-        done: list[str] = self.index.tick()
+        done: list[str] = self.index.tick(mine)
         now = self._monotonic()
         if now < self._next:
             return done
         self._next = now + self.check_every_s
-        for tenant_id in list(due_tenants(self.ctx)):
+        for tenant_id in [t for t in due_tenants(self.ctx) if mine(t)]:
             try:
                 run_audit(self.ctx, tenant_id)
                 done.append(f"audit:{tenant_id}")
             except NikaError as exc:
                 log.warning("audit of %s failed: %s", tenant_id, exc)
         for tenant_id in list_tenant_ids(self.ctx.env):
+            if not mine(tenant_id):
+                continue
             try:
                 done += self._rem(tenant_id)
             except NikaError as exc:

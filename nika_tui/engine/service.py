@@ -283,10 +283,9 @@ class MemoryService:
                 self.beat()
                 try:
                     self.step()
-                    done: list[str] = []
-                    if self.worker is None or self.worker.alone():
-                        # Audits and REM passes walk every tenant: only a lone worker may.
-                        done = self.debt.tick()
+                    # Audits, REM passes and index builds write a tenant's store: each worker
+                    # runs them for the tenants it holds (decision 241).
+                    done = self.debt.tick(self.worker.owns if self.worker is not None else None)
                     self.scale.tick()
                     self.quota.tick()
                     self.automemory.touch(d[4:] for d in done if d.startswith("rem:"))

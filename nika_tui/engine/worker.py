@@ -136,9 +136,10 @@ class Worker:
         pipe.hset(info_key(self.id), mapping={k: str(v) for k, v in info.items()})
         pipe.execute()
 
-    def alone(self) -> bool:
-        """True when no other worker is live (passes over every tenant are then safe)."""
-        return self._live == [self.id]
+    def owns(self, tenant_id: str) -> bool:
+        """True when this worker is the tenant's writer (a free tenant it should hold is
+        acquired now): the per-tenant passes (audit, REM, index builds, tuning) run here."""
+        return self.route(tenant_id) == self.id
 
     # --- routing ------------------------------------------------------------------------
     def holds(self, tenant_id: str) -> bool:
