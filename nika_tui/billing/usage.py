@@ -177,7 +177,8 @@ def opencode_usages(answers: Iterable[Any], at: str) -> list[Usage]:
         tokens = answer.get("tokens")
         if not isinstance(tokens, dict):
             continue
-        cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+        raw_cache = tokens.get("cache")
+        cache: dict[str, Any] = raw_cache if isinstance(raw_cache, dict) else {}
         item = Usage(
             key=f"opencode-{answer['id']}",
             at=at,
