@@ -56,6 +56,7 @@ from nika_tui.engine.ingest import ingest_batch, parse_request
 from nika_tui.engine.ops import OpHandler
 from nika_tui.engine.ops_registry import load_ops
 from nika_tui.engine.tenant_faults import PARK_RETRY_S, TenantFaults
+from nika_tui.engine.tenant_scope import check_rpc_tenant
 from nika_tui.engine.worker import Worker
 from nika_tui.errors import NikaError, StoreUnavailable, ValidationFailed
 from nika_tui.paths import data_dir, ensure_private_dir
@@ -759,6 +760,8 @@ class MemoryService:
             body = json.loads(raw_body)
             if not isinstance(body, dict):
                 raise ValueError("the body must be a JSON object")
+            # Every op on memory names its tenant, held here (decision 243).
+            check_rpc_tenant(self.ctx, op, body, self.worker.holds if self.worker else None)
             result = handler(self.ctx, body)
             if op == "rem.run":
                 self.automemory.touch(result.get("tenants", {}) or [])
