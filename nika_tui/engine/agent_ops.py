@@ -81,17 +81,40 @@ def _recent(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
 @op("agent.retire")
 def _agent_retire(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     """Retire one memory for an agent, or queue the retirement for a person's review."""
-    tenant_id = _str(body, "tenant_id")
+    return agent_retire(
+        ctx,
+        _str(body, "tenant_id"),
+        _str(body, "memory_id"),
+        _str(body, "reason"),
+        str(body.get("agent") or "agent"),
+        str(body.get("superseded_by") or ""),
+    )
+
+
+def agent_retire(
+    ctx: EngineContext,
+    tenant_id: str,
+    memory_id: str,
+    reason: str,
+    agent: str,
+    new_id: str = "",
+) -> dict[str, Any]:
+    """Retire ``memory_id`` for an agent now, or queue it for review (the tenant's setting).
+
+    Returns:
+        ``{"status": "retired" | "review" | "already-retired", "id", ...}``.
+
+    Raises:
+        ValidationFailed: no such memory (or replacement) in this tenant.
+    """
     config = ctx.tenant(tenant_id)
-    reason = _str(body, "reason")[:500]
-    agent = str(body.get("agent") or "agent")
-    old = load_record(ctx, tenant_id, _str(body, "memory_id"))
+    reason = reason[:500]
+    old = load_record(ctx, tenant_id, memory_id)
     if old is None:
         raise ValidationFailed(
-            f"no memory {body['memory_id']} in this tenant",
+            f"no memory {memory_id} in this tenant",
             "take an id from memory_recall (ids are shown in brackets)",
         )
-    new_id = str(body.get("superseded_by") or "")
     new = load_record(ctx, tenant_id, new_id) if new_id else None
     if new_id and new is None:
         raise ValidationFailed(f"no memory {new_id} in this tenant", "pass an existing id")
