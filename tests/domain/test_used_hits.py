@@ -26,7 +26,7 @@ CASES = [
         "Is 10.0.9.30 staging?",
         "Yes, that address is right.",
         False,
-    ),  # fmt: skip
+    ),
     Case("generic reply", MEMORY, "deploy please", "Done, all tests pass.", False),
     Case(
         "words of the memory",
@@ -34,14 +34,14 @@ CASES = [
         "how should I open this change?",
         "Keep the pull requests small and do not squash the review fixes.",
         True,
-    ),  # fmt: skip
+    ),
     Case(
         "one shared word is not enough",
         "Prefer small pull requests and never squash review fixes",
         "open a change",
         "I opened the pull request.",
         False,
-    ),  # fmt: skip
+    ),
     Case("nothing distinctive left", "staging server", "staging server?", "staging server", False),
     Case(
         "a path",
@@ -49,7 +49,7 @@ CASES = [
         "where is the config?",
         "Edit deploy/helm/values-prod.yaml then redeploy.",
         True,
-    ),  # fmt: skip
+    ),
 ]
 
 
