@@ -207,6 +207,10 @@ class MemoryService:
 
         # The agents' native auto-memory, synced after ingest (debounced) and after REM (#20).
         self.automemory = AutoMemoryScheduler(ctx)
+        from nika_tui.tuning.scheduler import TuneScheduler
+
+        # Recall tuning once a day per held tenant with new labels, per auto_actions.tune (#20).
+        self.tuning = TuneScheduler(ctx)
 
     # --- lifecycle ----------------------------------------------------------------------
     def stop(self) -> None:
@@ -291,6 +295,7 @@ class MemoryService:
                     self.quota.tick()
                     self.automemory.touch(d[4:] for d in done if d.startswith("rem:"))
                     self.automemory.tick()
+                    self.tuning.tick(self.worker.owns if self.worker is not None else None)
                 except StoreUnavailable as exc:
                     log.warning("store unavailable, retrying in %.0fs: %s", RETRY_BACKOFF_S, exc)
                     self._retry_pending = True
