@@ -42,7 +42,7 @@ from nika_tui.domain.tenant import AutoMode
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.ops import op
 from nika_tui.engine.recall import active_sessions
-from nika_tui.errors import NikaError, ValidationFailed
+from nika_tui.errors import ConfirmationRequired, ValidationFailed
 from nika_tui.paths import FILE_MODE, ensure_private_dir, tenant_data_dir
 from nika_tui.services.kernel_store import pending_confirmation, queue_confirmation
 
@@ -51,12 +51,6 @@ MERGED_PREFIXES = ("rem: merged duplicate", "rem: promoted to semantic")
 PURGE_CONFIRMATION = "purge.apply"
 MAX_CHAIN = 20
 """Longest ``superseded_by`` chain followed to find a current replacement."""
-
-
-class ConfirmationRequired(NikaError):
-    """Purge apply was asked without a confirmation while auto-purge is not autonomous."""
-
-    exit_code = 3
 
 
 @dataclass(frozen=True, slots=True)

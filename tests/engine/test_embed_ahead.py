@@ -26,9 +26,8 @@ from nika_tui.engine import service as service_module
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.embed_ahead import EmbedAhead
 from nika_tui.engine.service import MemoryService
-from nika_tui.errors import StoreUnavailable
+from nika_tui.errors import EmbedderUnavailable, StoreUnavailable
 from nika_tui.services import redis_keys
-from nika_tui.services.embeddings import EmbedderUnavailable
 from nika_tui.services.memory_client import MemoryClient
 from tests.helpers import retry_until
 
