@@ -109,8 +109,15 @@ def _texts(parsed: list[_Parsed]) -> list[str]:
     return [req.text for _, _, req in parsed]
 
 
-def _error_body(exc: NikaError) -> dict[str, str]:
-    return {"error": exc.message, "hint": exc.hint, "kind": type(exc).__name__}
+def _error_body(exc: NikaError) -> dict[str, Any]:
+    """The reply of a failed request: the class by name and its plain extra fields (a
+    ``BridgeRefused``'s ``status``, a ``ProviderError``'s ``kind``), so the client rebuilds it."""
+    fields = {
+        name: value
+        for name, value in vars(exc).items()
+        if name not in ("message", "hint") and isinstance(value, str | int | float | bool)
+    }
+    return {"error": exc.message, "hint": exc.hint, "kind": type(exc).__name__, "fields": fields}
 
 
 def pid_alive(pid: int) -> bool:
@@ -701,7 +708,7 @@ class MemoryService:
     ) -> None:
         log.warning("ingest entry %s refused: %s", entry_id, exc)
         dead: dict[Any, Any] = {"entry_id": entry_id, "req": fields.get("req", "")}
-        dead.update(_error_body(exc))
+        dead.update({k: v for k, v in _error_body(exc).items() if k != "fields"})  # flat
         pipe = self.r.pipeline(transaction=True)
         pipe.xadd(redis_keys.INGEST_DEAD, dead)
         pipe.xack(redis_keys.INGEST_STREAM, GROUP, entry_id)

@@ -48,16 +48,25 @@ def idempotency_key(req: RememberRequest) -> str:
 
 
 def error_from_reply(reply: Mapping[str, Any]) -> NikaError:
-    """Rebuild the service's error as the same :class:`NikaError` subclass."""
+    """Rebuild the service's error as the same :class:`NikaError` subclass.
+
+    Every subclass lives in :mod:`nika_tui.errors`, so the name in ``kind`` finds it, whatever
+    its constructor takes: the instance is made with ``message`` and ``hint`` and its plain
+    extra ``fields`` set back, and so keeps the class's ``exit_code``.
+    """
     kind = str(reply.get("kind", "NikaError"))
     cls = getattr(errors, kind, NikaError)
     if not (isinstance(cls, type) and issubclass(cls, NikaError)):
         cls = NikaError
-    message = str(reply.get("error", "the memory service failed"))
-    hint = str(reply.get("hint", ""))
-    if cls is ServiceNotRunning:
-        return ServiceNotRunning(message, hint)
-    return cls(message, hint)
+    error = cls.__new__(cls)
+    NikaError.__init__(
+        error, str(reply.get("error", "the memory service failed")), str(reply.get("hint", ""))
+    )
+    fields = reply.get("fields")
+    for name, value in (fields if isinstance(fields, dict) else {}).items():
+        if name not in ("message", "hint"):
+            setattr(error, str(name), value)
+    return error
 
 
 class MemoryClient:
