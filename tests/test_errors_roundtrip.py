@@ -95,9 +95,9 @@ def test_error_comes_back_as_the_same_class_with_its_exit_code(
 
 def test_purge_confirmation_exits_3_through_the_service() -> None:
     """The bug of issue #12 in its own words: the rebuilt error keeps exit code 3."""
-    from nika_tui.engine.service import _error_body
+    from nika_tui.engine.server.rpc import error_body
     from nika_tui.services.memory_client import error_from_reply
 
     sent = errors.ConfirmationRequired("purge apply needs a confirmation", "pass --yes")
-    got = error_from_reply({"ok": False, **_error_body(sent)})
+    got = error_from_reply({"ok": False, **error_body(sent)})
     assert type(got) is errors.ConfirmationRequired and got.exit_code == 3

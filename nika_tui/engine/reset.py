@@ -39,7 +39,6 @@ from nika_tui.domain.memory import (
 from nika_tui.domain.ports import VectorPoint
 from nika_tui.engine.compress import compress
 from nika_tui.engine.context import EngineContext
-from nika_tui.engine.ops import op
 from nika_tui.engine.snapshot.export import export_snapshot
 from nika_tui.errors import ResetUnavailable, ValidationFailed
 from nika_tui.paths import ensure_private_dir, tenant_data_dir
@@ -276,8 +275,7 @@ def read_pointer(store: Any, tenant_id: str) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-@op("compress.reset")
-def _reset_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+def compress_reset_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     tenant_id, repo = body.get("tenant_id"), body.get("repo")
     if not isinstance(tenant_id, str) or (repo is not None and not isinstance(repo, str)):
         raise ValidationFailed("compress.reset needs 'tenant_id' (and 'repo')", "pass --tenant")

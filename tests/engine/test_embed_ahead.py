@@ -25,7 +25,7 @@ from nika_tui.domain.tenant import TenantConfig
 from nika_tui.engine import service as service_module
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.embed_ahead import EmbedAhead
-from nika_tui.engine.service import MemoryService
+from nika_tui.engine.server.loop import MemoryService
 from nika_tui.errors import EmbedderUnavailable, StoreUnavailable
 from nika_tui.services import redis_keys
 from nika_tui.services.memory_client import MemoryClient
