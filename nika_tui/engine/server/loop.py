@@ -11,8 +11,8 @@ touches no store. ``NIKA_EMBED_AHEAD=0`` (or ``MemoryService(embed_ahead=False)`
 Durability: an ingest entry is acknowledged (``XACK`` + ``XDEL``) only after :func:`ingest`
 returned and the store was flushed, i.e. after the point was written durably. Under a backlog
 (the next batch already read ahead), two batches share one flush and one acknowledgement
-(group commit, :data:`GROUP_COMMIT_BATCHES`); a batch with nothing behind it is committed at
-once. On start the service first re-processes
+(group commit, ``pipeline.GROUP_COMMIT_BATCHES``); a batch with nothing behind it is committed
+at once (the state machine is :mod:`.pipeline`). On start the service first re-processes
 its pending entries (those read but never acknowledged, ``XAUTOCLAIM``-ed from any previous
 consumer), so ``kill -9`` at any moment loses nothing; a replay rewrites the same point id, so
 it never duplicates. An entry that fails for a reason a retry cannot fix (unknown tenant,
@@ -25,8 +25,8 @@ Fault isolation (:mod:`nika_tui.engine.tenant_faults`): when a batch's store fai
 ingested and flushed tenant by tenant; a tenant that still fails is parked (its entries pending,
 an alarm in Redis) while every other tenant's ingest goes on. Only a Redis failure stops all.
 
-Liveness: ``SERVICE_HEARTBEAT`` holds ``{pid, host, started_at}`` with a TTL of
-:data:`HEARTBEAT_TTL_S`, refreshed every :data:`HEARTBEAT_EVERY_S`.
+Liveness (:mod:`.liveness`): ``SERVICE_HEARTBEAT`` holds ``{pid, host, started_at}`` with a
+TTL, refreshed every ``HEARTBEAT_EVERY_S``. RPCs are answered through :mod:`.rpc`'s table.
 
 Workers (issue 18): with a :class:`~nika_tui.engine.worker.Worker` (``nika serve`` always passes
 one), the loop consumes and answers only for tenants whose lease it holds, hands the others'
