@@ -101,3 +101,17 @@ def test_purge_confirmation_exits_3_through_the_service() -> None:
     sent = errors.ConfirmationRequired("purge apply needs a confirmation", "pass --yes")
     got = error_from_reply({"ok": False, **error_body(sent)})
     assert type(got) is errors.ConfirmationRequired and got.exit_code == 3
+
+
+@pytest.mark.embedder
+def test_nika_purge_apply_without_yes_exits_3_through_the_service(
+    running_service: Any, make_tenant: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The CLI answered by a running service exits as it does locally (3, not 1)."""
+    from nika_tui.cli import main
+
+    make_tenant("acme")
+    assert running_service.client.service_alive()  # so `nika purge` goes through the RPC
+    assert main(["purge", "apply", "--tenant", "acme"]) == 3
+    err = capsys.readouterr().err
+    assert "needs a confirmation" in err and "--yes" in err
