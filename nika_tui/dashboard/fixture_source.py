@@ -35,6 +35,7 @@ from nika_tui.dashboard.model import (
     TenantDetail,
     TenantRow,
     as_datetime,
+    check_purge_confirmation,
 )
 from nika_tui.dashboard.parse import (
     parse_bus_line,
@@ -49,7 +50,6 @@ from nika_tui.dashboard.parse import (
     pending_confirmations,
     worst_metric,
 )
-from nika_tui.dashboard.redis_source import check_purge_confirmation
 from nika_tui.errors import ServiceNotRunning, StoreUnavailable, TenantNotFound, ValidationFailed
 
 DEMO_SNAPSHOT = Path(__file__).resolve().parents[1] / "assets" / "demo_snapshot.yaml"

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from nika_tui.errors import ValidationFailed
+
 FILL_MARK = 61.0
 """The seed's compaction line: a context above 61% full should be compacted."""
 
@@ -453,6 +455,28 @@ def format_duration(seconds: float | None) -> str:
     if s < 86400:
         return f"{s // 3600}h{(s % 3600) // 60:02d}"
     return f"{s // 86400}d"
+
+
+def format_metric(value: float | None) -> str:
+    """A metric value in a short, stable form."""
+    if value is None:
+        return "—"
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.3g}"
+
+
+def check_purge_confirmation(tenant_id: str, typed: str) -> None:
+    """Refuse a purge unless the person typed the tenant id exactly.
+
+    Raises:
+        ValidationFailed: ``typed`` is not ``tenant_id``.
+    """
+    if typed.strip() != tenant_id:
+        raise ValidationFailed(
+            f"confirmation {typed.strip()!r} does not match tenant {tenant_id!r}: nothing purged",
+            f"type {tenant_id} exactly to confirm",
+        )
 
 
 def as_float(value: object) -> float | None:

@@ -33,6 +33,7 @@ from nika_tui.dashboard.model import (
     ReviewItemView,
     as_datetime,
     as_float,
+    format_metric,
 )
 from nika_tui.domain.debt import ACTIONS, ActionKind
 
@@ -214,15 +215,6 @@ def worst_metric(debt: DebtView) -> tuple[MetricStatus, str]:
     if STATUS_RANK.get(worst.status, 0) <= 1:
         return worst.status, ""
     return worst.status, f"{worst.name} {format_metric(worst.value)}"
-
-
-def format_metric(value: float | None) -> str:
-    """A metric value in a short, stable form."""
-    if value is None:
-        return "—"
-    if abs(value) >= 1000:
-        return f"{value:,.0f}"
-    return f"{value:.3g}"
 
 
 def parse_confirmation(raw: object, fallback_id: str = "") -> ConfirmationView:

@@ -43,6 +43,7 @@ from nika_tui.dashboard.model import (
     TenantDetail,
     TenantRow,
     as_float,
+    check_purge_confirmation,
 )
 from nika_tui.dashboard.parse import (
     load_json,
@@ -67,7 +68,6 @@ from nika_tui.errors import (
     NikaError,
     ServiceNotRunning,
     StoreUnavailable,
-    ValidationFailed,
 )
 from nika_tui.paths import tenant_config_path, tenant_data_dir, tmux_socket_name
 from nika_tui.services import redis_keys as keys
@@ -652,19 +652,6 @@ def _heartbeat_info(raw: str) -> dict[str, Any]:
 def _redis_down(exc: Exception) -> StoreUnavailable:
     """The error an action shows when Redis cannot be reached."""
     return StoreUnavailable(f"Redis is not reachable ({exc})", "start it with `nika up`")
-
-
-def check_purge_confirmation(tenant_id: str, typed: str) -> None:
-    """Refuse a purge unless the person typed the tenant id exactly.
-
-    Raises:
-        ValidationFailed: ``typed`` is not ``tenant_id``.
-    """
-    if typed.strip() != tenant_id:
-        raise ValidationFailed(
-            f"confirmation {typed.strip()!r} does not match tenant {tenant_id!r}: nothing purged",
-            f"type {tenant_id} exactly to confirm",
-        )
 
 
 def _bus_files(root: Path) -> list[Path]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events, work
 from textual.app import App, SuspendNotSupported
@@ -34,8 +34,7 @@ from nika_tui.services.ui_settings import (
     settings_path,
 )
 from nika_tui.ui.gc import IdleCollector
-
-Clock = Callable[[], datetime]
+from nika_tui.ui.host import Clock, DashboardHost
 
 # (action, title, help): every action reachable from the palette.
 PALETTE: tuple[tuple[str, str, str], ...] = (
@@ -454,6 +453,20 @@ class NikaDashboard(App[None]):
         self.snapshot = None
         self.request_refresh()
 
+    def tenants_configured(self) -> bool:
+        """Whether any tenant config exists (the welcome screen closes once one does)."""
+        from nika_tui.services.config_store import list_tenant_ids
+
+        return bool(list_tenant_ids(self.options.env))
+
+    def preview_sample_data(self) -> None:
+        """Show the bundled sample data instead of the live stores (the welcome's preview)."""
+        from nika_tui.dashboard.fixture_source import FixtureSource
+
+        source = FixtureSource.from_file()
+        self.clock = lambda: source.now  # sample data has its own fixed clock
+        self.use_source(source)
+
 
 def make_app(
     env: Mapping[str, str] | None = None,
@@ -495,3 +508,8 @@ def make_app(
         env=e,
     )
     return NikaDashboard(options)
+
+
+if TYPE_CHECKING:
+    # mypy checks here that the app gives its screens everything their protocol names.
+    _HOST: type[DashboardHost] = NikaDashboard

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -12,11 +12,9 @@ from textual.timer import Timer
 from textual.widgets import Header
 
 from nika_tui.dashboard.model import Snapshot
+from nika_tui.ui.host import DashboardHost
 from nika_tui.ui.widgets.key_bar import KeyBar
 from nika_tui.ui.widgets.status_bar import StatusBar
-
-if TYPE_CHECKING:
-    from nika_tui.ui.app import NikaDashboard
 
 
 class DashboardScreen(Screen[None]):
@@ -31,12 +29,9 @@ class DashboardScreen(Screen[None]):
         self._poll_timers: dict[str, Timer] = {}
 
     @property
-    def dashboard(self) -> NikaDashboard:
-        """The app, typed."""
-        from nika_tui.ui.app import NikaDashboard
-
-        assert isinstance(self.app, NikaDashboard)
-        return self.app
+    def dashboard(self) -> DashboardHost:
+        """The app, as the narrow protocol screens may use (not ``app.py``: no import cycle)."""
+        return cast(DashboardHost, self.app)
 
     def compose(self) -> ComposeResult:
         yield Header()

@@ -309,7 +309,7 @@ class ConfirmationsScreen(DashboardScreen):
 
     @work(thread=True, exit_on_error=False, group="confirmations-resolve")
     def _apply(self, item: PendingConfirmation, approve: bool, typed: str) -> None:
-        from nika_tui.dashboard.redis_source import check_purge_confirmation
+        from nika_tui.dashboard.model import check_purge_confirmation
 
         try:
             if approve and item.view.kind == PURGE_KIND:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar, cast
 
 from textual import on
 from textual.app import ComposeResult
@@ -12,10 +12,8 @@ from textual.containers import Center, Vertical
 from textual.screen import Screen
 from textual.widgets import Button, Markdown
 
+from nika_tui.ui.host import DashboardHost
 from nika_tui.ui.widgets.key_bar import KeyBar
-
-if TYPE_CHECKING:
-    from nika_tui.ui.app import NikaDashboard
 
 WELCOME = """\
 # Welcome to nika-os
@@ -43,18 +41,13 @@ class WelcomeScreen(Screen[None]):
         yield KeyBar()
 
     @property
-    def dashboard(self) -> NikaDashboard:
-        """The app, typed."""
-        from nika_tui.ui.app import NikaDashboard
-
-        assert isinstance(self.app, NikaDashboard)
-        return self.app
+    def dashboard(self) -> DashboardHost:
+        """The app, as the narrow protocol screens may use (not ``app.py``: no import cycle)."""
+        return cast(DashboardHost, self.app)
 
     def _run(self, *args: str) -> None:
         code = self.dashboard.run_suspended([sys.executable, "-m", "nika_tui", *args])
-        from nika_tui.services.config_store import list_tenant_ids
-
-        if list_tenant_ids(self.dashboard.options.env):
+        if self.dashboard.tenants_configured():
             self.dismiss()
             self.dashboard.request_refresh()
         elif code not in (None, 0):
@@ -70,11 +63,7 @@ class WelcomeScreen(Screen[None]):
 
     @on(Button.Pressed, "#preview")
     def _preview(self) -> None:
-        from nika_tui.dashboard.fixture_source import FixtureSource
-
-        source = FixtureSource.from_file()
-        self.dashboard.clock = lambda: source.now  # sample data has its own fixed clock
-        self.dashboard.use_source(source)
+        self.dashboard.preview_sample_data()
         self.dismiss()
 
     @on(Button.Pressed, "#quit")

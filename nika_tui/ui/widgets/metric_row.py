@@ -7,8 +7,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Label, Sparkline
 
-from nika_tui.dashboard.model import MetricView
-from nika_tui.dashboard.parse import format_metric
+from nika_tui.dashboard.model import MetricView, format_metric
 
 STATUS_STYLE = {"ok": "green", "warn": "yellow", "alert": "bold red", "unknown": "dim"}
 
