@@ -11,6 +11,7 @@ HEAVY = {"textual", "torch", "sentence_transformers", "qdrant_edge", "qdrant_cli
 MODULES = [
     "nika_tui.dashboard.model",
     "nika_tui.dashboard.parse",
+    "nika_tui.dashboard.redis_reads",
     "nika_tui.dashboard.redis_source",
     "nika_tui.dashboard.fixture_source",
 ]

@@ -8,7 +8,7 @@ import json
 import os
 import tomllib
 
-from nika_tui.dashboard.redis_source import codex_trust_problems
+from nika_tui.dashboard.redis_reads import codex_trust_problems
 from nika_tui.domain.tenant import AgentCli, KernelConfig, TenantConfig
 from nika_tui.hooks.install import install_for_tenant
 from nika_tui.services.agent_settings import CODEX_EVENTS, agent_home, codex_trust_report
