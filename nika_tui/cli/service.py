@@ -104,7 +104,8 @@ def serve_cmd(args: argparse.Namespace) -> int:
     if args.env_file:
         _load_env_file(args.env_file)
     _setup_logging()
-    from nika_tui.engine.service import MemoryService, build_context
+    from nika_tui.engine.builder import build_context
+    from nika_tui.engine.server.loop import MemoryService
     from nika_tui.engine.worker import Worker
     from nika_tui.engine.worker_keys import PRIMARY_ID, default_worker_id
     from nika_tui.scale.workers import join_url, lease_ttl

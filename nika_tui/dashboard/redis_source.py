@@ -61,6 +61,7 @@ from nika_tui.dashboard.redis_reads import (
     redis_down,
     stream_entries,
 )
+from nika_tui.domain.protocol import Op
 from nika_tui.errors import KernelError, NikaError
 from nika_tui.paths import tenant_data_dir, tmux_socket_name
 from nika_tui.services import redis_keys as keys
@@ -134,7 +135,7 @@ class RedisDashboardSource(RedisReads):
             problems.append(f"Redis unreachable ({type(exc).__name__})")
         counts: dict[str, dict[str, int]] = {}
         try:
-            counts = parse_counts(self._rpc("stats", {"tenant_id": tenant_id}, 3.0))
+            counts = parse_counts(self._rpc(Op.STATS, {"tenant_id": tenant_id}, 3.0))
         except NikaError as exc:
             problems.append(f"memory counts unavailable: {exc.message}")
         config, _ = self._config(tenant_id)
@@ -202,7 +203,7 @@ class RedisDashboardSource(RedisReads):
 
     def run_audit(self, tenant_id: str) -> DebtView:
         """Ask the memory service for an audit now, then read it back."""
-        self._rpc("audit", {"tenant_id": tenant_id}, 120.0)
+        self._rpc(Op.AUDIT, {"tenant_id": tenant_id}, 120.0)
         return self.debt(tenant_id)
 
     def review_items(self, tenant_id: str) -> Sequence[ReviewItemView]:
@@ -225,7 +226,7 @@ class RedisDashboardSource(RedisReads):
         for side in (item.old, item.new):
             try:
                 reply = self._rpc(
-                    "history", {"tenant_id": item.tenant_id, "memory_id": side.id}, 2.0
+                    Op.HISTORY, {"tenant_id": item.tenant_id, "memory_id": side.id}, 2.0
                 )
             except NikaError:
                 return item  # the service is down: show the pair without provenance
@@ -238,12 +239,12 @@ class RedisDashboardSource(RedisReads):
         if resolution == "skip":
             return f"skipped {item_id}: it stays in the queue"
         decision = REVIEW_DECISION[resolution]
-        self._rpc("review.resolve", {"tenant_id": tenant_id, "id": item_id, "decision": decision})
+        self._rpc(Op.REVIEW_RESOLVE, {"tenant_id": tenant_id, "id": item_id, "decision": decision})
         return f"{item_id}: {'old retired (replaced)' if resolution == 'replace' else 'both kept'}"
 
     def purge_plan(self, tenant_id: str) -> PurgePlanView:
         """The dry-run plan from the service."""
-        plan = parse_purge_plan(tenant_id, self._rpc("purge.plan", {"tenant_id": tenant_id}, 30.0))
+        plan = parse_purge_plan(tenant_id, self._rpc(Op.PURGE_PLAN, {"tenant_id": tenant_id}, 30.0))
         blocked = self._active_refs(tenant_id, [i.memory_id for i in plan.items])
         items = tuple(
             replace(i, blocked_by=blocked.get(i.memory_id, i.blocked_by)) for i in plan.items
@@ -272,7 +273,7 @@ class RedisDashboardSource(RedisReads):
     def apply_purge(self, tenant_id: str, confirm_tenant_id: str) -> PurgeResult:
         """Apply the plan once the person typed the tenant id."""
         check_purge_confirmation(tenant_id, confirm_tenant_id)
-        reply = self._rpc("purge.apply", {"tenant_id": tenant_id, "confirmed": True}, 120.0)
+        reply = self._rpc(Op.PURGE_APPLY, {"tenant_id": tenant_id, "confirmed": True}, 120.0)
         removed, skipped = reply.get("removed", 0), reply.get("skipped", 0)
         return PurgeResult(
             removed=int(removed) if isinstance(removed, int) else len(removed or []),
@@ -361,7 +362,7 @@ class RedisDashboardSource(RedisReads):
         body: dict[str, Any] = {"tenant_id": tenant_id, "query": query, "limit": 10}
         if as_of is not None:
             body["as_of"] = as_of.isoformat()
-        reply = self._rpc("recall", body)
+        reply = self._rpc(Op.RECALL, body)
         return parse_recall(tenant_id, query, reply)
 
     # --- kernels ------------------------------------------------------------------------

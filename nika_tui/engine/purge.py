@@ -40,9 +40,8 @@ from nika_tui.domain.memory import Layer, Status
 from nika_tui.domain.ports import PointFilter, VectorPoint
 from nika_tui.domain.tenant import AutoMode
 from nika_tui.engine.context import EngineContext
-from nika_tui.engine.ops import op
 from nika_tui.engine.recall import active_sessions
-from nika_tui.errors import NikaError, ValidationFailed
+from nika_tui.errors import ConfirmationRequired, ValidationFailed
 from nika_tui.paths import FILE_MODE, ensure_private_dir, tenant_data_dir
 from nika_tui.services.kernel_store import pending_confirmation, queue_confirmation
 
@@ -51,12 +50,6 @@ MERGED_PREFIXES = ("rem: merged duplicate", "rem: promoted to semantic")
 PURGE_CONFIRMATION = "purge.apply"
 MAX_CHAIN = 20
 """Longest ``superseded_by`` chain followed to find a current replacement."""
-
-
-class ConfirmationRequired(NikaError):
-    """Purge apply was asked without a confirmation while auto-purge is not autonomous."""
-
-    exit_code = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -429,13 +422,11 @@ def _retention(body: Mapping[str, Any]) -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
-@op("purge.plan")
-def _plan_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+def purge_plan_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     return plan(ctx, _tenant(body), _retention(body)).to_dict()
 
 
-@op("purge.apply")
-def _apply_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+def purge_apply_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     ids = body.get("ids")
     return apply(
         ctx,
@@ -446,8 +437,7 @@ def _apply_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     ).to_dict()
 
 
-@op("purge.restore")
-def _restore_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+def purge_restore_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     ids = body.get("ids")
     restored = restore(ctx, _tenant(body), [str(i) for i in ids] if isinstance(ids, list) else None)
     return {"restored": restored, "count": len(restored)}

