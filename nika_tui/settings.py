@@ -202,7 +202,15 @@ class Settings(BaseSettings):
     def _on_only_when_one(cls, value: Any) -> Any:
         return value.strip() == "1" if isinstance(value, str) else value
 
-    @field_validator("embeddings_url", "embeddings_model", "embeddings_api_key_env", mode="before")
+    @field_validator(
+        "embeddings_url",
+        "embeddings_model",
+        "embeddings_api_key_env",
+        "embeddings_dimension",
+        "lease_ttl_s",
+        "redis_password_file",
+        mode="before",
+    )
     @classmethod
     def _stripped(cls, value: Any) -> Any:
         return value.strip() if isinstance(value, str) else value
