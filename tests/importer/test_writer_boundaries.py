@@ -11,8 +11,8 @@ def test_importer_and_mcp_load_no_model_store_or_ui() -> None:
     modules = [
         *modules_under("importer"),
         "nika_tui.cli.import_cmd",
-        "nika_tui.mcp_server",
-        "nika_tui.mcp_tools",
+        "nika_tui.mcp.server",
+        "nika_tui.mcp.tools",
     ]
     loaded = loaded_after_import(modules)
     assert not (loaded & HEAVY), loaded & HEAVY
