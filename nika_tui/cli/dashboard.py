@@ -54,12 +54,12 @@ def _start_service_in_background() -> None:
     the status bar turns green by itself once the heartbeat appears.
     ``NIKA_NO_AUTOSTART=1`` turns this off.
     """
-    import os
     import subprocess
 
     from nika_tui.services.memory_client import MemoryClient
+    from nika_tui.settings import Settings
 
-    if os.environ.get("NIKA_NO_AUTOSTART") == "1":
+    if Settings.from_env().no_autostart:
         return
     if MemoryClient.from_env(start_redis=False).service_alive():
         return

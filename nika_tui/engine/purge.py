@@ -44,8 +44,8 @@ from nika_tui.engine.recall import active_sessions
 from nika_tui.errors import ConfirmationRequired, ValidationFailed
 from nika_tui.paths import FILE_MODE, ensure_private_dir, tenant_data_dir
 from nika_tui.services.kernel_store import pending_confirmation, queue_confirmation
+from nika_tui.settings import Settings
 
-DEFAULT_RETENTION_DAYS = 30.0
 MERGED_PREFIXES = ("rem: merged duplicate", "rem: promoted to semantic")
 PURGE_CONFIRMATION = "purge.apply"
 MAX_CHAIN = 20
@@ -114,11 +114,7 @@ class PurgeResult:
 
 def retention_days(env: Mapping[str, str]) -> float:
     """``NIKA_PURGE_RETENTION_DAYS`` (default 30)."""
-    raw = env.get("NIKA_PURGE_RETENTION_DAYS", "")
-    try:
-        return float(raw) if raw else DEFAULT_RETENTION_DAYS
-    except ValueError:
-        return DEFAULT_RETENTION_DAYS
+    return Settings.from_env(env).purge_retention_days
 
 
 def archive_dir(tenant_id: str, env: Mapping[str, str] | None = None) -> Path:

@@ -2,61 +2,27 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from datetime import UTC, datetime
 from typing import Any
 
 import anyio
 import pytest
-from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from nika_tui.domain.envelope import NikaMeta, Trigger
 from nika_tui.domain.memory import Layer
 from nika_tui.domain.requests import RememberRequest
-
-TENANT = "acme"
-TOOLS = {
-    "memory_recall",
-    "memory_remember",
-    "memory_history",
-    "memory_timeline",
-    "memory_correct",
-    "memory_retire",
-    "memory_projects",
-    "review_list",
-    "review_resolve",
-    "hierarchy_status",
-    "session_digest",
-}
-
-
-def _params(tenant: str | None = TENANT) -> StdioServerParameters:
-    env = {k: v for k, v in os.environ.items() if k.startswith(("NIKA_", "REDIS_", "HF_", "TRANS"))}
-    env.pop("NIKA_TENANT_ID", None)
-    if tenant:
-        env["NIKA_TENANT_ID"] = tenant
-    return StdioServerParameters(command=sys.executable, args=["-m", "nika_tui", "mcp"], env=env)
-
-
-def _text(result: Any) -> str:
-    return "".join(getattr(c, "text", "") for c in result.content)
+from tests.support.mcp_stdio import TENANT, TOOLS, open_session, tool_text
 
 
 def call(tool: str, arguments: dict[str, Any], tenant: str | None = TENANT) -> tuple[bool, str]:
     """(is_error, text) of one tool call on a fresh server process."""
 
     async def go() -> tuple[bool, str]:
-        async with (
-            stdio_client(_params(tenant)) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
+        async with open_session(tenant) as session:
             listed = await session.list_tools()
             assert {t.name for t in listed.tools} == TOOLS
             result = await session.call_tool(tool, arguments)
-            return bool(result.is_error), _text(result)
+            return bool(result.is_error), tool_text(result)
 
     return anyio.run(go)
 
@@ -107,20 +73,16 @@ def test_recall_round_trip_and_palace_with_running_service(
     client.wait_ingested(TENANT, client.remember(req), timeout=60)
 
     async def go() -> tuple[str, str, str]:
-        async with (
-            stdio_client(_params()) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
+        async with open_session() as session:
             hit = await session.call_tool(
                 "memory_recall", {"query": "which host runs the staging database?"}
             )
-            hit_text = _text(hit)
+            hit_text = tool_text(hit)
             memory_id = hit_text.split("]")[0].lstrip("[")
             chain = await session.call_tool("memory_history", {"memory_id": memory_id})
             miss = await session.call_tool("memory_recall", {"query": "zebra migration to Mars"})
             assert not (hit.is_error or chain.is_error or miss.is_error)
-            return hit_text, _text(chain), _text(miss)
+            return hit_text, tool_text(chain), tool_text(miss)
 
     hit, history, palace = anyio.run(go)
     assert "db-staging-2" in hit and "(semantic," in hit

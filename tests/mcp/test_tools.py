@@ -11,8 +11,6 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp.client.session import ClientSession
-from mcp.client.stdio import stdio_client
 
 from nika_tui.domain.envelope import NikaMeta
 from nika_tui.domain.hierarchy import HierarchyNode, Level, NodeStatus
@@ -22,8 +20,8 @@ from nika_tui.domain.tenant import AgentPermissions, TenantConfig
 from nika_tui.engine.retire import load_record
 from nika_tui.services.config_store import save_tenant
 from nika_tui.services.hierarchy import open_hierarchy
-from tests.mcp.test_server import TENANT, TOOLS, _params, _text
 from tests.plugins.memory import RunningService
+from tests.support.mcp_stdio import TENANT, TOOLS, open_session, tool_text
 
 pytestmark = [pytest.mark.embedder, pytest.mark.slow]
 
@@ -45,11 +43,7 @@ def session(calls: Calls) -> list[tuple[bool, str]]:
     """Run the calls in one MCP session; (is_error, text) of each."""
 
     async def go() -> list[tuple[bool, str]]:
-        async with (
-            stdio_client(_params()) as (read, write),
-            ClientSession(read, write) as s,
-        ):
-            await s.initialize()
+        async with open_session() as s:
             listed = await s.list_tools()
             assert {t.name for t in listed.tools} == TOOLS
             for tool in listed.tools:
@@ -58,7 +52,7 @@ def session(calls: Calls) -> list[tuple[bool, str]]:
             out = []
             for name, args in calls:
                 result = await s.call_tool(name, args)
-                out.append((bool(result.is_error), _text(result)))
+                out.append((bool(result.is_error), tool_text(result)))
             return out
 
     return anyio.run(go)

@@ -13,7 +13,6 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import aiohttp
 import pytest
 
 from tests.helpers import retry_until
@@ -60,6 +59,8 @@ def web(tmp_path: Path) -> Iterator[WebProcess]:
 
 
 async def _get(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], str]:
+    import aiohttp  # imported by the tests that talk to the server, not at collection
+
     async with (
         aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar()) as session,
         session.get(url, allow_redirects=False, headers=headers) as resp,
@@ -69,6 +70,8 @@ async def _get(url: str, headers: dict[str, str] | None = None) -> tuple[int, di
 
 async def _ws(url: str, origin: str | None, cookie: str | None) -> int | str:
     """Open the WebSocket; the handshake's HTTP status on refusal, else the first frame kind."""
+    import aiohttp
+
     headers = {"Origin": origin} if origin else {}
     if cookie:
         headers["Cookie"] = cookie
