@@ -14,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from nika_tui.domain.protocol import Op
 from nika_tui.engine.context import EngineContext
 from nika_tui.errors import NikaError, ValidationFailed
 
-TENANTLESS_OPS = frozenset({"ping"})
+TENANTLESS_OPS: frozenset[str] = frozenset({Op.PING})
 """Ops that read or write no tenant's data."""
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -29,25 +29,16 @@ from nika_tui.paths import tenant_data_dir
 from nika_tui.services import redis_keys
 from nika_tui.services.config_store import list_tenant_ids
 from nika_tui.services.recall_params import last_tuning
+from nika_tui.settings import Settings
 from nika_tui.tuning.relevance import load_set
 from nika_tui.tuning.tuner import MIN_QUERIES, tune
 
 log = logging.getLogger("nika.tuning")
 
-DEFAULT_INTERVAL_S = 86400.0
-
 
 def _size_key(tenant_id: str) -> str:
     """The relevance set's size when the tenant was last tuned by the scheduler."""
     return redis_keys.tenant_key(tenant_id, "tune_labels_size")
-
-
-def tune_interval_s(env: Mapping[str, str]) -> float:
-    """``NIKA_TUNE_INTERVAL_S`` (a day by default; unreadable: the default)."""
-    try:
-        return float(env.get("NIKA_TUNE_INTERVAL_S", "") or DEFAULT_INTERVAL_S)
-    except ValueError:
-        return DEFAULT_INTERVAL_S
 
 
 class TuneScheduler:
@@ -61,7 +52,7 @@ class TuneScheduler:
     ) -> None:
         self.ctx = ctx
         self.check_every_s = check_every_s
-        self.interval_s = tune_interval_s(ctx.env)
+        self.interval_s = Settings.from_env(ctx.env).tune_interval_s
         self._monotonic = monotonic
         self._next = monotonic() + check_every_s
 

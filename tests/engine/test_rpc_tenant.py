@@ -16,7 +16,7 @@ import pytest
 import redis
 
 from nika_tui.engine.context import EngineContext
-from nika_tui.engine.service import MemoryService
+from nika_tui.engine.server.loop import MemoryService
 from nika_tui.engine.tenant_scope import check_rpc_tenant
 from nika_tui.engine.worker import Worker
 from nika_tui.errors import NikaError, TenantNotFound, ValidationFailed
