@@ -17,7 +17,7 @@ import subprocess
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import redis
@@ -364,6 +364,15 @@ class RedisDashboardSource(RedisReads):
             body["as_of"] = as_of.isoformat()
         reply = self._rpc(Op.RECALL, body)
         return parse_recall(tenant_id, query, reply)
+
+    def mark_recall(self, tenant_id: str, query: str, hit_id: str, useful: bool) -> str:
+        """Append the mark to the tenant's relevance set, as `nika memory feedback` does."""
+        from nika_tui.tuning.relevance import mark
+
+        at, ids = datetime.now(UTC).isoformat(), [hit_id]
+        mark(tenant_id, query, at, useful=ids if useful else (),
+             not_useful=() if useful else ids, env=self.env)  # fmt: skip
+        return f"{hit_id[:8]} marked {'useful' if useful else 'not useful'} for tuning"
 
     # --- kernels ------------------------------------------------------------------------
     def spawn(self, tenant_id: str) -> str:
