@@ -22,7 +22,7 @@ from nika_tui.domain.requests import RecallQuery, RememberRequest
 from nika_tui.domain.tenant import TenantConfig
 from nika_tui.engine import shard_transfer
 from nika_tui.engine.leases import lease_key
-from nika_tui.engine.worker_keys import PRIMARY_ID, alive_key, preferred
+from nika_tui.engine.worker_keys import PRIMARY_ID, alive_key, home_key, preferred
 from nika_tui.services import redis_keys
 from nika_tui.services.memory_client import MemoryClient
 from tests.helpers import retry_until
@@ -94,8 +94,10 @@ def test_a_move_across_hosts_carries_the_shards_through_redis(
              JOINED, "--json"], capture_output=True, text=True, env=dict(os.environ), check=False,
         )  # fmt: skip
         assert moved.returncode == 0, moved.stderr
-        retry_until(lambda: _holder(redis_client, tenant) == JOINED, timeout=60, interval=0.1,
-                    what="the joined worker holds the tenant")  # fmt: skip
+        # The home is set once the shards are adopted (the lease itself comes just before).
+        retry_until(lambda: redis_client.get(home_key(tenant)) == JOINED, timeout=60,
+                    interval=0.1, what="the joined worker holds the tenant")  # fmt: skip
+        assert _holder(redis_client, tenant) == JOINED
         assert not redis_client.exists(shard_transfer.pack_key(tenant)), "adopted and dropped"
 
         stats = client.call("stats", {"tenant_id": tenant}, timeout=60)
