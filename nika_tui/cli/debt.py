@@ -151,7 +151,7 @@ def _audit(args: argparse.Namespace) -> int:
         body["seed"] = args.seed
 
     def local(ctx: EngineContext) -> dict[str, Any]:
-        from nika_tui.engine.audit import _audit_op
+        from nika_tui.engine.debt.run import _audit_op
 
         return _audit_op(ctx, body)
 

@@ -11,8 +11,9 @@ from nika_tui.engine.ops import OPS, OpHandler
 
 OP_MODULES: list[str] = [
     "nika_tui.engine.ops",
-    "nika_tui.engine.audit",
-    "nika_tui.engine.debt_actions",
+    "nika_tui.engine.audit.history",
+    "nika_tui.engine.debt.run",
+    "nika_tui.engine.debt.actions",
     "nika_tui.engine.purge",
     "nika_tui.engine.rem",
     "nika_tui.engine.compress",

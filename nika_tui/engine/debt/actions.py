@@ -33,6 +33,7 @@ from nika_tui.domain.judge_rules import RulesJudge
 from nika_tui.domain.kernel_state import KernelState
 from nika_tui.domain.sampling import percentile_estimate
 from nika_tui.domain.verdicts import Fact, Verdict
+from nika_tui.engine.audit.inventory import inventory
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.judge_pairs import recent_judged_pairs
 from nika_tui.engine.ops import op
@@ -104,8 +105,6 @@ def audit_judge_prompt(ctx: EngineContext, tenant_id: str) -> dict[str, Any]:
     report (``agreement_with_rules``, ``agreement_with_recorded``, verdict counts, up to 10
     disagreements) goes to ``judge_audit(t)`` in Redis and on the bus.
     """
-    from nika_tui.engine.audit import inventory
-
     inv = inventory(ctx.vectors, tenant_id, ctx.clock(), 0, random.Random(0))
     pairs = recent_judged_pairs(ctx, tenant_id, inv.retired_payloads(), JUDGE_AUDIT_PAIRS)
     judge = ctx.judge_for(tenant_id)

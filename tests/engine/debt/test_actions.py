@@ -31,9 +31,10 @@ from nika_tui.domain.tenant import (
     Privacy,
 )
 from nika_tui.domain.verdicts import Fact
-from nika_tui.engine.audit import measure, run_audit
+from nika_tui.engine.audit.measure import measure
 from nika_tui.engine.context import EngineContext
-from nika_tui.engine.debt_actions import apply_action, apply_confirmation
+from nika_tui.engine.debt.actions import apply_action, apply_confirmation
+from nika_tui.engine.debt.run import run_audit
 from nika_tui.engine.recall import recall
 from nika_tui.engine.review import ReviewItem, ReviewStatus
 from nika_tui.errors import ValidationFailed
