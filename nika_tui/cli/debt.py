@@ -248,7 +248,7 @@ def _rem_run(args: argparse.Namespace) -> int:
         body["tenant_id"] = args.tenant
 
     def local(ctx: EngineContext) -> dict[str, Any]:
-        from nika_tui.engine.rem import _rem_op
+        from nika_tui.engine.rem.schedule import _rem_op
 
         return _rem_op(ctx, body)
 

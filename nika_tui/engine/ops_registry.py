@@ -15,7 +15,7 @@ OP_MODULES: list[str] = [
     "nika_tui.engine.debt.run",
     "nika_tui.engine.debt.actions",
     "nika_tui.engine.purge",
-    "nika_tui.engine.rem",
+    "nika_tui.engine.rem.schedule",
     "nika_tui.engine.compress",
     "nika_tui.automemory.runner",
     "nika_tui.tuning.tuner",

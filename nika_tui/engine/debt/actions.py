@@ -48,7 +48,7 @@ EXAMPLES_KEPT = 10
 
 
 def _rem(ctx: EngineContext, tenant_id: str, step: str) -> dict[str, Any]:
-    from nika_tui.engine.rem import run_rem
+    from nika_tui.engine.rem.run import run_rem
 
     # The audit measured every current point, so the action covers all of them too.
     result = run_rem(ctx, tenant_id, steps=(step,), window=None, trigger="audit")
