@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from nika_tui.hooks import HookContext
 from nika_tui.hooks.common import (
     bookkeeping_only,
     capture_prompt,
     capture_turn,
     session_start,
 )
+from nika_tui.hooks.context import HookContext
 from nika_tui.hooks.handoff import post_compact, pre_compact, session_end
 
 EVENTS: tuple[str, ...] = (

@@ -11,7 +11,6 @@ from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
-from nika_tui.hooks import HookContext
 from nika_tui.hooks.common import (
     bookkeeping,
     bookkeeping_only,
@@ -19,6 +18,7 @@ from nika_tui.hooks.common import (
     capture_turn,
     session_start,
 )
+from nika_tui.hooks.context import HookContext
 from nika_tui.hooks.handoff import post_compact, pre_compact, session_end
 
 EVENTS: tuple[str, ...] = (

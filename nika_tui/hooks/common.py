@@ -17,7 +17,8 @@ from nika_tui.domain.memory import MAX_TEXT_CHARS, Layer, content_hash
 from nika_tui.domain.requests import RecallHit, RememberRequest
 from nika_tui.domain.secret_patterns import mask_secrets
 from nika_tui.errors import StoreUnavailable
-from nika_tui.hooks import MAX_CONTEXT_BYTES, RPC_TIMEOUT_S, HookContext, bridge_turn, preview
+from nika_tui.hooks import bridge_turn
+from nika_tui.hooks.context import MAX_CONTEXT_BYTES, RPC_TIMEOUT_S, HookContext, preview
 from nika_tui.services import kernel_store, redis_keys, wm_store
 from nika_tui.services.bus import open_bus
 from nika_tui.services.memory_client import MemoryClient

@@ -90,7 +90,7 @@ RESOLVE_SOCKET_TIMEOUT_S = 5.0
 
 
 class KernelControl(Protocol):
-    """What the dashboard needs from ``nika_tui.services.kernels.KernelManager``."""
+    """What the dashboard needs from ``nika_tui.engine.kernels.manager.KernelManager``."""
 
     def spawn(self, tenant_id: str) -> object: ...
     def stop(self, tenant_id: str) -> object: ...
@@ -209,14 +209,14 @@ class RedisDashboardSource:
         ``sys.stdout`` with a capture object that has none while it runs: the real stream is
         put back for the duration of the import (call it from the UI thread).
         """
-        if self._kernels is not None or "nika_tui.services.kernels" in sys.modules:
+        if self._kernels is not None or "nika_tui.engine.kernels.manager" in sys.modules:
             return
         out = sys.stdout
         if getattr(out, "encoding", None) is None and sys.__stdout__ is not None:
             sys.stdout = sys.__stdout__
         try:
             with contextlib.suppress(ImportError):
-                import nika_tui.services.kernels  # noqa: F401
+                import nika_tui.engine.kernels.manager  # noqa: F401
         finally:
             sys.stdout = out
 
@@ -224,7 +224,7 @@ class RedisDashboardSource:
         if self._kernels is None:
             self.warm_up()
             try:
-                from nika_tui.services.kernels import KernelManager
+                from nika_tui.engine.kernels.manager import KernelManager
             except ImportError as exc:
                 raise KernelError(
                     "kernel control is not available in this build",
@@ -516,7 +516,7 @@ class RedisDashboardSource:
         Raises:
             StoreUnavailable: Redis is down (shown by the screen, which keeps polling).
         """
-        from nika_tui.services.confirmations import list_confirmations
+        from nika_tui.engine.kernels.confirmations import list_confirmations
 
         tenants = [tenant_id] if tenant_id else list_tenant_ids(self.env)
         out: list[PendingConfirmation] = []
@@ -545,7 +545,7 @@ class RedisDashboardSource:
             ServiceNotRunning: approving needs the memory service and it is down.
             NikaError: the action failed (the confirmation then stays pending).
         """
-        from nika_tui.services.confirmations import resolve
+        from nika_tui.engine.kernels.confirmations import resolve
 
         # Not self._client(): its 1 s socket timeout suits the 1 s polls, but MemoryClient waits
         # for the service's reply in BLPOP slices of 1 s, which need a socket timeout above

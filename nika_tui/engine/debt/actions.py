@@ -6,7 +6,7 @@ Each executor is small and acts through the module that owns the thing it change
 - ``boost_recency`` / ``tighten_scope``: the tenant's ``recall_tuning`` hash, read by
   :mod:`nika_tui.engine.recall` (recency re-ranking, inferred project filter);
 - ``trim_working_memory``: the kernel's compact command
-  (:func:`nika_tui.services.kernel_compaction.send_compact`) when the kernel is live and idle;
+  (:func:`nika_tui.engine.kernels.compaction.send_compact`) when the kernel is live and idle;
 - ``audit_judge_prompt``: the tenant's configured judge re-run on its own recently judged pairs
   and compared with the rules judge and the recorded verdicts (report on the bus + Redis);
 - ``rotate_logs``: the bus files of past days gzip-archived (:meth:`Bus.archive_before`);
@@ -81,7 +81,7 @@ def tighten_scope(ctx: EngineContext, tenant_id: str) -> dict[str, Any]:
 
 def trim_working_memory(ctx: EngineContext, tenant_id: str) -> dict[str, Any]:
     """Type the kernel's compact command when the kernel is live and idle, else report why not."""
-    from nika_tui.services.kernels import KernelManager
+    from nika_tui.engine.kernels.manager import KernelManager
 
     manager = KernelManager(ctx.env, redis_client=ctx.redis, clock=ctx.clock)
     try:
