@@ -11,7 +11,6 @@ recently, refreshes the heartbeat while the session lives and records exits with
 from __future__ import annotations
 
 import builtins
-import importlib
 import os
 import shlex
 import time
@@ -29,6 +28,7 @@ from nika_tui.domain.tenant import TenantConfig
 from nika_tui.domain.tenant_id import check_tenant_id, is_valid_tenant_id
 from nika_tui.engine.kernels import compaction as kernel_compaction
 from nika_tui.engine.kernels import stopping
+from nika_tui.engine.kernels.hook_install import install_for_tenant
 from nika_tui.engine.kernels.results import (
     SESSION_PREFIX,
     RestartResult,
@@ -42,9 +42,6 @@ from nika_tui.paths import tmux_socket_name
 from nika_tui.services import kernel_launch, kernel_store, redis_keys
 from nika_tui.services.config_store import list_tenant_ids, load_tenant
 from nika_tui.services.tmux_sessions import EXIT_MARK, PaneInfo, TmuxSessions
-
-HOOK_INSTALLER = "nika_tui.engine.kernels.hook_install.install_for_tenant"
-"""``install_for_tenant(config, env)``: merges nika's hooks into the tenant's agent settings."""
 
 
 class KernelManager:
@@ -193,19 +190,8 @@ class KernelManager:
             self.bus_event(config.tenant_id, "quota.cgroup", limit_kernel(config, pid, self.env))
 
     def _install_hooks(self, config: TenantConfig) -> None:
-        """Install the agent hooks into the tenant's agent settings, when that module exists.
-
-        The installer is :data:`HOOK_INSTALLER`; it is looked up by
-        name so that kernels keep working on their own while it is absent.
-        """
-        module_name, _, func_name = HOOK_INSTALLER.rpartition(".")
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError:
-            return
-        install = getattr(module, func_name, None)
-        if callable(install):
-            install(config, self.env)
+        """Install the agent hooks into the tenant's agent settings (:mod:`.hook_install`)."""
+        install_for_tenant(config, self.env)
 
     def _wait_first_output(
         self, tenant_id: str, name: str, config: TenantConfig, argv: list[str], started: float
