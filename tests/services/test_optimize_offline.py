@@ -21,7 +21,7 @@ from nika_tui.domain.memory import Layer
 from nika_tui.domain.ports import VectorPoint
 from nika_tui.errors import StoreUnavailable
 from nika_tui.services.vectors.edge import EdgeVectorStore
-from nika_tui.services.vectors.optimize_shard import ShardOptimizer
+from nika_tui.services.vectors.optimizer import ShardOptimizer
 from tests.helpers import retry_until
 
 DIM = 384
