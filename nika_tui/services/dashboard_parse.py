@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from nika_tui.domain.debt import ACTIONS, ActionKind
+from nika_tui.domain.debt_tables import ACTIONS, ActionKind
 from nika_tui.ui_model import (
     FILL_MARK,
     STATUS_RANK,

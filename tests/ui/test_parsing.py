@@ -153,7 +153,7 @@ def test_cli_registers_dashboard_and_web() -> None:
 
 
 def test_auto_mode_of_an_action_comes_from_the_debt_action_table() -> None:
-    from nika_tui.domain.debt import ACTIONS, ActionKind
+    from nika_tui.domain.debt_tables import ACTIONS, ActionKind
     from nika_tui.services.dashboard_parse import auto_action_key
 
     for kind, spec in ACTIONS.items():

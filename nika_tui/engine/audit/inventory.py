@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from nika_tui.domain import debt
+from nika_tui.domain import debt_tables
 from nika_tui.domain.memory import Layer, Status
 from nika_tui.domain.ports import PointFilter, VectorStore
 
@@ -128,5 +128,5 @@ def duplicate_flags(
                     continue
                 hits = vectors.search_dense(tenant_id, layer, point.vector, flt=current, limit=2)
                 other = next((h for h in hits if h.id != point.id), None)
-                flags.append(other is not None and other.score > debt.DUPLICATE_COSINE)
+                flags.append(other is not None and other.score > debt_tables.DUPLICATE_COSINE)
     return flags

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import time
 
-from nika_tui.domain import debt
+from nika_tui.domain import debt, debt_tables
 from nika_tui.domain.debt import AuditReport, build_metric
 from nika_tui.domain.sampling import (
     estimate_proportion,
@@ -76,7 +76,7 @@ def measure(
         bus_growth(ctx, tenant_id, now),
         ttfl_metric(ctx, tenant_id),
     ]
-    growth_alert = metrics[1].status is debt.MetricStatus.ALERT
+    growth_alert = metrics[1].status is debt_tables.MetricStatus.ALERT
     names = [s.value for s in available_strategies(config)]
     report = AuditReport(
         tenant_id=tenant_id,
@@ -87,7 +87,7 @@ def measure(
             metrics,
             debt.strategy_letters(names),
             growth_days_over(ctx, tenant_id, now, growth_alert),
-            recommendation(config) or debt.NO_STRATEGY_ADVICE,
+            recommendation(config) or debt_tables.NO_STRATEGY_ADVICE,
         ),
     )
     report.critical = bool(report.critical_reasons)

@@ -9,7 +9,7 @@ import json
 import random
 from datetime import datetime, timedelta
 
-from nika_tui.domain import debt
+from nika_tui.domain import debt_tables
 from nika_tui.domain.debt import MetricReport, build_metric
 from nika_tui.domain.sampling import (
     estimate_proportion,
@@ -146,7 +146,7 @@ def judge_metric(
 
 def growth_days_over(ctx: EngineContext, tenant_id: str, now: datetime, today_over: bool) -> int:
     """Consecutive days, ending today, on which an audit saw growth over its threshold."""
-    since_ms = int((now - timedelta(days=debt.GROWTH_SUSTAINED_DAYS + 1)).timestamp() * 1000)
+    since_ms = int((now - timedelta(days=debt_tables.GROWTH_SUSTAINED_DAYS + 1)).timestamp() * 1000)
     entries: list[tuple[str, dict[str, str]]] = ctx.redis.xrange(  # type: ignore[assignment]
         redis_keys.debt_history(tenant_id), min=f"{since_ms}-0"
     )

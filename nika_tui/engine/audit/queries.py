@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from nika_tui.domain import debt
+from nika_tui.domain import debt_tables
 from nika_tui.domain.debt import MetricReport, build_metric
 from nika_tui.domain.memory import Layer
 from nika_tui.domain.ports import VectorStore
@@ -91,17 +91,19 @@ def query_metrics(
     ctx: EngineContext, tenant_id: str, now: datetime
 ) -> tuple[MetricReport, MetricReport, MetricReport]:
     """rag_offtopic_rate, cross_project_leakage and staleness_score from the query log."""
-    queries = recent_queries(ctx, tenant_id, debt.QUERY_WINDOW)
+    queries = recent_queries(ctx, tenant_id, debt_tables.QUERY_WINDOW)
     payloads = _payloads(ctx.vectors, tenant_id, [i for q in queries for i in q.ids])
     off, served = 0, 0
     leaked, scoped = 0, 0
     ages_all: list[float] = []
     ages_ops: list[float] = []
-    # Queries behind each value: below debt.MIN_QUERY_SAMPLE a metric cannot warn or alert.
+    # Queries behind each value: below debt_tables.MIN_QUERY_SAMPLE a metric cannot warn or alert.
     n_scoped, n_ops = 0, 0
     for q in queries:
         project = q.project_id or q.context_project_id
-        operational = q.action_type in debt.OPERATIONAL_ACTIONS or bool(q.job_id or q.task_id)
+        operational = q.action_type in debt_tables.OPERATIONAL_ACTIONS or bool(
+            q.job_id or q.task_id
+        )
         n_scoped += bool(project)
         n_ops += operational
         for rank, mid in enumerate(q.ids):
@@ -118,7 +120,7 @@ def query_metrics(
                     ("task_id", q.task_id),
                 )
             )
-            if outside or cosine < debt.OFFTOPIC_COSINE_FLOOR:
+            if outside or cosine < debt_tables.OFFTOPIC_COSINE_FLOOR:
                 off += 1
             if project:
                 scoped += 1

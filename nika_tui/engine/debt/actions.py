@@ -27,8 +27,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from nika_tui.domain import debt
-from nika_tui.domain.debt import ActionKind
+from nika_tui.domain import debt_tables
+from nika_tui.domain.debt_tables import ActionKind
 from nika_tui.domain.judge_rules import RulesJudge
 from nika_tui.domain.kernel_state import KernelState
 from nika_tui.domain.sampling import percentile_estimate
@@ -237,7 +237,7 @@ def apply_action(ctx: EngineContext, tenant_id: str, kind: ActionKind | str) -> 
     result = EXECUTORS[action](ctx, tenant_id)
     ctx.bus(tenant_id).append(
         "debt.audit",
-        {"action": action.value, "text": debt.ACTIONS[action].text, "result": result},
+        {"action": action.value, "text": debt_tables.ACTIONS[action].text, "result": result},
         now=ctx.clock(),
     )
     return result

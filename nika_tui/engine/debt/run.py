@@ -12,8 +12,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from nika_tui.domain import debt
-from nika_tui.domain.debt import AuditReport, Decision
+from nika_tui.domain import debt, debt_tables
+from nika_tui.domain.debt import AuditReport
+from nika_tui.domain.debt_tables import Decision
 from nika_tui.engine.audit.history import HISTORY_MAXLEN, requested_tenants
 from nika_tui.engine.audit.measure import DUPLICATE_SAMPLE, measure
 from nika_tui.engine.context import EngineContext
@@ -50,7 +51,7 @@ class AuditOutcome:
         return data
 
 
-def _apply(ctx: EngineContext, tenant_id: str, kind: debt.ActionKind) -> dict[str, Any]:
+def _apply(ctx: EngineContext, tenant_id: str, kind: debt_tables.ActionKind) -> dict[str, Any]:
     """Run the executor of one action (autonomous mode; see :mod:`.actions`)."""
     try:
         return apply_action(ctx, tenant_id, kind)
@@ -123,7 +124,7 @@ def run_audit(
             )
             outcome.review_request = str(line["id"])
             reason = PAUSE_PREFIX + "; ".join(report.critical_reasons)
-            ctx.redis.set(paused_key, reason[:500], ex=debt.PAUSE_TTL_S)
+            ctx.redis.set(paused_key, reason[:500], ex=debt_tables.PAUSE_TTL_S)
             outcome.ingest_paused = True
         else:
             held = ctx.redis.get(paused_key)

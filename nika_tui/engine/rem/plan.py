@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
-from nika_tui.domain.debt import DEDUP_COSINE
+from nika_tui.domain.debt_tables import DEDUP_COSINE
 from nika_tui.domain.envelope import NikaMeta, Trigger
 from nika_tui.domain.fact_parse import parse_fact
 from nika_tui.domain.hierarchy import NodeStatus

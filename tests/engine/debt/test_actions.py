@@ -16,7 +16,7 @@ from typing import Any
 import libtmux
 import pytest
 
-from nika_tui.domain.debt import INSUFFICIENT_SAMPLE
+from nika_tui.domain.debt_tables import INSUFFICIENT_SAMPLE
 from nika_tui.domain.judge_rules import RulesJudge
 from nika_tui.domain.kernel_state import KernelState, StateSource
 from nika_tui.domain.memory import Layer
