@@ -22,7 +22,8 @@ from nika_tui.hooks.context import MAX_CONTEXT_BYTES, RPC_TIMEOUT_S, HookContext
 from nika_tui.services import kernel_store, redis_keys, wm_store
 from nika_tui.services.bus import open_bus
 from nika_tui.services.memory_client import MemoryClient
-from nika_tui.services.transcripts import ContextFill, TranscriptDigest, read_digest, read_fill
+from nika_tui.services.transcripts.common import ContextFill, TranscriptDigest
+from nika_tui.services.transcripts.read import read_digest, read_fill
 
 HOOKS_FIRED_MAXLEN = 500
 MIN_PROMPT_CHARS = 12

@@ -34,7 +34,7 @@ from nika_tui.hooks.common import (
 from nika_tui.hooks.context import HookContext
 from nika_tui.hooks.inject import forget_shown
 from nika_tui.services import kernel_store, redis_keys
-from nika_tui.services.transcripts import ContextFill, TranscriptDigest
+from nika_tui.services.transcripts.common import ContextFill, TranscriptDigest
 from nika_tui.services.wm_store import read_stream
 
 RECENT_QUERIES = 10

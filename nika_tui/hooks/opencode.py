@@ -35,7 +35,7 @@ from nika_tui.hooks.prompt_inject import (
     strip_injected,
 )
 from nika_tui.services import wm_store
-from nika_tui.services.transcripts import ContextFill, TranscriptFormat
+from nika_tui.services.transcripts.common import ContextFill, TranscriptFormat
 
 EVENTS: tuple[str, ...] = ("UserPromptSubmit", "PreCompact", "Stop")
 SESSION_STARTED = "session-start"

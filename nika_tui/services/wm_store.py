@@ -22,7 +22,7 @@ from nika_tui.domain.context_fill import (
     forecast_seconds_to_threshold,
 )
 from nika_tui.services import redis_keys
-from nika_tui.services.transcripts import ContextFill
+from nika_tui.services.transcripts.common import ContextFill
 
 HISTORY_MAXLEN = 500
 COMPACTIONS_MAXLEN = 200

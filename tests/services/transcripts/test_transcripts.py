@@ -8,14 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from nika_tui.services.transcripts import (
-    TranscriptError,
-    TranscriptFormat,
-    read_digest,
-    read_fill,
-)
+from nika_tui.services.transcripts.common import TranscriptError, TranscriptFormat
+from nika_tui.services.transcripts.read import read_digest, read_fill
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 CLAUDE = DATA / "claude"
 CODEX = DATA / "codex"
 
