@@ -8,10 +8,11 @@ import heapq
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from nika_tui.domain import debt_tables
+from nika_tui.domain.iso_time import parse_iso_utc
 from nika_tui.domain.memory import Layer, Status
 from nika_tui.domain.ports import PointFilter, VectorStore
 
@@ -38,13 +39,9 @@ class Inventory:
 
 
 def parse_ts(value: Any) -> float | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        ts = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return (ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts).timestamp()
+    """Epoch seconds of an ISO-8601 payload field (None: missing or malformed)."""
+    ts = parse_iso_utc(value)
+    return None if ts is None else ts.timestamp()
 
 
 def inventory(

@@ -7,10 +7,11 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from nika_tui.domain.iso_time import parse_iso_utc
 from nika_tui.paths import FILE_MODE, ensure_private_dir, tenant_data_dir
 
 JOURNAL_ROTATE_BYTES = 4 * 1024 * 1024
@@ -71,10 +72,7 @@ def last_run_at(tenant_id: str, env: Mapping[str, str]) -> datetime | None:
     """When the tenant's last completed REM pass ended (None: never)."""
     last: datetime | None = None
     for e in Journal(journal_path(tenant_id, env)).entries():
-        if e.get("event") == "end" and isinstance(e.get("at"), str):
-            try:
-                ts = datetime.fromisoformat(e["at"])
-            except ValueError:
-                continue
-            last = ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts
+        ts = parse_iso_utc(e.get("at")) if e.get("event") == "end" else None
+        if ts is not None:
+            last = ts
     return last
