@@ -53,7 +53,7 @@ def answer(
             f"remove {tenant_id} from headless_tenants in bridge.yaml (kernel delivery)",
         )
     argv = kernel_launch.command_for(config, env)
-    from nika_tui.hooks.install import install_for_tenant
+    from nika_tui.engine.kernels.hook_install import install_for_tenant
 
     install_for_tenant(config, env)
     environment = {**env, **kernel_launch.session_environment(config, env)}

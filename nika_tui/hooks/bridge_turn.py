@@ -21,7 +21,7 @@ from nika_tui.bridge import keys
 from nika_tui.domain.envelope import NikaMeta
 
 if TYPE_CHECKING:
-    from nika_tui.hooks import HookContext
+    from nika_tui.hooks.context import HookContext
 
 MAX_REPLY_CHARS = 16_000
 _CLOSE = """

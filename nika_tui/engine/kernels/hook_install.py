@@ -1,4 +1,4 @@
-"""The installer the kernel manager calls on spawn (``KernelManager.HOOK_INSTALLER``)."""
+"""The installer the kernel manager calls on spawn (:meth:`KernelManager._install_hooks`)."""
 
 from __future__ import annotations
 
