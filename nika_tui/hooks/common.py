@@ -291,7 +291,7 @@ def capture_turn(
 
 def note_hits(ctx: HookContext, query: str, hits: Sequence[RecallHit]) -> None:
     """Note the hits injected for ``query``: a later reply that uses one labels it useful."""
-    from nika_tui.tuning.used_hits import note_shown
+    from nika_tui.services.used_hits import note_shown
 
     shown = [(h.record.id, h.record.text) for h in hits]
     ctx.step(
@@ -304,7 +304,7 @@ def label_used_hits(ctx: HookContext, reply: str) -> int:
     """Label useful the noted hits ``reply`` used; how many labels were written."""
     if not ctx.configured:  # no tuning dir for a tenant nobody configured
         return 0
-    from nika_tui.tuning.used_hits import label_used
+    from nika_tui.services.used_hits import label_used
 
     marks = label_used(
         ctx.redis, ctx.tenant_id, ctx.session_id, reply, ctx.now.isoformat(), ctx.env

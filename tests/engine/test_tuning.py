@@ -23,7 +23,8 @@ from nika_tui.errors import ValidationFailed
 from nika_tui.services.config_store import load_tenant, save_tenant
 from nika_tui.services.kernel_store import pending_confirmation
 from nika_tui.services.recall_params import describe, last_tuning, read_params
-from nika_tui.tuning.relevance import load_set, mark, tuning_dir
+from nika_tui.services.relevance_log import tuning_dir
+from nika_tui.tuning.relevance import load_set, mark
 from nika_tui.tuning.tuner import TUNE_CONFIRMATION, tune
 from tests.plugins.debt import at_cosine, make_record, put, unit
 

@@ -19,8 +19,8 @@ from nika_tui.engine.context import EngineContext
 from nika_tui.engine.index_maintenance import default_min_pending
 from nika_tui.services.config_store import load_tenant, save_tenant
 from nika_tui.services.recall_params import adopt_params, read_params
+from nika_tui.services.relevance_log import tuning_dir
 from nika_tui.services.vectors.edge import EdgeVectorStore
-from nika_tui.tuning.relevance import tuning_dir
 from nika_tui.tuning.tuner import tune
 from tests.plugins.debt import make_record
 

@@ -7,8 +7,9 @@ import json
 
 import redis
 
-from nika_tui.tuning.relevance import load_set, tuning_dir
-from nika_tui.tuning.used_hits import label_used, note_shown, shown_key
+from nika_tui.services.relevance_log import tuning_dir
+from nika_tui.services.used_hits import label_used, note_shown, shown_key
+from nika_tui.tuning.relevance import load_set
 
 AT = "2026-12-03T12:00:00+00:00"
 IP = ("m-ip", "The staging server moved to 10.0.9.30 last week")

@@ -19,7 +19,7 @@ import redis
 
 from nika_tui.domain.used_hits import used
 from nika_tui.services import redis_keys
-from nika_tui.tuning.relevance import append_jsonl, tuning_dir
+from nika_tui.services.relevance_log import append_jsonl, tuning_dir
 
 SHOWN_TTL_S = 6 * 3600
 TURNS_LOOKED = 2
