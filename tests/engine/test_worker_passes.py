@@ -8,9 +8,9 @@ from typing import Any
 import redis
 
 from nika_tui.domain.tenant import AutoActions, AutoMode
-from nika_tui.engine.audit import audit_history
+from nika_tui.engine.audit.history import audit_history
 from nika_tui.engine.context import EngineContext
-from nika_tui.engine.debt_schedule import DebtScheduler
+from nika_tui.engine.debt.schedule import DebtScheduler
 from nika_tui.engine.worker import Worker
 from nika_tui.engine.worker_keys import preferred
 from nika_tui.services import redis_keys
