@@ -41,6 +41,8 @@ from nika_tui.engine.compress import compress
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.ops import op
 from nika_tui.engine.snapshot.export import export_snapshot
+from nika_tui.engine.snapshot.format import SnapshotInvalid
+from nika_tui.engine.snapshot.restore import open_snapshot
 from nika_tui.errors import NikaError, ValidationFailed
 from nika_tui.paths import tenant_data_dir
 from nika_tui.services.files import atomic_write_text
@@ -220,6 +222,7 @@ def reset(ctx: EngineContext, tenant_id: str, repo: Path | None = None) -> dict[
     journal.stage("build", generation=name)
     with gens.build(tenant_id, name) as fresh:
         built = build_generation(ctx, tenant_id, fresh, themes, digests)
+    _check_backup(snap_dir, tenant_id, before)
     journal.stage("switch")
     gens.switch(tenant_id, name, {
         "previous": previous, "retired": sorted(retired | {previous or "original"}),
@@ -248,6 +251,26 @@ def reset(ctx: EngineContext, tenant_id: str, repo: Path | None = None) -> dict[
         now=ctx.clock(),
     )
     return result
+
+
+def _check_backup(root: Path, tenant_id: str, live: int) -> None:
+    """The snapshot is what keeps the old store's knowledge once it is retired: read it back
+    (checksums, tenant, every point) right before the switch, and stop there if it is damaged.
+
+    Raises:
+        SnapshotInvalid: a bad checksum, a missing file, or fewer points than the live store.
+    """
+    try:
+        manifest = open_snapshot(root, tenant_id)
+    except SnapshotInvalid as exc:
+        raise SnapshotInvalid(
+            exc.message, "the memory store is unchanged; check the disk, then run the reset again"
+        ) from exc
+    if manifest.total() != live:
+        raise SnapshotInvalid(
+            f"snapshot {root} holds {manifest.total()} points, the store {live}",
+            "the memory store is unchanged; run the reset again (nothing may write meanwhile)",
+        )
 
 
 @op("compress.reset")
