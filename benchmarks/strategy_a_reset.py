@@ -196,6 +196,12 @@ def _recall_at_5(ctx: Any, queries: list[tuple[str, str]]) -> float:
     return round(found / len(queries), 4)
 
 
+def _torch_threads() -> int:
+    import torch
+
+    return int(torch.get_num_threads())
+
+
 def _say(what: str) -> None:
     print(f"{time.strftime('%H:%M:%S')} {what}", file=sys.stderr, flush=True)
 
@@ -224,6 +230,7 @@ def main(n: int) -> dict[str, Any]:
     subprocess.run(["git", "clone", "-q", str(remote), str(work)], check=True)
     save_tenant(TenantConfig(tenant_id=TENANT, display_name="bench", knowledge_repo=str(work)))
     ctx = build_context()
+    load_start = os.getloadavg()[0]
     try:
         rows, queries = _history(n)
         _say(f"seeding {len(rows)} memories")
@@ -263,6 +270,13 @@ def main(n: int) -> dict[str, Any]:
             "queries": len(queries),
             "private_kept_local": (result["compress"]["private"] or {}).get("memories", 0),
             "snapshot_bytes": result["snapshot"]["bytes"],
+            "ms_per_text_in_reset": round(
+                1000 * result["timings_s"]["build"] / max(1, sum(result["built"].values())), 1
+            ),
+            # The machine is shared: the load beside the run says how far from quiet it was.
+            "load_average_start_end": [round(load_start, 1), round(os.getloadavg()[0], 1)],
+            "torch_threads": _torch_threads(),
+            "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
         }
     finally:
         ctx.vectors.close()
