@@ -112,10 +112,9 @@ def _seed(ctx: Any, rows: list[dict[str, Any]]) -> None:
     from nika_tui.domain.memory import Layer, MemoryRecord, Status, content_hash
     from nika_tui.domain.ports import VectorPoint
 
-    h = ctx.hierarchy(TENANT)
-    h.upsert(
+    nodes = [
         HierarchyNode(id="s", level=Level.STRATEGY, status=NodeStatus.IN_PROGRESS, updated_at=T0)
-    )
+    ]
     statuses = (
         NodeStatus.DONE,
         NodeStatus.DONE,
@@ -124,7 +123,7 @@ def _seed(ctx: Any, rows: list[dict[str, Any]]) -> None:
         NodeStatus.IN_PROGRESS,
     )
     for project in sorted({r["project"] for r in rows}):
-        h.upsert(
+        nodes.append(
             HierarchyNode(
                 id=project,
                 level=Level.PROJECT,
@@ -134,7 +133,7 @@ def _seed(ctx: Any, rows: list[dict[str, Any]]) -> None:
             )
         )
         for j, status in enumerate(statuses):
-            h.upsert(
+            nodes.append(
                 HierarchyNode(
                     id=f"{project}-j{j}",
                     level=Level.JOB,
@@ -143,6 +142,8 @@ def _seed(ctx: Any, rows: list[dict[str, Any]]) -> None:
                     updated_at=T0,
                 )
             )
+    # One write: upserted one by one, 4,700 nodes (50,000 memories) rewrite the file 4,700 times.
+    ctx.hierarchy(TENANT).upsert_many(nodes)
     for r in rows:
         r["id"] = str(uuid.uuid4())
     for r in rows:
