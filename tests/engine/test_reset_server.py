@@ -17,19 +17,21 @@ import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import redis
-from qdrant_client import QdrantClient
 
 from nika_tui.domain.memory import Layer, Status
 from nika_tui.domain.ports import PointFilter
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.reset import journal_path, reset
 from nika_tui.services.config_store import load_tenant, save_tenant
-from nika_tui.services.vectors.client import ClientVectorStore
-from nika_tui.services.vectors.client_generations import ClientGenerations
 from tests.engine.strategy_a_seed import recall_at_5, seed_history
+
+if TYPE_CHECKING:  # qdrant_client is imported where it is used (decision 172)
+    from nika_tui.services.vectors.client import ClientVectorStore
+    from nika_tui.services.vectors.client_generations import ClientGenerations
 from tests.helpers import retry_until
 
 pytestmark = pytest.mark.embedder
@@ -41,6 +43,10 @@ def _live(ctx: EngineContext, tenant: str = TENANT) -> int:
 
 
 def _open(path: Path, redis_client: redis.Redis, embedder) -> EngineContext:  # type: ignore[no-untyped-def]
+    from qdrant_client import QdrantClient
+
+    from nika_tui.services.vectors.client import ClientVectorStore
+
     store = ClientVectorStore(QdrantClient(path=str(path)), 384)
     return EngineContext(env=dict(os.environ), redis=redis_client, vectors=store, embedder=embedder)
 
@@ -85,10 +91,9 @@ def test_reset_on_a_server_switches_only_that_tenant(
     assert _live(server_ctx, OTHER) == other.live
     assert recall_at_5(server_ctx, OTHER) == 1.0
     # Nothing deleted: acme's old points are still in the shared collection, behind the alias.
-    store = server_ctx.vectors
-    assert isinstance(store, ClientVectorStore)
+    store = _client_store(server_ctx)
     assert len(_shared_points(store, TENANT)) == semantic_before
-    gens = ClientGenerations(store)
+    gens = _generations(store)
     assert gens.live(TENANT) == result["generation"] and gens.live(OTHER) is None
     assert gens.record(TENANT)["retired"] == ["original"]
     # Another process (a new client on the same storage) finds the new generation.
@@ -99,6 +104,19 @@ def test_reset_on_a_server_switches_only_that_tenant(
         assert recall_at_5(again, TENANT) == 1.0
     finally:
         again.vectors.close()
+
+
+def _client_store(ctx: EngineContext) -> ClientVectorStore:
+    from nika_tui.services.vectors.client import ClientVectorStore
+
+    assert isinstance(ctx.vectors, ClientVectorStore)
+    return ctx.vectors
+
+
+def _generations(store: ClientVectorStore) -> ClientGenerations:
+    from nika_tui.services.vectors.client_generations import ClientGenerations
+
+    return ClientGenerations(store)
 
 
 def _shared_points(store: ClientVectorStore, tenant: str) -> list[str]:
@@ -115,12 +133,11 @@ def test_second_reset_keeps_the_retired_and_clears_the_half_built(
 ) -> None:
     seed_history(server_ctx, TENANT)
     first = reset(server_ctx, TENANT)
-    store = server_ctx.vectors
-    assert isinstance(store, ClientVectorStore)
-    gens = ClientGenerations(store)
+    store = _client_store(server_ctx)
+    gens = _generations(store)
     # What a reset killed during its build leaves: a generation's collections, never switched.
     with gens.build(TENANT, "g20000101T000000000000Z") as half:
-        assert isinstance(half, ClientVectorStore)
+        assert half.count(TENANT, Layer.SEMANTIC) == 0
     second = reset(server_ctx, TENANT)
 
     assert second["previous_generation"] == first["generation"]
@@ -178,16 +195,15 @@ def test_kill_9_mid_reset_on_a_server_leaves_one_whole_store(
     child.wait(timeout=30)
     ctx = _open(path, redis_client, embedder)
     try:
-        store = ctx.vectors
-        assert isinstance(store, ClientVectorStore)
+        store = _client_store(ctx)
         live = _live(ctx)
-        if ClientGenerations(store).live(TENANT) is None:
+        if _generations(store).live(TENANT) is None:
             assert live == seeded.live  # the old store, whole
         else:
             assert 0 < live < seeded.live  # the new one, whole
         assert recall_at_5(ctx, TENANT) == 1.0
         done = reset(ctx, TENANT)  # the next reset completes over whatever was left
-        assert ClientGenerations(store).live(TENANT) == done["generation"]
+        assert _generations(store).live(TENANT) == done["generation"]
         assert recall_at_5(ctx, TENANT) == 1.0
     finally:
         ctx.vectors.close()

@@ -1,6 +1,6 @@
 """Who may write the LLM digest, and the agent-cli tier's one-prompt call.
 
-The agent CLIs are the stand-in ``claude`` / ``codex`` executables of ``test_judges`` (first on
+The agent CLIs are the stand-in ``claude`` / ``codex`` executables of ``tests/support`` (first on
 PATH, the real output formats, argv and stdin recorded); the real ``claude -p`` writing a digest
 is ``tests/agents/test_digest_agent_cli.py``.
 """
@@ -25,7 +25,7 @@ from nika_tui.domain.tenant import (
 )
 from nika_tui.services.digest_writer import select_writer
 from nika_tui.services.judges.agent_cli import AgentCliJudge, CliFlavor
-from tests.services.test_judges import _install
+from tests.support.agent_cli_standin import install_standin
 
 
 @pytest.fixture
@@ -33,7 +33,7 @@ def cli_bin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     for flavor in CliFlavor:
-        _install(bin_dir, flavor.value)
+        install_standin(bin_dir, flavor.value)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
     monkeypatch.setenv("NIKA_STANDIN_RECORD", str(tmp_path / "record.json"))
     return bin_dir
