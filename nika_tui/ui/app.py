@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from textual import events, work
 from textual.app import App, SuspendNotSupported
 from textual.binding import Binding, BindingType
-from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.message import Message
 from textual.theme import Theme
 from textual.timer import Timer
@@ -35,67 +34,7 @@ from nika_tui.services.ui_settings import (
 )
 from nika_tui.ui.gc import IdleCollector
 from nika_tui.ui.host import Clock, DashboardHost
-
-# (action, title, help): every action reachable from the palette.
-PALETTE: tuple[tuple[str, str, str], ...] = (
-    ("spawn", "Spawn kernel", "start the selected tenant's agent in its tmux kernel"),
-    (
-        "attach",
-        "Attach to kernel",
-        "suspend the dashboard and attach to the kernel (detach to return)",
-    ),
-    ("stop", "Stop kernel", "stop the selected tenant's kernel"),
-    ("restart", "Restart kernel", "restart the selected tenant's kernel"),
-    ("detail", "Tenant detail", "live pane, context history, memory counts, strategies"),
-    ("debt", "Memory debt", "metrics against thresholds; run the audit"),
-    ("review", "Review queue", "UNCERTAIN pairs: approve-replace, keep both, skip"),
-    ("purge", "Purge confirmations", "the purge plan, dry-run count, confirm by typing the id"),
-    ("confirmations", "Confirmations", "escalated actions waiting for you: approve or reject"),
-    ("bus", "Bus / log tail", "the JSONL bus, live, filterable"),
-    ("recall", "Recall", "search the selected tenant's memory"),
-    ("filter_state", "Filter by state", "cycle the kernel-state filter of the overview"),
-    ("toggle_needs_me", "Filter: needs me", "show only tenants waiting for you"),
-    ("cycle_sort", "Sort overview", "cycle the overview's sort order"),
-    ("refresh", "Refresh now", "poll every source now"),
-    ("help", "Help", "keys and screens"),
-)
-
-
-class DashboardCommands(Provider):
-    """Command-palette entries: every dashboard action, plus per-tenant variants."""
-
-    def _entries(self) -> list[tuple[str, str, Callable[[], Any]]]:
-        app = self.app
-        assert isinstance(app, NikaDashboard)
-        out: list[tuple[str, str, Callable[[], Any]]] = [
-            (title, text, partial(app.run_palette_action, action, None))
-            for action, title, text in PALETTE
-        ]
-        tenants = [r.tenant_id for r in app.snapshot.tenants] if app.snapshot else []
-        for tenant in tenants:
-            for action in ("attach", "detail", "spawn", "review", "purge", "debt", "confirmations"):
-                title = dict((a, t) for a, t, _ in PALETTE)[action]
-                out.append(
-                    (
-                        f"{title}: {tenant}",
-                        f"{action} for {tenant}",
-                        partial(app.run_palette_action, action, tenant),
-                    )
-                )
-        return out
-
-    async def discover(self) -> Hits:
-        """Shown before typing: the generic actions."""
-        for title, text, callback in self._entries()[: len(PALETTE)]:
-            yield DiscoveryHit(title, callback, help=text)
-
-    async def search(self, query: str) -> Hits:
-        """Fuzzy match over every entry."""
-        matcher = self.matcher(query)
-        for title, text, callback in self._entries():
-            score = matcher.match(title)
-            if score > 0:
-                yield Hit(score, matcher.highlight(title), callback, help=text)
+from nika_tui.ui.palette import DashboardCommands
 
 
 class SnapshotReady(Message):
