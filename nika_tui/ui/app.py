@@ -34,6 +34,7 @@ from nika_tui.services.ui_settings import (
 )
 from nika_tui.ui.gc import IdleCollector
 from nika_tui.ui.host import Clock, DashboardHost
+from nika_tui.ui.navigation import ScreenNavigation
 from nika_tui.ui.palette import DashboardCommands
 
 
@@ -75,7 +76,7 @@ class DashboardOptions:
     env: Mapping[str, str]
 
 
-class NikaDashboard(App[None]):
+class NikaDashboard(ScreenNavigation):
     """The nika-os console: every tenant, kernel, memory and decision."""
 
     TITLE = "nika-os"
@@ -304,58 +305,6 @@ class NikaDashboard(App[None]):
         except OSError as exc:
             self.notify(f"{argv[0]}: {exc.strerror}", title="command failed", severity="error")
         return None
-
-    def _open(self, factory: Callable[[str], Any]) -> None:
-        if (t := self._tenant()) is not None:
-            self.push_screen(factory(t))
-
-    def action_detail(self) -> None:
-        """Open the tenant detail screen."""
-        from nika_tui.ui.screens.tenant_detail import TenantDetailScreen
-
-        self._open(TenantDetailScreen)
-
-    def action_debt(self) -> None:
-        """Open the memory-debt screen."""
-        from nika_tui.ui.screens.debt import DebtScreen
-
-        self._open(DebtScreen)
-
-    def action_review(self) -> None:
-        """Open the review queue."""
-        from nika_tui.ui.screens.review import ReviewScreen
-
-        self._open(ReviewScreen)
-
-    def action_purge(self) -> None:
-        """Open the purge confirmations."""
-        from nika_tui.ui.screens.purge import PurgeScreen
-
-        self._open(PurgeScreen)
-
-    def action_confirmations(self) -> None:
-        """Open the confirmations of the selected tenant (every tenant when none is selected)."""
-        from nika_tui.ui.screens.confirmations import ConfirmationsScreen
-
-        self.push_screen(ConfirmationsScreen(self.selected_tenant))
-
-    def action_recall(self) -> None:
-        """Open the recall search."""
-        from nika_tui.ui.screens.recall import RecallScreen
-
-        self._open(RecallScreen)
-
-    def action_bus(self) -> None:
-        """Open the bus tail (filtered on the selected tenant when there is one)."""
-        from nika_tui.ui.screens.bus import BusScreen
-
-        self.push_screen(BusScreen(self.selected_tenant or ""))
-
-    def action_help(self) -> None:
-        """Show the help screen."""
-        from nika_tui.ui.screens.help import HelpScreen
-
-        self.push_screen(HelpScreen())
 
     def action_refresh(self) -> None:
         """Poll now."""
