@@ -5,7 +5,8 @@ review pairs, bus lines...) and goes through the same parsers as the Redis sourc
 snapshot or a test exercises real parsing, not a patched function. Actions change the in-memory
 state (a spawned kernel starts, a resolved pair leaves the queue and is logged on the bus) and are
 recorded in :attr:`FixtureSource.actions` for tests. Used by the UI tests, the SVG snapshots and
-``nika dashboard --offline-ui`` (a preview without any running service).
+``nika dashboard --offline-ui`` (a preview without any running service): built with
+``preview=True`` it refuses every action (``PreviewOnly``) instead of pretending it happened.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from nika_tui.dashboard.fixture_memories import FixtureMemories
 from nika_tui.dashboard.model import (
     BusFilter,
     BusLineView,
@@ -50,21 +52,31 @@ from nika_tui.dashboard.parse import (
     pending_confirmations,
     worst_metric,
 )
-from nika_tui.errors import ServiceNotRunning, StoreUnavailable, TenantNotFound, ValidationFailed
+from nika_tui.errors import (
+    PreviewOnly,
+    ServiceNotRunning,
+    StoreUnavailable,
+    TenantNotFound,
+    ValidationFailed,
+)
 
 DEMO_SNAPSHOT = Path(__file__).resolve().parents[1] / "assets" / "demo_snapshot.yaml"
 
 
-class FixtureSource:
+class FixtureSource(FixtureMemories):
     """Dashboard data from a fixture file; actions mutate an in-memory copy."""
 
-    def __init__(self, data: Mapping[str, Any], attach: Sequence[str] = ("true",)) -> None:
+    def __init__(
+        self, data: Mapping[str, Any], attach: Sequence[str] = ("true",), preview: bool = False
+    ) -> None:
         """Build from already-loaded fixture data.
 
         Args:
             data: The fixture mapping (see ``assets/demo_snapshot.yaml``).
             attach: The argv returned by :meth:`attach_argv` (harmless by default).
+            preview: The offline preview: refuse every action (tests act on the copy).
         """
+        self.preview = preview
         self._data: dict[str, Any] = copy.deepcopy(dict(data))
         self._attach = list(attach)
         self._lock = threading.Lock()
@@ -75,10 +87,10 @@ class FixtureSource:
 
     @classmethod
     def from_file(
-        cls, path: Path = DEMO_SNAPSHOT, attach: Sequence[str] = ("true",)
+        cls, path: Path = DEMO_SNAPSHOT, attach: Sequence[str] = ("true",), preview: bool = False
     ) -> FixtureSource:
         """Load a YAML (or JSON) fixture file."""
-        return cls(yaml.safe_load(path.read_text(encoding="utf-8")) or {}, attach)
+        return cls(yaml.safe_load(path.read_text(encoding="utf-8")) or {}, attach, preview)
 
     @property
     def now(self) -> datetime:
@@ -110,6 +122,10 @@ class FixtureSource:
             if t.get("tenant_id") == tenant_id:
                 return t
         raise TenantNotFound(f"unknown tenant {tenant_id!r}", "pick a tenant from the overview")
+
+    def _refuse_in_preview(self, what: str) -> None:
+        if self.preview:
+            raise PreviewOnly(what)
 
     def _need_service(self) -> None:
         if not self.service_ok:
@@ -189,6 +205,7 @@ class FixtureSource:
 
     def run_audit(self, tenant_id: str) -> DebtView:
         """Re-append the latest report with the fixture's clock (an audit 'now')."""
+        self._refuse_in_preview("run an audit")
         self._need_service()
         with self._lock:
             t = self._t(tenant_id)
@@ -215,6 +232,7 @@ class FixtureSource:
             with self._lock:
                 self.actions.append(("review", tenant_id, item_id, "skip"))
             return f"skipped {item_id}: it stays in the queue"
+        self._refuse_in_preview(f"{resolution} review {item_id}")
         self._need_service()
         with self._lock:
             t = self._t(tenant_id)
@@ -242,6 +260,7 @@ class FixtureSource:
     def apply_purge(self, tenant_id: str, confirm_tenant_id: str) -> PurgeResult:
         """Refuse a wrong id; otherwise remove the unblocked items."""
         check_purge_confirmation(tenant_id, confirm_tenant_id)
+        self._refuse_in_preview("purge")
         plan = self.purge_plan(tenant_id)
         with self._lock:
             t = self._t(tenant_id)
@@ -280,6 +299,7 @@ class FixtureSource:
             ValidationFailed: no pending confirmation has that id.
             ServiceNotRunning: approving needs the service and the fixture plays it down.
         """
+        self._refuse_in_preview("resolve a confirmation")
         if approve:
             with self._lock:
                 item = self._pending_confirmation(tenant_id, confirmation_id)
@@ -348,6 +368,7 @@ class FixtureSource:
         return RecallView(tenant_id, query, (), f"no memory for {query}")
 
     def _kernel(self, tenant_id: str, verb: str, state: str) -> str:
+        self._refuse_in_preview(f"{verb} the kernel of {tenant_id}")
         with self._lock:
             t = self._t(tenant_id)
             t["kernel"] = {
@@ -374,6 +395,7 @@ class FixtureSource:
 
     def attach_argv(self, tenant_id: str) -> list[str]:
         """The configured harmless argv."""
+        self._refuse_in_preview(f"attach to {tenant_id}")
         self._t(tenant_id)
         with self._lock:
             self.actions.append(("attach", tenant_id))

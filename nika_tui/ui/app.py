@@ -74,6 +74,8 @@ class DashboardOptions:
     settings_file: Path | None
     show_welcome: bool
     env: Mapping[str, str]
+    preview: bool = False
+    """The offline preview (``--offline-ui``): a banner on every screen, actions refused."""
 
 
 class NikaDashboard(ScreenNavigation):
@@ -84,7 +86,7 @@ class NikaDashboard(ScreenNavigation):
     CSS_PATH = "styles/dashboard.tcss"
     COMMANDS: ClassVar[set[Any]] = App.COMMANDS | {DashboardCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("q", "quit", "Quit"),
+        Binding("q", "leave", "Quit"),
         Binding("question_mark", "help", "Help"),
         Binding("ctrl+r", "refresh", "Refresh", show=False),
     ]
@@ -97,6 +99,8 @@ class NikaDashboard(ScreenNavigation):
         self.settings: UiSettings = options.settings
         self.snapshot: Snapshot | None = None
         """The latest overview snapshot (``None`` before the first poll answers)."""
+        self.preview: bool = options.preview
+        """True in the offline preview: screens show a banner, the source refuses actions."""
         self.selected_tenant: str | None = None
         """The tenant under the overview's cursor: the target of every tenant action."""
         self._poll_timer: Timer | None = None
@@ -265,9 +269,29 @@ class NikaDashboard(ScreenNavigation):
             self.run_kernel_action("spawn", partial(self.source.spawn, t))
 
     def action_stop(self) -> None:
-        """Stop the selected tenant's kernel."""
-        if (t := self._tenant()) is not None:
-            self.run_kernel_action("stop", partial(self.source.stop, t))
+        """Stop the selected tenant's kernel, once the person said yes (it may be working)."""
+        if (t := self._tenant()) is None:
+            return
+        from nika_tui.ui.screens.ask import AskYesNo
+
+        row = self.snapshot.row(t) if self.snapshot else None
+        state = row.kernel.state if row else "unknown"
+        detail = f"Its kernel is {state}."
+        if state in ("working", "waiting-input", "starting"):
+            detail += " The agent is asked to exit; work in progress may be cut short."
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.run_kernel_action("stop", partial(self.source.stop, t))
+
+        self.push_screen(AskYesNo(f"Stop the kernel of {t}?", detail, "Stop"), answered)
+
+    def action_leave(self) -> None:
+        """Quit, saying what keeps running (the service, the kernels) and how to stop it."""
+        from nika_tui.dashboard.leaving import still_running
+
+        line = "" if self.preview or self.snapshot is None else still_running(self.snapshot)
+        self.exit(message=line or None)
 
     def action_restart(self) -> None:
         """Restart the selected tenant's kernel."""
@@ -351,7 +375,8 @@ class NikaDashboard(ScreenNavigation):
         """Show the bundled sample data instead of the live stores (the welcome's preview)."""
         from nika_tui.dashboard.fixture_source import FixtureSource
 
-        source = FixtureSource.from_file()
+        source = FixtureSource.from_file(preview=True)
+        self.preview = True
         self.clock = lambda: source.now  # sample data has its own fixed clock
         self.use_source(source)
 
@@ -363,6 +388,7 @@ def make_app(
     show_welcome: bool | None = None,
     settings_file: Path | None = None,
     autostart: Callable[[], None] | None = None,
+    preview: bool = False,
 ) -> NikaDashboard:
     """Build settings and services, then the App.
 
@@ -373,6 +399,7 @@ def make_app(
         show_welcome: Open on the welcome screen; default: when no tenant is configured.
         settings_file: The UI settings file; ``{config}/ui.yaml`` when ``None``.
         autostart: Starts the memory service when the live source finds it dead.
+        preview: The offline preview (``--offline-ui``): banner, actions refused.
 
     Returns:
         The App, not yet running.
@@ -394,6 +421,7 @@ def make_app(
         settings_file=path,
         show_welcome=welcome,
         env=e,
+        preview=preview,
     )
     return NikaDashboard(options)
 

@@ -6,10 +6,13 @@ lifecycle, the poll and the kernel actions, and this one the navigation.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from textual.app import App
+
+from nika_tui.dashboard.memory_views import MemoryFilter
 
 
 class ScreenNavigation(App[None]):
@@ -18,7 +21,11 @@ class ScreenNavigation(App[None]):
     if TYPE_CHECKING:
         selected_tenant: str | None
 
+        preview: bool
+
         def _tenant(self) -> str | None: ...
+        def request_refresh(self) -> None: ...
+        def run_suspended(self, argv: Sequence[str]) -> int | None: ...
 
     def _open(self, factory: Callable[[str], Any]) -> None:
         if (t := self._tenant()) is not None:
@@ -66,8 +73,47 @@ class ScreenNavigation(App[None]):
 
         self.push_screen(BusScreen(self.selected_tenant or ""))
 
+    def action_memories(self) -> None:
+        """Open the memory browser of the selected tenant."""
+        if (t := self._tenant()) is not None:
+            self.open_memories(t, MemoryFilter())
+
+    def open_memories(self, tenant_id: str, flt: MemoryFilter) -> None:
+        """Open the memory browser on ``tenant_id`` with ``flt`` (a bus line, a pair, a hit)."""
+        from nika_tui.ui.screens.memories import MemoryBrowserScreen
+
+        self.push_screen(MemoryBrowserScreen(tenant_id, flt))
+
+    def action_overview(self) -> None:
+        """Back to the overview (the root screen)."""
+        while len(self.screen_stack) > 2:
+            self.pop_screen()
+
     def action_help(self) -> None:
-        """Show the help screen."""
+        """Show the keys of the screen in front, then the general help."""
         from nika_tui.ui.screens.help import HelpScreen
 
-        self.push_screen(HelpScreen())
+        self.push_screen(HelpScreen(self.screen))
+
+    def _nika(self, *args: str) -> None:
+        """Run a ``nika`` command in this terminal (the wizard, the demo), then come back."""
+        if self.preview:
+            self.notify("preview: nothing runs here; run `nika` for your tenants", title="preview")
+            return
+        code = self.run_suspended([sys.executable, "-m", "nika_tui", *args])
+        if code not in (None, 0):
+            self.notify(f"`nika {' '.join(args)}` exited with {code}", severity="warning")
+        self.request_refresh()
+
+    def action_setup(self) -> None:
+        """The wizard on the selected tenant (or a new one when none is selected)."""
+        t = self.selected_tenant
+        self._nika("setup", *(["--tenant", t] if t else []))
+
+    def action_add_tenant(self) -> None:
+        """The wizard, for a new tenant."""
+        self._nika("setup")
+
+    def action_demo(self) -> None:
+        """``nika demo``: a scripted agent fills a demo tenant."""
+        self._nika("demo")

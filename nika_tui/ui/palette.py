@@ -45,12 +45,32 @@ PALETTE: tuple[tuple[str, str, str], ...] = (
     ("confirmations", "Confirmations", "escalated actions waiting for you: approve or reject"),
     ("bus", "Bus / log tail", "the JSONL bus, live, filterable"),
     ("recall", "Recall", "search the selected tenant's memory"),
+    ("memories", "Memory browser", "every memory: status, valid time, source, chain; timeline"),
+    ("overview", "Overview", "back to every tenant at a glance"),
+    ("setup", "Set up the selected tenant (wizard)", "edit its settings with `nika setup`"),
+    ("add_tenant", "Add a tenant (wizard)", "create a tenant with `nika setup`"),
+    ("demo", "Try the demo tenant", "`nika demo`: a scripted agent fills a demo tenant"),
     ("filter_state", "Filter by state", "cycle the kernel-state filter of the overview"),
     ("toggle_needs_me", "Filter: needs me", "show only tenants waiting for you"),
     ("cycle_sort", "Sort overview", "cycle the overview's sort order"),
     ("refresh", "Refresh now", "poll every source now"),
     ("help", "Help", "keys and screens"),
 )
+
+PER_TENANT = (
+    "attach",
+    "detail",
+    "spawn",
+    "review",
+    "purge",
+    "debt",
+    "confirmations",
+    "memories",
+    "recall",
+    "bus",
+    "setup",
+)
+"""Actions also offered once per tenant ("Memory browser: acme")."""
 
 
 class DashboardCommands(Provider):
@@ -65,7 +85,7 @@ class DashboardCommands(Provider):
         ]
         tenants = [r.tenant_id for r in app.snapshot.tenants] if app.snapshot else []
         for tenant in tenants:
-            for action in ("attach", "detail", "spawn", "review", "purge", "debt", "confirmations"):
+            for action in PER_TENANT:
                 title = dict((a, t) for a, t, _ in PALETTE)[action]
                 out.append(
                     (
