@@ -98,8 +98,12 @@ class TimeChart(PlotextPlot):
         ticks, labels = time_ticks([at for at, _ in s.points])
         plt.xticks(ticks, labels)
         plt.xlim(lo_x, hi_x)
-        top = max([*ys, s.line or 0.0]) * 1.1 or 1.0
-        plt.ylim(0, s.y_max if s.y_max is not None else top)
+        top = s.y_max if s.y_max is not None else (max([*ys, s.line or 0.0]) * 1.1 or 1.0)
+        plt.ylim(0, top)
+        # The reference line gets a tick of its own: plotext draws a line on the nearest row,
+        # and with only evenly spaced ticks 61% would read as 50%.
+        yticks = sorted({0.0, top / 2, top, *([s.line] if s.line is not None else [])})
+        plt.yticks(yticks, [format(t, ".3g") for t in yticks])
         notes = []
         if s.line is not None:
             notes.append(f"── {s.line_label or format(s.line, 'g')}")
