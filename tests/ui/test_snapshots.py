@@ -65,6 +65,7 @@ def _has_chart(app: NikaDashboard) -> bool:
     chart = app.screen.query_one("#fill-history", TimeChart)
     return chart.has_data
 
+
 CASES: dict[str, Before] = {
     "overview": _then(screen="OverviewScreen"),
     "overview_needs_me": _then("n", screen="OverviewScreen"),
@@ -98,9 +99,7 @@ CASES: dict[str, Before] = {
         screen="MemoryBrowserScreen",
         probe=lambda a: _rows(a, "#mem-table") == 4 and "timeline" in _text(a, "#mem-title"),
     ),
-    "detail_fill_chart": _then(
-        "o", "up", "enter", screen="TenantDetailScreen", probe=_has_chart
-    ),
+    "detail_fill_chart": _then("o", "up", "enter", screen="TenantDetailScreen", probe=_has_chart),
     "detail_no_data": _then(
         "o",
         "down",
@@ -112,7 +111,6 @@ CASES: dict[str, Before] = {
         "o", "up", "d", screen="DebtScreen", probe=lambda a: len(a.screen.query("MetricRow")) == 3
     ),
 }
-
 
 
 @pytest.mark.parametrize("name", list(CASES))
