@@ -66,12 +66,18 @@ class TimeChart(PlotextPlot):
     def __init__(self, series: Series | None = None, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.series = series or Series()
+        self._fit()
+
+    def _fit(self) -> None:
+        # "no data" is a line or two of text, not an empty frame of the chart's height.
+        self.styles.height = None if self.series.points else 2
 
     def show(self, series: Series) -> None:
         """Replace what is drawn (a no-op when nothing changed)."""
         if series != self.series:
             self.series = series
-            self.refresh()
+            self._fit()
+            self.refresh(layout=True)
 
     @property
     def has_data(self) -> bool:
@@ -98,7 +104,8 @@ class TimeChart(PlotextPlot):
         ticks, labels = time_ticks([at for at, _ in s.points])
         plt.xticks(ticks, labels)
         plt.xlim(lo_x, hi_x)
-        top = s.y_max if s.y_max is not None else (max([*ys, s.line or 0.0]) * 1.1 or 1.0)
+        # Headroom above the reference line: the legend sits on the top row.
+        top = s.y_max if s.y_max is not None else (max([*ys, s.line or 0.0]) * 1.4 or 1.0)
         plt.ylim(0, top)
         # The reference line gets a tick of its own: plotext draws a line on the nearest row,
         # and with only evenly spaced ticks 61% would read as 50%.

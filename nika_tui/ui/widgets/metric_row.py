@@ -73,7 +73,4 @@ class MetricRow(Vertical):
         with Horizontal():
             yield Label(metric_text(self.metric), classes="metric-name")
             yield Label(action_text(self.metric), classes="metric-action")
-        chart = TimeChart(metric_series(self.metric))
-        if not self.metric.series:
-            chart.styles.height = 1  # "no data" is one line, not an empty frame
-        yield chart
+        yield TimeChart(metric_series(self.metric))
