@@ -21,13 +21,13 @@ from typing import Any
 
 import yaml
 
+from nika_tui.dashboard.fixture_confirmations import FixtureConfirmations
 from nika_tui.dashboard.fixture_memories import FixtureMemories
 from nika_tui.dashboard.model import (
     BusFilter,
     BusLineView,
     BusTail,
     DebtView,
-    PendingConfirmation,
     PurgePlanView,
     PurgeResult,
     RecallView,
@@ -55,15 +55,13 @@ from nika_tui.dashboard.parse import (
 from nika_tui.errors import (
     PreviewOnly,
     ServiceNotRunning,
-    StoreUnavailable,
     TenantNotFound,
-    ValidationFailed,
 )
 
 DEMO_SNAPSHOT = Path(__file__).resolve().parents[1] / "assets" / "demo_snapshot.yaml"
 
 
-class FixtureSource(FixtureMemories):
+class FixtureSource(FixtureConfirmations, FixtureMemories):
     """Dashboard data from a fixture file; actions mutate an in-memory copy."""
 
     def __init__(
@@ -268,72 +266,6 @@ class FixtureSource(FixtureMemories):
             t["purge"] = {"items": blocked}
             self.actions.append(("purge", tenant_id))
         return PurgeResult(plan.dry_run_count, plan.blocked_count, "applied")
-
-    def confirmations(self, tenant_id: str | None) -> Sequence[PendingConfirmation]:
-        """The fixture's pending confirmations, oldest first.
-
-        Raises:
-            StoreUnavailable: the fixture plays Redis down (``redis_ok`` false).
-        """
-        if not self.redis_ok:
-            raise StoreUnavailable(
-                "Redis is not reachable (ConnectionError)", "start it with `nika up`"
-            )
-        with self._lock:
-            tenants = [self._t(tenant_id)] if tenant_id else self._tenants()
-            out = [
-                PendingConfirmation(t["tenant_id"], view)
-                for t in tenants
-                for view in pending_confirmations(t.get("confirmations") or [])
-            ]
-        return sorted(
-            out, key=lambda p: (p.view.created_at is None, str(p.view.created_at), p.tenant_id)
-        )
-
-    def resolve_confirmation(self, tenant_id: str, confirmation_id: str, approve: bool) -> str:
-        """Mark the confirmation approved / rejected (kept, as the live hash keeps it), log it.
-
-        Approving any kind but ``compact`` (the kernel manager's) needs the memory service.
-
-        Raises:
-            ValidationFailed: no pending confirmation has that id.
-            ServiceNotRunning: approving needs the service and the fixture plays it down.
-        """
-        self._refuse_in_preview("resolve a confirmation")
-        if approve:
-            with self._lock:
-                item = self._pending_confirmation(tenant_id, confirmation_id)
-            if item.get("kind") != "compact":
-                self._need_service()
-        status = "approved" if approve else "rejected"
-        with self._lock:
-            item = self._pending_confirmation(tenant_id, confirmation_id)
-            item["status"] = status
-            item["resolved_at"] = self._data.get("now")
-            kind = str(item.get("kind", ""))
-            self.actions.append(("confirmation", tenant_id, confirmation_id, status))
-            self._log(
-                tenant_id,
-                f"conf-{confirmation_id}",
-                "confirmation.resolved",
-                "system",
-                {"id": confirmation_id, "kind": kind, "status": status},
-            )
-        return f"{status} {kind} for {tenant_id}"
-
-    def _pending_confirmation(self, tenant_id: str, confirmation_id: str) -> dict[str, Any]:
-        """The stored pending entry (the caller holds the lock)."""
-        for item in self._t(tenant_id).get("confirmations") or []:
-            if (
-                isinstance(item, dict)
-                and item.get("id") == confirmation_id
-                and item.get("status", "pending") == "pending"
-            ):
-                return item
-        raise ValidationFailed(
-            f"no pending confirmation {confirmation_id!r} for tenant {tenant_id}",
-            f"list them with `nika confirm list --tenant {tenant_id}`",
-        )
 
     def bus_tail(self, flt: BusFilter, after: str | None) -> BusTail:
         """Lines after the cursor (an index per tenant)."""
