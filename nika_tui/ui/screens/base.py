@@ -105,7 +105,11 @@ class DashboardScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Hide ``escape``'s "Back" on the root screen: there is nothing to go back to."""
-        return not (action == "back" and len(self.app.screen_stack) <= 2 and self.is_current)
+        if action != "back":
+            return True
+        stack = self.app.screen_stack
+        # The root is the first screen above Textual's default one (the overview).
+        return not (len(stack) > 1 and stack[1] is self)
 
     def action_back(self) -> None:
         """Back to the previous screen."""

@@ -25,11 +25,13 @@ polling: it recovers by itself once they are back (`nika up`).
 
 
 def keys_table(screen: Screen[object]) -> str:
-    """A Markdown table of the screen's shown bindings (app-wide ones included)."""
+    """A Markdown table of the screen's shown bindings (app-wide ones included): the keys the
+    key bar offers, each with what it does."""
     rows: list[str] = []
     seen: set[str] = set()
     for key, (_node, binding, enabled, _tip) in screen.active_bindings.items():
-        if not binding.description or binding.action in seen:
+        # Shown bindings only: the focused table's cursor keys would bury the screen's own.
+        if not binding.show or not binding.description or binding.action in seen:
             continue
         seen.add(binding.action)
         shown = screen.app.get_key_display(binding).replace("|", "\\|")
