@@ -63,7 +63,9 @@ def _rows(app: NikaDashboard, selector: str) -> int:
 
 def _has_chart(app: NikaDashboard) -> bool:
     chart = app.screen.query_one("#fill-history", TimeChart)
-    return chart.has_data
+    # Drawn at its full height: the layout after the data arrived has run (else a loaded
+    # machine snapshots the two-line "no data" frame).
+    return chart.has_data and chart.size.height > 2
 
 
 CASES: dict[str, Before] = {
@@ -72,7 +74,11 @@ CASES: dict[str, Before] = {
     "detail": _then(
         "enter",
         screen="TenantDetailScreen",
-        probe=lambda a: "semantic" in _text(a, "#memory-counts") and "rm -rf" in _text(a, "#pane"),
+        probe=lambda a: (
+            "semantic" in _text(a, "#memory-counts")
+            and "rm -rf" in _text(a, "#pane")
+            and _has_chart(a)
+        ),
     ),
     "debt": _then("d", screen="DebtScreen", probe=lambda a: len(a.screen.query("MetricRow")) == 2),
     "review": _then(

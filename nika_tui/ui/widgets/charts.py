@@ -109,7 +109,8 @@ class TimeChart(PlotextPlot):
         plt.ylim(0, top)
         # The reference line gets a tick of its own: plotext draws a line on the nearest row,
         # and with only evenly spaced ticks 61% would read as 50%.
-        yticks = sorted({0.0, top / 2, top, *([s.line] if s.line is not None else [])})
+        # No other tick near it: two ticks on one row print either label, at random.
+        yticks = sorted({0.0, top, s.line if s.line is not None else top / 2})
         plt.yticks(yticks, [format(t, ".3g") for t in yticks])
         notes = []
         if s.line is not None:
