@@ -162,6 +162,8 @@ def _mini_corpus(path: Path) -> None:
                     "new": {"text": new.format(x=domain), "timestamp": "2026-02-01T09:00:00Z"},
                     "label": label,
                     "domain": domain,
+                    # Two authors, and one pair with none (always trained on, never held out).
+                    **({"author": "ann" if domain == "alpha" else "bob"} if i else {}),
                 }
             )
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
@@ -175,6 +177,16 @@ def test_lodo_leaves_each_domain_out(tmp_path: Path, capsys: pytest.CaptureFixtu
     report = json.loads(capsys.readouterr().out)
     assert set(report["domains"]) == {"alpha", "beta", "gamma"}
     assert report["n"] == 18 and all(d["n"] == 6 for d in report["domains"].values())
+
+
+@pytest.mark.embedder
+def test_loao_leaves_each_author_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    corpus = tmp_path / "mini.jsonl"
+    _mini_corpus(corpus)
+    assert main(["judge", "eval", str(corpus), "--loao", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["judge"] == "offline-loao"
+    assert {a: d["n"] for a, d in report["authors"].items()} == {"ann": 5, "bob": 10}
 
 
 @pytest.mark.embedder
