@@ -134,13 +134,25 @@ class PairFeatures:
 
     @property
     def gated(self) -> bool:
-        """Decided by a gate whatever the model says (backdated, another entity): not an
-        example the model learns the content question from."""
-        return self.backdated or self.other_entity
+        """Decided by a gate whatever the model says (backdated, another entity, same time):
+        not an example the model learns the content question from."""
+        return self.backdated or self.other_entity or self.same_time
 
     def as_dict(self) -> dict[str, float]:
         """Feature name → value (for reading)."""
         return dict(zip(FEATURE_NAMES, self.values, strict=True))
+
+
+SAME_TIME_AS_IF_DAYS = 90.0
+"""A same-time pair is read as if its facts were this far apart: the gate asks the model
+"would these conflict?", and no training pair is that close (same-time pairs are gated)."""
+
+
+def _gap_days(delta: timedelta) -> float:
+    """The valid-time gap the model reads (days, ≥ 0; see :data:`SAME_TIME_AS_IF_DAYS`)."""
+    if abs(delta) <= SAME_TIME:
+        return SAME_TIME_AS_IF_DAYS
+    return max(delta.total_seconds(), 0.0) / 86400.0
 
 
 def pair_features(old: Fact, new: Fact, sim: PairSimilarity) -> PairFeatures:
@@ -225,7 +237,7 @@ def pair_features(old: Fact, new: Fact, sim: PairSimilarity) -> PairFeatures:
         float(q_changed),
         float(bool(pn.content) and pn.content < po.content),
         math.log((len(new.text) + 1) / (len(old.text) + 1)),
-        math.log1p(max(delta.total_seconds(), 0.0) / 86400.0),
+        math.log1p(_gap_days(delta)),
     )
     return PairFeatures(
         values=values,

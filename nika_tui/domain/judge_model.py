@@ -1,23 +1,24 @@
 """The learned judge's model and decision. Pure: no I/O, no clock; parameters are data.
 
-A multinomial logistic regression over :data:`~nika_tui.domain.judge_features.FEATURE_NAMES`
-(standardised), fitted by :mod:`nika_tui.domain.judge_fit` and stored as JSON in
-``nika_tui/assets/judge_model.json`` (retrained by ``nika judge train``). The decision around
-it, in order:
+Gradient-boosted trees (or a multinomial logistic regression) over
+:data:`~nika_tui.domain.judge_features.FEATURE_NAMES`, fitted by
+:mod:`nika_tui.domain.judge_fit` and stored as JSON in ``nika_tui/assets/judge_model.json``
+(retrained by ``nika judge train``). The decision around it, in order:
 
 1. the new fact is backdated (valid time more than 15 min before the old one's) → KEEP: a
    backdated fact never retires a newer one;
 2. different environments or different work items → KEEP: another entity;
-3. valid times within 15 min → KEEP when the model is sure both hold, else UNCERTAIN: no
-   order to decide by;
-4. ``P(REPLACE) ≥ replace_threshold`` → REPLACE, unless the new fact is tentative (hedge,
-   question, proposal, dated plan, temporary change) or additive: then UNCERTAIN, never a
-   REPLACE on a statement that does not claim a present value (the threshold is chosen by
-   cross-validation on the training split so that wrong REPLACEs stay at or under a target);
-5. ``P(KEEP) ≥ keep_threshold`` → KEEP; otherwise UNCERTAIN.
+3. valid times within 15 min → KEEP when the model (reading the pair as if apart) is sure
+   both hold, else UNCERTAIN: no order to decide by;
+4. ``P(REPLACE) ≥ replace_threshold`` → REPLACE, unless the new fact does not claim a present
+   value: a hedge, question or proposal → UNCERTAIN; a temporary change or a firm dated plan,
+   an addition, or a retraction of some other change that keeps the old value → KEEP (the
+   threshold is chosen by cross-validation so that wrong REPLACEs stay at or under a target);
+5. ``P(KEEP) ≥ keep_threshold`` → KEEP; otherwise UNCERTAIN (the abstain band).
 
-A verdict whose deciding probability lies within ``margin`` of its threshold is *near the
-threshold*: the cascade sends it, with every UNCERTAIN, to an LLM judge when privacy allows.
+A verdict whose deciding probability lies within ``margin`` of its threshold, or that a gate
+turned away from REPLACE, is *near the threshold*: the cascade sends it, with every
+UNCERTAIN, to an LLM judge when privacy allows.
 """
 
 from __future__ import annotations
@@ -245,7 +246,7 @@ def rule_verdict(
     if features.other_entity:
         return Verdict.KEEP, "other_entity", False
     if features.same_time:
-        if p_k >= t_k:
+        if p_k >= t_k and p_r < t_r:
             return Verdict.KEEP, "same_time_keep", False
         return Verdict.UNCERTAIN, "same_time", True
     if p_r >= t_r:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 
@@ -9,7 +10,12 @@ import pytest
 
 from nika_tui.domain.fact_parse import mask_values
 from nika_tui.domain.judge_cues import bare_subject, stance
-from nika_tui.domain.judge_features import FEATURE_NAMES, PairSimilarity, pair_features
+from nika_tui.domain.judge_features import (
+    FEATURE_NAMES,
+    SAME_TIME_AS_IF_DAYS,
+    PairSimilarity,
+    pair_features,
+)
 from nika_tui.domain.judge_fit import Example, build_model, fold_of, train_model
 from nika_tui.domain.judge_model import JudgeModel, ModelFormatError, decide_pair
 from nika_tui.domain.quantities import same_quantities
@@ -99,6 +105,16 @@ def test_same_minute_conflict_is_uncertain() -> None:
     old = Fact("The release is on Tuesday.", T0)
     new = Fact("The release is on Thursday.", T0 + timedelta(minutes=1))
     assert decide_pair(_model(r=9.0), pair_features(old, new, NO_SIM)).verdict is Verdict.UNCERTAIN
+
+
+def test_a_same_time_pair_is_read_as_if_apart_and_kept_only_when_surely_compatible() -> None:
+    old = Fact("The release is on Tuesday.", T0)
+    new = Fact("The release is on Thursday.", T0 + timedelta(minutes=1))
+    features = pair_features(old, new, NO_SIM)
+    assert features.same_time and features.gated
+    assert features.as_dict()["log_days"] == pytest.approx(math.log1p(SAME_TIME_AS_IF_DAYS))
+    assert decide_pair(_model(r=0.0, k=9.0), features).verdict is Verdict.KEEP
+    assert decide_pair(_model(r=0.0, k=0.0, u=9.0), features).verdict is Verdict.UNCERTAIN
 
 
 @pytest.mark.parametrize(
