@@ -5,9 +5,9 @@
 person would: an ``opencode.json`` with an OpenAI-compatible provider pointing at the mock
 server. HOME and the XDG dirs are temp dirs, so nothing touches a real OpenCode setup.
 
-OpenCode installs ``@opencode-ai/plugin`` into every config dir it loads (npm, in the
-background); the test links a copy installed once into the CLI cache so that a run does not
-wait for the registry.
+OpenCode installs ``@opencode-ai/plugin`` into every config dir it loads (npm, on every run);
+the test gives both dirs (the tenant's and the XDG one) the tree and lock of a copy installed
+once into the CLI cache, so that a run does not wait for the registry.
 """
 
 from __future__ import annotations
@@ -70,6 +70,25 @@ def plugin_deps() -> Path:
     return prefix
 
 
+def _link(src: str, dst: str) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:  # another filesystem
+        shutil.copy2(src, dst)
+
+
+def _preinstall(folder: Path, deps: Path) -> None:
+    """Give a config dir OpenCode loads the plugin package it installs there on every run: the
+    same tree and lock (hard links), so its ``npm install`` finds nothing to fetch. A symlinked
+    ``node_modules`` is replaced by a fresh install (about a minute here)."""
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    shutil.copytree(
+        deps / "node_modules", folder / "node_modules", symlinks=True, copy_function=os.link
+    )
+    for name in ("package.json", "package-lock.json"):
+        shutil.copy(deps / name, folder / name)
+
+
 @pytest.fixture
 def model() -> Iterator[MockModelServer]:
     server = MockModelServer().start()
@@ -123,12 +142,10 @@ def opencode(
             {"provider": {"mock": provider}, "model": "mock/mock-model", "share": "disabled"}
         )
     )
-    (config_dir / "package.json").write_text(
-        json.dumps({"dependencies": {"@opencode-ai/plugin": PINNED["opencode-ai"][0]}})
-    )
-    (config_dir / "node_modules").symlink_to(plugin_deps / "node_modules")
-    install_opencode_plugin(TENANT)
     home = tmp_path / "home"
+    for folder in (config_dir, home / ".config" / "opencode"):
+        _preinstall(folder, plugin_deps)
+    install_opencode_plugin(TENANT)
     env = {
         **os.environ,
         "HOME": str(home),
