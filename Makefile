@@ -1,10 +1,12 @@
 # Two commands: `make run` and `make test`. Both build .venv first (idempotent).
+# `make test-fast` is the edit loop: lint, types, and the tests with no slow / tmux / embedder /
+# agents marker.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint typecheck unit bench clean
+.PHONY: run test test-fast lint typecheck unit unit-fast bench clean
 
 $(STAMP): pyproject.toml requirements.lock
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "nika-os needs Python 3.11+")'
@@ -29,7 +31,12 @@ typecheck: $(STAMP)
 unit: $(STAMP)
 	HF_HUB_OFFLINE=1 $(VENV)/bin/pytest -q
 
+unit-fast: $(STAMP)
+	HF_HUB_OFFLINE=1 $(VENV)/bin/pytest -q -m "not slow and not tmux and not embedder and not agents"
+
 test: lint typecheck unit
+
+test-fast: lint typecheck unit-fast
 
 bench: $(STAMP)
 	@echo "see benchmarks/README.md"

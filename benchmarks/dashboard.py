@@ -276,7 +276,7 @@ def tmux_run(sock: str, env: dict[str, str], seconds: float) -> dict[str, Any]:
 def headless_run(env: dict[str, str]) -> dict[str, Any]:
     """In-process: import + build until the first frame with rows, and key-to-frame latency."""
     t0, c0 = time.perf_counter(), time.process_time()
-    from nika_tui.app import make_app
+    from nika_tui.ui.app import make_app
 
     app = make_app(env=env, show_welcome=False)
     out: dict[str, Any] = {}
@@ -374,8 +374,8 @@ def headless_run(env: dict[str, str]) -> dict[str, Any]:
 
 def screenshots(target: Path) -> list[str]:
     """One SVG per screen, from the bundled fixture (fixed clock)."""
-    from nika_tui.app import make_app
-    from nika_tui.services.fixture_source import FixtureSource
+    from nika_tui.dashboard.fixture_source import FixtureSource
+    from nika_tui.ui.app import make_app
 
     shots = {
         "overview": [],

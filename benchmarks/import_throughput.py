@@ -64,7 +64,9 @@ def main(sessions: int, turns: int) -> None:
     os.environ.pop("REDIS_URL", None)
     os.environ.pop("QDRANT_URL", None)
     from nika_tui.domain.tenant import TenantConfig
-    from nika_tui.engine.service import BATCH, MemoryService, build_context
+    from nika_tui.engine.builder import build_context
+    from nika_tui.engine.server.loop import MemoryService
+    from nika_tui.engine.server.pipeline import BATCH
     from nika_tui.hooks import project_from_cwd
     from nika_tui.hooks.common import redact, worth_keeping_prompt, worth_keeping_turn
     from nika_tui.importer.discover import Policy, discover

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from nika_tui.domain.ports import Embedder
     from nika_tui.engine.context import EngineContext
-    from nika_tui.engine.service import MemoryService
+    from nika_tui.engine.server.loop import MemoryService
 
 SERVICES = ["billing", "auth", "search", "gateway", "web", "reports"]
 
@@ -99,7 +99,8 @@ def _measure(
     the first one.
     """
     from nika_tui.domain.tenant import TenantConfig
-    from nika_tui.engine.service import BATCH, MemoryService
+    from nika_tui.engine.server.loop import MemoryService
+    from nika_tui.engine.server.pipeline import BATCH
     from nika_tui.services.config_store import save_tenant
 
     raw = ctx.embedder
@@ -148,7 +149,8 @@ def main(n: int, workload: str, chunk: int) -> None:
     )
     os.environ.pop("REDIS_URL", None)
     os.environ.pop("QDRANT_URL", None)
-    from nika_tui.engine.service import BATCH, build_context
+    from nika_tui.engine.builder import build_context
+    from nika_tui.engine.server.pipeline import BATCH
     from nika_tui.services.redis_server import stop_embedded
 
     ctx = build_context()

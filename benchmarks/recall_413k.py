@@ -370,7 +370,7 @@ def service_ingest(
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script
     from benchmarks.memory_service_ingest import _measure, _texts
     from nika_tui.engine.context import EngineContext
-    from nika_tui.engine.service import BATCH
+    from nika_tui.engine.server.pipeline import BATCH
     from nika_tui.services.embeddings import SentenceTransformerEmbedder
     from nika_tui.services.redis_server import connect, stop_embedded
 

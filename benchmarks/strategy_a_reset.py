@@ -213,9 +213,9 @@ def main(n: int) -> dict[str, Any]:
     os.environ.pop("QDRANT_URL", None)
     from nika_tui.domain.memory import Layer
     from nika_tui.domain.tenant import TenantConfig
+    from nika_tui.engine.builder import build_context
     from nika_tui.engine.compress import current_memories
     from nika_tui.engine.reset import reset
-    from nika_tui.engine.service import build_context
     from nika_tui.services.config_store import save_tenant
     from nika_tui.services.redis_server import stop_embedded
 

@@ -7,6 +7,9 @@ dashboard shows them in a notification or an error modal.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 
 class NikaError(Exception):
     """Base class: a user-facing ``message`` and an actionable ``hint``."""
@@ -32,6 +35,53 @@ class ValidationFailed(NikaError):
     """User input failed validation (one or more fields)."""
 
     exit_code = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One missing or invalid answer."""
+
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.message}"
+
+
+class AnswersInvalid(ValidationFailed):
+    """One or more answers are missing or invalid; ``problems`` lists them all."""
+
+    def __init__(self, problems: Sequence[Problem], source: str = "answers") -> None:
+        self.problems = list(problems)
+        lines = "\n".join(f"  - {p}" for p in self.problems)
+        n = len(self.problems)
+        super().__init__(
+            f"{source}: {n} missing or invalid answer{'s' if n != 1 else ''}:\n{lines}",
+            "fix every field listed above and run the same command again (nothing was written)",
+        )
+
+
+MAX_REPORTED_ERRORS = 5
+"""Invalid lines of an evaluation file named in its error (the count names the rest)."""
+
+
+class EvalFileError(ValidationFailed):
+    """A judge evaluation file has invalid lines; ``errors`` lists ``(line, problem)``."""
+
+    def __init__(self, source: str, errors: Sequence[tuple[int, str]]) -> None:
+        first = "; ".join(f"line {n}: {msg}" for n, msg in errors[:MAX_REPORTED_ERRORS])
+        more = len(errors) - MAX_REPORTED_ERRORS
+        suffix = f" (and {more} more)" if more > 0 else ""
+        super().__init__(
+            f"{source}: {len(errors)} invalid line(s): {first}{suffix}",
+            'each line must be {"id", "old": {"text", "timestamp"}, "new": {...}, '
+            '"label": "REPLACE|KEEP|UNCERTAIN"}',
+        )
+        self.errors = list(errors)
+
+
+class SnapshotInvalid(ValidationFailed):
+    """A snapshot directory is incomplete, of another format, or fails its checksums."""
 
 
 class TenantNotFound(NikaError):
@@ -69,8 +119,28 @@ class ServiceNotRunning(StoreUnavailable):
         super().__init__(message, hint or "start it with `nika up`")
 
 
+class PointNotFound(NikaError):
+    """A point id names no point of this tenant and layer."""
+
+    exit_code = 2
+
+
+class EmbedderUnavailable(NikaError):
+    """The embedding model cannot be loaded or the embeddings endpoint failed."""
+
+
+class TranscriptError(NikaError):
+    """A transcript cannot be read or is in no format we know."""
+
+    exit_code = 2
+
+
 class KernelError(NikaError):
     """A tmux kernel cannot be spawned, reached or stopped."""
+
+
+class KernelNotReady(NikaError):
+    """The kernel is not running and may not be spawned, or died during the turn."""
 
 
 class JudgeError(NikaError):
@@ -89,6 +159,10 @@ class BridgeRefused(BridgeError):
         self.status = status
 
 
+class HeadlessFailed(NikaError):
+    """The headless run did not produce an answer (the message is kept and retried)."""
+
+
 class ProviderError(NikaError):
     """A cloud provider refused or failed a request (bad key, quota, region, rate limit)."""
 
@@ -103,6 +177,20 @@ class ScaleError(NikaError):
 
 class QuotaError(NikaError):
     """A tenant quota cannot be read, set or enforced."""
+
+
+class ResetUnavailable(NikaError):
+    """The store cannot switch generations (a Qdrant server)."""
+
+
+class PublishFailed(NikaError):
+    """git refused a commit or a push; the operational store was not touched."""
+
+
+class ConfirmationRequired(NikaError):
+    """Purge apply was asked without a confirmation while auto-purge is not autonomous."""
+
+    exit_code = 3
 
 
 class BillingError(NikaError):

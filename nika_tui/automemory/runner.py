@@ -17,7 +17,6 @@ from typing import Any
 from nika_tui.automemory.claude_sync import sync_claude
 from nika_tui.automemory.codex_sync import sync_codex, sync_gemini
 from nika_tui.engine.context import EngineContext
-from nika_tui.engine.ops import op
 from nika_tui.errors import NikaError
 from nika_tui.services.kernel_launch import workdir_for
 
@@ -59,8 +58,7 @@ def sync_tenant(
     return {"tenant_id": tenant_id, "targets": targets}
 
 
-@op("automemory.sync")
-def _sync_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+def automemory_sync_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     tenant_id = str(body.get("tenant_id") or "")
     project = body.get("project_id")
     workdir = body.get("workdir")

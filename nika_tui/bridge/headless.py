@@ -21,13 +21,9 @@ import redis
 from nika_tui.bridge import keys
 from nika_tui.domain.bridge import InboundMessage
 from nika_tui.domain.tenant import AgentCli
-from nika_tui.errors import NikaError
+from nika_tui.errors import HeadlessFailed
 from nika_tui.services import kernel_launch
 from nika_tui.services.config_store import load_tenant
-
-
-class HeadlessFailed(NikaError):
-    """The headless run did not produce an answer (the message is kept and retried)."""
 
 
 def sessions_key(tenant_id: str) -> str:

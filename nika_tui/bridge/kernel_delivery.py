@@ -29,7 +29,7 @@ from nika_tui.bridge.delivery import enqueue_reply, ensure_group
 from nika_tui.bridge.records import record_error, record_message
 from nika_tui.domain.bridge import InboundMessage, bridge_meta, kernel_line, retry_delay
 from nika_tui.domain.kernel_state import KernelState
-from nika_tui.errors import NikaError
+from nika_tui.errors import KernelNotReady, NikaError
 from nika_tui.services.config_store import load_tenant
 from nika_tui.services.kernels import KernelManager, session_name
 
@@ -39,10 +39,6 @@ NO_ANSWER = (
     "Your message reached the agent, but it gave no answer within {seconds:g} s. "
     "It may still be working; ask again later."
 )
-
-
-class KernelNotReady(NikaError):
-    """The kernel is not running and may not be spawned, or died during the turn."""
 
 
 class TenantWorker:

@@ -17,7 +17,7 @@ from nika_tui.bridge import keys
 from nika_tui.domain.bridge import BridgeConfig, Gateway
 
 if TYPE_CHECKING:
-    from nika_tui.ui_model import BridgeView
+    from nika_tui.dashboard.model import BridgeView
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ def read_status(
 def tenant_view(client: redis.Redis, env: Mapping[str, str], tenant_id: str) -> BridgeView | None:
     """The tenant detail screen's bridge section (None when the tenant has no bridge at all)."""
     from nika_tui.bridge.settings import load_config
-    from nika_tui.ui_model import BridgeView
+    from nika_tui.dashboard.model import BridgeView
 
     config = load_config(env)
     tenant = tenant_bridge(client, config, tenant_id, limit=6)

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from nika_tui.cli.common import add_json_flag, print_json
+from nika_tui.domain.protocol import Op
 
 SYNC_TIMEOUT_S = 120.0
 """Imports are ingested (embedded and judged) before the reply: allow for a cold start."""
@@ -38,7 +39,7 @@ def sync_cmd(args: argparse.Namespace) -> int:
     body: dict[str, Any] = {"tenant_id": args.tenant, "project_id": args.project}
     if args.workdir:
         body["workdir"] = str(Path(args.workdir).expanduser().resolve())
-    result = MemoryClient.from_env().call("automemory.sync", body, timeout=SYNC_TIMEOUT_S)
+    result = MemoryClient.from_env().call(Op.AUTOMEMORY_SYNC, body, timeout=SYNC_TIMEOUT_S)
     if args.json:
         print_json(result)
         return 0

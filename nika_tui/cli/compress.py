@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from nika_tui.cli.common import add_json_flag, print_json
 from nika_tui.cli.debt import run_op
+from nika_tui.domain.protocol import Op
 from nika_tui.errors import ServiceNotRunning, ValidationFailed
 
 if TYPE_CHECKING:
@@ -74,8 +75,8 @@ def _with_embedder(op: str, body: dict[str, Any]) -> Any:
             return client.call(op, body, timeout=RESET_TIMEOUT_S)
     except ServiceNotRunning:
         pass
+    from nika_tui.engine.builder import build_context
     from nika_tui.engine.reset import reset
-    from nika_tui.engine.service import build_context
 
     ctx = build_context(env)
     try:
@@ -135,7 +136,7 @@ def _compress(args: argparse.Namespace) -> int:
 
         return compress(ctx, args.tenant, Path(repo) if repo else None).to_dict()
 
-    result = run_op("compress", body, local)
+    result = run_op(Op.COMPRESS, body, local)
     if args.json:
         print_json(result)
         return 0
@@ -167,7 +168,7 @@ def _export(args: argparse.Namespace) -> int:
 
         return export_snapshot(ctx, args.tenant, Path(body["path"]))
 
-    result = run_op("snapshot.export", body, local)
+    result = run_op(Op.SNAPSHOT_EXPORT, body, local)
     if args.json:
         print_json(result)
         return 0
@@ -183,7 +184,7 @@ def _import(args: argparse.Namespace) -> int:
 
         return import_snapshot(ctx, args.tenant, Path(body["path"]), force=args.force)
 
-    result = run_op("snapshot.import", body, local)
+    result = run_op(Op.SNAPSHOT_IMPORT, body, local)
     if args.json:
         print_json(result)
         return 0

@@ -54,12 +54,12 @@ def _start_service_in_background() -> None:
     the status bar turns green by itself once the heartbeat appears.
     ``NIKA_NO_AUTOSTART=1`` turns this off.
     """
-    import os
     import subprocess
 
     from nika_tui.services.memory_client import MemoryClient
+    from nika_tui.settings import Settings
 
-    if os.environ.get("NIKA_NO_AUTOSTART") == "1":
+    if Settings.from_env().no_autostart:
         return
     if MemoryClient.from_env(start_redis=False).service_alive():
         return
@@ -76,10 +76,10 @@ def run_dashboard(args: argparse.Namespace) -> int:
     """Run the dashboard in this terminal until the person quits."""
     from pathlib import Path
 
-    from nika_tui.app import make_app
+    from nika_tui.ui.app import make_app
 
     if args.offline_ui:
-        from nika_tui.services.fixture_source import DEMO_SNAPSHOT, FixtureSource
+        from nika_tui.dashboard.fixture_source import DEMO_SNAPSHOT, FixtureSource
 
         fixture = FixtureSource.from_file(Path(args.fixture) if args.fixture else DEMO_SNAPSHOT)
         app = make_app(source=fixture, clock=lambda: fixture.now, show_welcome=args.welcome)
@@ -105,10 +105,10 @@ def run_dashboard(args: argparse.Namespace) -> int:
 def run_web(args: argparse.Namespace) -> int:
     """Serve the dashboard over HTTP (each browser tab runs one dashboard).
 
-    A per-launch token, an Origin check and loopback by default (:mod:`nika_tui.web_server`).
+    A per-launch token, an Origin check and loopback by default (:mod:`nika_tui.ui.web_server`).
     """
     from nika_tui.errors import NikaError
-    from nika_tui.web_server import TokenServer
+    from nika_tui.ui.web_server import TokenServer
 
     command = [sys.executable, "-m", "nika_tui", "dashboard"]
     if args.offline_ui:

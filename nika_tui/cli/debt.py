@@ -13,53 +13,15 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from nika_tui.cli.common import add_json_flag, print_json
-from nika_tui.errors import NikaError, ServiceNotRunning, ValidationFailed
+from nika_tui.domain.protocol import Op
+from nika_tui.engine.builder import build_local_context
+from nika_tui.errors import ServiceNotRunning, ValidationFailed
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from nika_tui.engine.context import EngineContext
 
 RPC_TIMEOUT_S = 1800.0
 """A full audit at 413k points takes ~30 s; a first REM pass on a big tenant can take minutes."""
-LOCAL_DIMENSION = 384
-"""Vector size of the default local model (all-MiniLM-L6-v2)."""
-
-
-class StoredVectorsOnly:
-    """The embedder of a maintenance pass run outside the service: it must never embed."""
-
-    def __init__(self, dimension: int) -> None:
-        self._dimension = dimension
-
-    @property
-    def dimension(self) -> int:
-        """Vector size of the stores."""
-        return self._dimension
-
-    @property
-    def name(self) -> str:
-        """``stored-vectors-only``."""
-        return "stored-vectors-only"
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """Refuse: audit, purge and REM compare stored vectors."""
-        raise NikaError("this maintenance command cannot embed text", "start `nika up`")
-
-
-def _local_context(env: Mapping[str, str]) -> EngineContext:
-    from nika_tui.engine.context import EngineContext
-    from nika_tui.services.redis_server import connect
-    from nika_tui.services.vectors import open_vector_store
-
-    raw = env.get("NIKA_EMBEDDINGS_DIMENSION", "").strip()
-    dimension = int(raw) if raw.isdigit() and int(raw) > 0 else LOCAL_DIMENSION
-    return EngineContext(
-        env=dict(env),
-        redis=connect(env, start=True),
-        vectors=open_vector_store(env, dimension),
-        embedder=StoredVectorsOnly(dimension),
-    )
 
 
 def run_op(op: str, body: dict[str, Any], local: Callable[[EngineContext], dict[str, Any]]) -> Any:
@@ -82,7 +44,7 @@ def run_op(op: str, body: dict[str, Any], local: Callable[[EngineContext], dict[
             return client.call(op, body, timeout=RPC_TIMEOUT_S)
     except ServiceNotRunning:
         pass  # no Redis yet: run locally (it starts the embedded one)
-    ctx = _local_context(env)
+    ctx = build_local_context(env)
     try:
         return local(ctx)
     finally:
@@ -151,11 +113,11 @@ def _audit(args: argparse.Namespace) -> int:
         body["seed"] = args.seed
 
     def local(ctx: EngineContext) -> dict[str, Any]:
-        from nika_tui.engine.audit import _audit_op
+        from nika_tui.engine.audit import audit_op
 
-        return _audit_op(ctx, body)
+        return audit_op(ctx, body)
 
-    result = run_op("audit", body, local)
+    result = run_op(Op.AUDIT, body, local)
     if args.json:
         print_json(result)
         return 0
@@ -181,7 +143,7 @@ def _purge_plan(args: argparse.Namespace) -> int:
 
         return plan(ctx, args.tenant, args.retention_days).to_dict()
 
-    result = run_op("purge.plan", body, local)
+    result = run_op(Op.PURGE_PLAN, body, local)
     if args.json:
         print_json(result)
         return 0
@@ -212,7 +174,7 @@ def _purge_apply(args: argparse.Namespace) -> int:
             ctx, args.tenant, confirmed=args.yes, retention=args.retention_days, ids=args.id
         ).to_dict()
 
-    result = run_op("purge.apply", body, local)
+    result = run_op(Op.PURGE_APPLY, body, local)
     if args.json:
         print_json(result)
         return 0
@@ -234,7 +196,7 @@ def _purge_restore(args: argparse.Namespace) -> int:
         restored = restore(ctx, args.tenant, args.id)
         return {"restored": restored, "count": len(restored)}
 
-    result = run_op("purge.restore", body, local)
+    result = run_op(Op.PURGE_RESTORE, body, local)
     if args.json:
         print_json(result)
         return 0
@@ -248,11 +210,11 @@ def _rem_run(args: argparse.Namespace) -> int:
         body["tenant_id"] = args.tenant
 
     def local(ctx: EngineContext) -> dict[str, Any]:
-        from nika_tui.engine.rem import _rem_op
+        from nika_tui.engine.rem import rem_run_op
 
-        return _rem_op(ctx, body)
+        return rem_run_op(ctx, body)
 
-    result = run_op("rem.run", body, local)
+    result = run_op(Op.REM_RUN, body, local)
     if args.json:
         print_json(result)
         return 0

@@ -7,7 +7,7 @@ from typing import Any
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from nika_tui.mcp_server import run_stdio
+    from nika_tui.mcp.server import run_stdio
 
     run_stdio()
     return 0

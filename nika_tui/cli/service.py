@@ -30,6 +30,7 @@ from typing import Any
 from nika_tui.cli.common import add_json_flag, print_json
 from nika_tui.errors import NikaError, ServiceNotRunning
 from nika_tui.paths import FILE_MODE, data_dir, ensure_private_dir, tmux_socket_name
+from nika_tui.settings import Settings
 
 SESSION = "nika-core"
 UP_TIMEOUT_S = 120.0
@@ -104,7 +105,8 @@ def serve_cmd(args: argparse.Namespace) -> int:
     if args.env_file:
         _load_env_file(args.env_file)
     _setup_logging()
-    from nika_tui.engine.service import MemoryService, build_context
+    from nika_tui.engine.builder import build_context
+    from nika_tui.engine.server.loop import MemoryService
     from nika_tui.engine.worker import Worker
     from nika_tui.engine.worker_keys import PRIMARY_ID, default_worker_id
     from nika_tui.scale.workers import join_url, lease_ttl
@@ -120,7 +122,7 @@ def serve_cmd(args: argparse.Namespace) -> int:
     # Heartbeats, pane fallback and the 61% policy need a periodic look at every kernel;
     # the service is the one long-lived process, so it carries that loop on its own thread.
     # A joined worker runs on a host without the installation's kernels: it does not.
-    watch_s = float(os.environ.get("NIKA_KERNEL_WATCH_S", "2"))
+    watch_s = Settings.from_env().kernel_watch_s
     watcher = None
     if watch_s > 0 and not args.join:
         from nika_tui.engine.kernel_watch import KernelWatcher

@@ -16,12 +16,19 @@ from typing import Any
 import yaml
 
 from nika_tui.cli.common import add_json_flag, print_json
-from nika_tui.domain.answers import AnswersInvalid, Problem, SetupPlan, build_setup
+from nika_tui.domain.answers import SetupPlan, build_setup
 from nika_tui.domain.provider_formats import PROVIDER_FIELDS, PROVIDER_LABELS
 from nika_tui.domain.strategies import available_strategies, recommendation
 from nika_tui.domain.tenant import Provider, SecretSource
 from nika_tui.domain.tenant_id import check_tenant_id
-from nika_tui.errors import ConfigError, NikaError, SecretStoreError, ValidationFailed
+from nika_tui.errors import (
+    AnswersInvalid,
+    ConfigError,
+    NikaError,
+    Problem,
+    SecretStoreError,
+    ValidationFailed,
+)
 from nika_tui.paths import tenant_config_path
 from nika_tui.services.config_store import parse_config, render_config
 from nika_tui.services.secrets import SecretStore, read_credentials_file

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from nika_tui.cli.common import add_json_flag, print_json
+from nika_tui.domain.protocol import Op
 
 TUNE_TIMEOUT_S = 600.0
 """A tuning embeds the labelled queries once, then runs in memory: minutes at most."""
@@ -67,7 +68,7 @@ def tune_cmd(args: argparse.Namespace) -> int:
 
     load_tenant(args.tenant)
     body = {"tenant_id": args.tenant, "trials": args.trials, "seed": args.seed}
-    result = MemoryClient.from_env().call("tune.recall", body, timeout=TUNE_TIMEOUT_S)
+    result = MemoryClient.from_env().call(Op.TUNE_RECALL, body, timeout=TUNE_TIMEOUT_S)
     if args.json:
         print_json(result)
         return 0

@@ -10,7 +10,7 @@ No I/O happens here; the caller reads env vars / prompts and writes files.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -35,7 +35,7 @@ from nika_tui.domain.tenant import (
     TokenLimitAction,
 )
 from nika_tui.domain.tenant_id import is_valid_tenant_id
-from nika_tui.errors import ValidationFailed
+from nika_tui.errors import AnswersInvalid, Problem
 
 E = TypeVar("E", Language, Plan, AgentCli, Privacy, Provider, AutoMode)
 
@@ -66,30 +66,6 @@ QUOTA_MAX_CPU_PERCENT = 6400
 
 _GIT_URL = re.compile(r"^(https?|ssh|git|file)://\S+$|^[\w.-]+@[\w.-]+:\S+$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """One missing or invalid answer."""
-
-    field: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.field}: {self.message}"
-
-
-class AnswersInvalid(ValidationFailed):
-    """One or more answers are missing or invalid; ``problems`` lists them all."""
-
-    def __init__(self, problems: Sequence[Problem], source: str = "answers") -> None:
-        self.problems = list(problems)
-        lines = "\n".join(f"  - {p}" for p in self.problems)
-        n = len(self.problems)
-        super().__init__(
-            f"{source}: {n} missing or invalid answer{'s' if n != 1 else ''}:\n{lines}",
-            "fix every field listed above and run the same command again (nothing was written)",
-        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,25 +23,9 @@ from typing import Any
 
 from nika_tui.domain.ports import Judge
 from nika_tui.domain.verdicts import Fact, Judgement, Verdict
-from nika_tui.errors import ValidationFailed
+from nika_tui.errors import EvalFileError
 
-MAX_REPORTED_ERRORS = 5
 LABELS: tuple[Verdict, ...] = (Verdict.REPLACE, Verdict.KEEP, Verdict.UNCERTAIN)
-
-
-class EvalFileError(ValidationFailed):
-    """A judge evaluation file has invalid lines; ``errors`` lists ``(line, problem)``."""
-
-    def __init__(self, source: str, errors: Sequence[tuple[int, str]]) -> None:
-        first = "; ".join(f"line {n}: {msg}" for n, msg in errors[:MAX_REPORTED_ERRORS])
-        more = len(errors) - MAX_REPORTED_ERRORS
-        suffix = f" (and {more} more)" if more > 0 else ""
-        super().__init__(
-            f"{source}: {len(errors)} invalid line(s): {first}{suffix}",
-            'each line must be {"id", "old": {"text", "timestamp"}, "new": {...}, '
-            '"label": "REPLACE|KEEP|UNCERTAIN"}',
-        )
-        self.errors = list(errors)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,9 +15,9 @@ from typing import Any
 
 from nika_tui.domain.memory import Layer, MemoryRecord, Status
 from nika_tui.domain.ports import PointFilter
+from nika_tui.domain.protocol import body_str
 from nika_tui.domain.verdicts import Judgement, Verdict
 from nika_tui.engine.context import EngineContext
-from nika_tui.engine.ops import _str, op
 from nika_tui.engine.retire import load_record, retire
 from nika_tui.engine.review import Decision, enqueue_many, new_item, resolve
 from nika_tui.errors import ValidationFailed
@@ -44,22 +44,20 @@ def project_counts(ctx: EngineContext, tenant_id: str) -> dict[str, dict[str, di
     return out
 
 
-@op("projects")
-def _projects(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
-    return {"projects": project_counts(ctx, _str(body, "tenant_id"))}
+def projects_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+    return {"projects": project_counts(ctx, body_str(body, "tenant_id"))}
 
 
 RECENT_MAX = 50
 
 
-@op("recent")
-def _recent(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+def recent_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     """The newest current semantic memories (by valid time) of a tenant or one project.
 
     One scroll of the current semantic memories (no ordered index on valid time): linear in
     the tenant's current facts, fine for a once-per-session digest.
     """
-    tenant_id = _str(body, "tenant_id")
+    tenant_id = body_str(body, "tenant_id")
     ctx.tenant(tenant_id)
     limit = max(1, min(int(body.get("limit", 10)), RECENT_MAX))
     equals = {"status": Status.CURRENT.value}
@@ -78,14 +76,13 @@ def _recent(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     return {"records": [MemoryRecord.from_payload(dict(p)).model_dump(mode="json") for p in newest]}
 
 
-@op("agent.retire")
-def _agent_retire(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+def agent_retire_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     """Retire one memory for an agent, or queue the retirement for a person's review."""
-    tenant_id = _str(body, "tenant_id")
+    tenant_id = body_str(body, "tenant_id")
     config = ctx.tenant(tenant_id)
-    reason = _str(body, "reason")[:500]
+    reason = body_str(body, "reason")[:500]
     agent = str(body.get("agent") or "agent")
-    old = load_record(ctx, tenant_id, _str(body, "memory_id"))
+    old = load_record(ctx, tenant_id, body_str(body, "memory_id"))
     if old is None:
         raise ValidationFailed(
             f"no memory {body['memory_id']} in this tenant",
@@ -117,17 +114,16 @@ def _agent_retire(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     return {"status": "review", "review_id": queued.id, "id": old.id}
 
 
-@op("agent.review.resolve")
-def _agent_review_resolve(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+def agent_review_resolve_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     """Resolve a review item for an agent, when the tenant allows agents to."""
-    tenant_id = _str(body, "tenant_id")
+    tenant_id = body_str(body, "tenant_id")
     if not ctx.tenant(tenant_id).agents.resolve_reviews:
         raise ValidationFailed(
             f"tenant {tenant_id!r} does not let agents resolve reviews",
             "ask a person to run `nika review resolve`, or set agents.resolve_reviews: true "
             "in the tenant's config",
         )
-    raw = _str(body, "decision")
+    raw = body_str(body, "decision")
     try:
         decision = Decision(raw)
     except ValueError:
@@ -136,5 +132,5 @@ def _agent_review_resolve(ctx: EngineContext, body: dict[str, Any]) -> dict[str,
         ) from None
     agent = str(body.get("agent") or "agent")
     note = f"by {agent}: {body.get('note', '')}".strip()
-    item = resolve(ctx, tenant_id, _str(body, "id"), decision, note)
+    item = resolve(ctx, tenant_id, body_str(body, "id"), decision, note)
     return {"item": item.model_dump(mode="json")}

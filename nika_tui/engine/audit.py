@@ -37,7 +37,6 @@ from nika_tui.domain.strategies import available_strategies, recommendation
 from nika_tui.domain.verdicts import Fact, Verdict
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.judge_pairs import JudgedPair, recent_judged_pairs, second_judge
-from nika_tui.engine.ops import op
 from nika_tui.errors import JudgeError, NikaError, ValidationFailed
 from nika_tui.services import redis_keys
 from nika_tui.services.config_store import list_tenant_ids
@@ -699,8 +698,7 @@ def _tenants(ctx: EngineContext, body: Mapping[str, Any]) -> list[str]:
     return list_tenant_ids(ctx.env)
 
 
-@op("audit")
-def _audit_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+def audit_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     sample = body.get("sample_size", DUPLICATE_SAMPLE)
     if not isinstance(sample, int) or sample < 1:
         raise ValidationFailed("sample_size must be a positive integer", "e.g. 1000")
@@ -719,8 +717,7 @@ def _audit_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     return {"tenants": out}
 
 
-@op("audit.history")
-def _history_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+def audit_history_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     count = body.get("count", 100)
     return {
         "tenants": {

@@ -29,7 +29,6 @@ from nika_tui.domain.sensitivity import RepoVisibility, why_private
 from nika_tui.domain.synthesis import DigestMemory, NodeDigest, synthesise
 from nika_tui.domain.tenant import DigestMode
 from nika_tui.engine.context import EngineContext
-from nika_tui.engine.ops import op
 from nika_tui.engine.publish import (
     commit,
     has_remote,
@@ -289,8 +288,7 @@ def private_has_files(tenant_id: str, ctx: EngineContext) -> bool:
     return (tenant_data_dir(tenant_id, ctx.env) / "knowledge-private" / ".git").exists()
 
 
-@op("compress")
-def _compress_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+def compress_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     tenant_id, repo = body.get("tenant_id"), body.get("repo")
     if not isinstance(tenant_id, str) or (repo is not None and not isinstance(repo, str)):
         raise ValidationFailed("compress needs 'tenant_id' (and 'repo')", "pass --tenant")

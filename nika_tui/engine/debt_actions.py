@@ -35,7 +35,6 @@ from nika_tui.domain.sampling import percentile_estimate
 from nika_tui.domain.verdicts import Fact, Verdict
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.judge_pairs import recent_judged_pairs
-from nika_tui.engine.ops import op
 from nika_tui.engine.recall import RECENCY_TAU_DAYS, RECENCY_WEIGHT, write_tuning
 from nika_tui.errors import JudgeError, NikaError, ValidationFailed
 from nika_tui.paths import tmux_socket_name
@@ -277,8 +276,7 @@ def apply_confirmation(ctx: EngineContext, tenant_id: str, confirmation_id: str)
     return apply_action(ctx, tenant_id, kind.removeprefix("debt."))
 
 
-@op("debt.apply")
-def _apply_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+def debt_apply_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     tenant_id = str(body.get("tenant_id") or "")
     if not tenant_id:
         raise ValidationFailed("debt.apply needs a tenant_id", "pass tenant_id")

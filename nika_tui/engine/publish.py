@@ -24,7 +24,7 @@ from pathlib import Path
 
 from nika_tui.domain.answers import knowledge_repo_is_url
 from nika_tui.domain.tenant import TenantConfig
-from nika_tui.errors import NikaError, ValidationFailed
+from nika_tui.errors import PublishFailed, ValidationFailed
 from nika_tui.paths import ensure_private_dir, tenant_data_dir
 
 GIT_TIMEOUT_S = 300.0
@@ -34,10 +34,6 @@ _USERINFO = re.compile(r"(?<=://)[^@/\s]+@")
 def scrub(text: str) -> str:
     """``https://user:token@host`` → ``https://host``: no credential in a message or a log."""
     return _USERINFO.sub("", text)
-
-
-class PublishFailed(NikaError):
-    """git refused a commit or a push; the operational store was not touched."""
 
 
 def _env(base: Mapping[str, str]) -> dict[str, str]:

@@ -40,23 +40,16 @@ from nika_tui.domain.memory import Layer, Status
 from nika_tui.domain.ports import PointFilter, VectorPoint
 from nika_tui.domain.tenant import AutoMode
 from nika_tui.engine.context import EngineContext
-from nika_tui.engine.ops import op
 from nika_tui.engine.recall import active_sessions
-from nika_tui.errors import NikaError, ValidationFailed
+from nika_tui.errors import ConfirmationRequired, ValidationFailed
 from nika_tui.paths import FILE_MODE, ensure_private_dir, tenant_data_dir
 from nika_tui.services.kernel_store import pending_confirmation, queue_confirmation
+from nika_tui.settings import Settings
 
-DEFAULT_RETENTION_DAYS = 30.0
 MERGED_PREFIXES = ("rem: merged duplicate", "rem: promoted to semantic")
 PURGE_CONFIRMATION = "purge.apply"
 MAX_CHAIN = 20
 """Longest ``superseded_by`` chain followed to find a current replacement."""
-
-
-class ConfirmationRequired(NikaError):
-    """Purge apply was asked without a confirmation while auto-purge is not autonomous."""
-
-    exit_code = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,11 +114,7 @@ class PurgeResult:
 
 def retention_days(env: Mapping[str, str]) -> float:
     """``NIKA_PURGE_RETENTION_DAYS`` (default 30)."""
-    raw = env.get("NIKA_PURGE_RETENTION_DAYS", "")
-    try:
-        return float(raw) if raw else DEFAULT_RETENTION_DAYS
-    except ValueError:
-        return DEFAULT_RETENTION_DAYS
+    return Settings.from_env(env).purge_retention_days
 
 
 def archive_dir(tenant_id: str, env: Mapping[str, str] | None = None) -> Path:
@@ -429,13 +418,11 @@ def _retention(body: Mapping[str, Any]) -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
-@op("purge.plan")
-def _plan_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+def purge_plan_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     return plan(ctx, _tenant(body), _retention(body)).to_dict()
 
 
-@op("purge.apply")
-def _apply_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+def purge_apply_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     ids = body.get("ids")
     return apply(
         ctx,
@@ -446,8 +433,7 @@ def _apply_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     ).to_dict()
 
 
-@op("purge.restore")
-def _restore_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+def purge_restore_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     ids = body.get("ids")
     restored = restore(ctx, _tenant(body), [str(i) for i in ids] if isinstance(ids, list) else None)
     return {"restored": restored, "count": len(restored)}

@@ -46,7 +46,6 @@ from nika_tui.domain.judge_rules import Conflict, compare
 from nika_tui.domain.memory import Layer, MemoryRecord, Status, content_hash, memory_id
 from nika_tui.domain.ports import PointFilter, VectorPoint
 from nika_tui.domain.verdicts import Fact, Judgement, Verdict
-from nika_tui.engine import ops as ops_registry
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.retire import retire
 from nika_tui.engine.review import enqueue, review_id
@@ -621,8 +620,7 @@ def _rem_tenants(ctx: EngineContext, body: Mapping[str, Any]) -> list[str]:
     return [str(wanted)] if wanted else list_tenant_ids(ctx.env)
 
 
-@ops_registry.op("rem.run")
-def _rem_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+def rem_run_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     steps = body.get("steps") or list(STEPS)
     if not isinstance(steps, list) or any(s not in STEPS for s in steps):
         raise ValidationFailed("unknown REM step", "use any of: " + ", ".join(STEPS))

@@ -39,9 +39,8 @@ from nika_tui.domain.memory import (
 from nika_tui.domain.ports import VectorPoint
 from nika_tui.engine.compress import compress
 from nika_tui.engine.context import EngineContext
-from nika_tui.engine.ops import op
 from nika_tui.engine.snapshot.export import export_snapshot
-from nika_tui.errors import NikaError, ValidationFailed
+from nika_tui.errors import ResetUnavailable, ValidationFailed
 from nika_tui.paths import ensure_private_dir, tenant_data_dir
 from nika_tui.services.files import atomic_write_text
 
@@ -51,10 +50,6 @@ DIGEST_MIN_MEMORIES = 3
 """A node's digest becomes a memory of the fresh store only at these levels and from this many
 memories: below, the digest says little more than the memories it condenses."""
 STAGES = ("started", "snapshot", "compress", "build", "switch", "done")
-
-
-class ResetUnavailable(NikaError):
-    """The store cannot switch generations (a Qdrant server)."""
 
 
 def journal_path(tenant_id: str, env: Mapping[str, str]) -> Path:
@@ -280,8 +275,7 @@ def read_pointer(store: Any, tenant_id: str) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-@op("compress.reset")
-def _reset_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+def compress_reset_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     tenant_id, repo = body.get("tenant_id"), body.get("repo")
     if not isinstance(tenant_id, str) or (repo is not None and not isinstance(repo, str)):
         raise ValidationFailed("compress.reset needs 'tenant_id' (and 'repo')", "pass --tenant")

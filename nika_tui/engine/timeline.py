@@ -20,7 +20,6 @@ from nika_tui.domain.requests import MAX_RECALL_LIMIT, RecallQuery
 from nika_tui.domain.timeline import versions
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.history import history
-from nika_tui.engine.ops import op
 from nika_tui.engine.recall import PALACE_MIN_COSINE, palace_line
 from nika_tui.errors import ValidationFailed
 
@@ -69,8 +68,7 @@ def timeline(ctx: EngineContext, q: RecallQuery) -> dict[str, Any]:
     }
 
 
-@op("timeline")
-def _timeline_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+def timeline_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     body = {"limit": DEFAULT_CHAINS, **body}
     body["limit"] = max(1, min(int(body["limit"]), MAX_RECALL_LIMIT))
     try:

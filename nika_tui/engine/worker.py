@@ -110,7 +110,7 @@ class Worker:
         pid = int(info.get("pid", 0)) if isinstance(info, dict) else 0
         if not pid or pid == os.getpid():
             return
-        from nika_tui.engine.service import pid_alive
+        from nika_tui.engine.server.liveness import pid_alive
 
         if info.get("host") != self.host or pid_alive(pid):
             raise NikaError(

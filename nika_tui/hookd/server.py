@@ -180,11 +180,9 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         sys.stderr.write("usage: python -m nika_tui.hookd.server SOCKET\n")
         return 2
-    try:
-        idle = float(os.environ.get("NIKA_HOOKD_IDLE_S") or DEFAULT_IDLE_S)
-    except ValueError:
-        idle = DEFAULT_IDLE_S
-    return serve(Path(argv[0]), idle)
+    from nika_tui.settings import Settings
+
+    return serve(Path(argv[0]), Settings.from_env().hookd_idle_s)
 
 
 if __name__ == "__main__":

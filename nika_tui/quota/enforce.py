@@ -17,14 +17,14 @@ from typing import Any
 from nika_tui.domain.tenant import TenantConfig
 from nika_tui.errors import QuotaError
 from nika_tui.quota.cgroups import FALLBACK, CgroupMode, TenantCgroup, descendants, detect
+from nika_tui.settings import Settings
 
 log = logging.getLogger("nika.quota")
 
 
 def cgroups_enabled(env: Mapping[str, str] | None = None) -> bool:
     """False when ``NIKA_QUOTA_CGROUPS=0``."""
-    source = os.environ if env is None else env
-    return source.get("NIKA_QUOTA_CGROUPS", "1").strip() != "0"
+    return Settings.from_env(env).quota_cgroups
 
 
 def limit_kernel(

@@ -23,6 +23,7 @@ from nika_tui.scale.providers.base import CloudProvider, Instance, WorkerSpec
 from nika_tui.scale.providers.factory import build_provider, provider_secrets
 from nika_tui.scale.state import ScaleState
 from nika_tui.services.secrets import SecretStore
+from nika_tui.settings import Settings
 
 #: Builds the adapter for a tenant's provider (secrets from the secret store).
 AdapterFactory = Callable[[TenantConfig, Provider], CloudProvider]
@@ -43,7 +44,8 @@ def _join_url(env: Mapping[str, str] | None) -> str:
     import os
 
     source = os.environ if env is None else env
-    return source.get("NIKA_JOIN_URL") or source.get("REDIS_URL") or "redis://REPLACE-ME:6379/0"
+    joined = Settings.from_env(source).join_url
+    return joined or source.get("REDIS_URL") or "redis://REPLACE-ME:6379/0"
 
 
 def apply_plan(

@@ -18,6 +18,7 @@ import redis
 from nika_tui.engine import leases as lease_ops
 from nika_tui.engine import worker_keys as w
 from nika_tui.errors import NikaError
+from nika_tui.settings import Settings
 
 
 def join_url(url: str, env: Mapping[str, str]) -> str:
@@ -32,7 +33,7 @@ def join_url(url: str, env: Mapping[str, str]) -> str:
         raise NikaError(
             f"--join needs a Redis URL, got {url!r}", "give redis://HOST:6379/0 of the primary"
         )
-    file = env.get("NIKA_REDIS_PASSWORD_FILE", "").strip()
+    file = Settings.from_env(env).redis_password_file
     if local or not file or parts.password is not None:
         return url.strip()
     try:
@@ -53,7 +54,7 @@ def lease_ttl(env: Mapping[str, str]) -> float:
     Raises:
         NikaError: not a number of at least 1.
     """
-    raw = env.get("NIKA_LEASE_TTL_S", "").strip()
+    raw = Settings.from_env(env).lease_ttl_s
     if not raw:
         return w.LEASE_TTL_S
     try:

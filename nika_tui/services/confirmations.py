@@ -16,6 +16,7 @@ from typing import Any
 
 import redis
 
+from nika_tui.domain.protocol import Op
 from nika_tui.domain.tenant_id import check_tenant_id
 from nika_tui.errors import ValidationFailed
 from nika_tui.services import redis_keys
@@ -96,7 +97,7 @@ def resolve(
     if kind.startswith("debt."):
         # The engine marks it approved itself, then runs the action.
         result = memory.call(
-            "debt.apply", {"tenant_id": tenant_id, "confirmation_id": confirmation_id}
+            Op.DEBT_APPLY, {"tenant_id": tenant_id, "confirmation_id": confirmation_id}
         )
         return {"id": confirmation_id, "kind": kind, "status": "approved", "result": result}
     if kind == "compact":
@@ -105,12 +106,12 @@ def resolve(
         command = KernelManager(env, redis_client=client).send_compact(tenant_id)
         result = {"command": command}
     elif kind == "rem.run":
-        result = memory.call("rem.run", {"tenant_id": tenant_id}, timeout=600)
+        result = memory.call(Op.REM_RUN, {"tenant_id": tenant_id}, timeout=600)
     elif kind == "compress.reset":
-        result = memory.call("compress.reset", {"tenant_id": tenant_id}, timeout=3600)
+        result = memory.call(Op.COMPRESS_RESET, {"tenant_id": tenant_id}, timeout=3600)
     elif kind == "tune.adopt":
         result = memory.call(
-            "tune.adopt", {"tenant_id": tenant_id, "detail": str(item.get("detail", ""))}
+            Op.TUNE_ADOPT, {"tenant_id": tenant_id, "detail": str(item.get("detail", ""))}
         )
     elif kind == "scale.apply":
         from nika_tui.scale.approve import approve_scale
@@ -123,7 +124,7 @@ def resolve(
         result = {"paused_pids": pause_kernel(client, tenant_id, at, env)}
     elif kind == "purge.apply":
         result = memory.call(
-            "purge.apply", {"tenant_id": tenant_id, "confirmed": True}, timeout=600
+            Op.PURGE_APPLY, {"tenant_id": tenant_id, "confirmed": True}, timeout=600
         )
     else:
         raise ValidationFailed(

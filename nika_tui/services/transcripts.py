@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from nika_tui.domain.context_fill import CODEX_DEFAULT_WINDOW, claude_window, fill_percent
-from nika_tui.errors import NikaError
+from nika_tui.errors import TranscriptError
 
 FIRST_TAIL_BYTES = 256 * 1024
 DIGEST_TAIL_BYTES = 2 * 1024 * 1024
@@ -44,12 +44,6 @@ class TranscriptFormat(StrEnum):
     CODEX = "codex"
     GEMINI_CLI = "gemini-cli"
     OPENCODE = "opencode"
-
-
-class TranscriptError(NikaError):
-    """A transcript cannot be read or is in no format we know."""
-
-    exit_code = 2
 
 
 @dataclass(frozen=True, slots=True)

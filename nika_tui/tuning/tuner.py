@@ -34,7 +34,6 @@ from nika_tui.domain.recall_params import (
 )
 from nika_tui.domain.tenant import AutoMode
 from nika_tui.engine.context import EngineContext
-from nika_tui.engine.ops import op
 from nika_tui.errors import ValidationFailed
 from nika_tui.services.kernel_store import pending_confirmation, queue_confirmation
 from nika_tui.services.recall_params import adopt_params, read_params, record_tuning
@@ -208,8 +207,7 @@ def _apply(
     return "off"
 
 
-@op("tune.recall")
-def _tune_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+def tune_recall_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     return tune(
         ctx,
         str(body.get("tenant_id") or ""),
@@ -218,8 +216,7 @@ def _tune_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-@op("tune.adopt")
-def _adopt_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+def tune_adopt_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     """A person approved a ``tune.adopt`` confirmation: put its parameters in force."""
     import json
 

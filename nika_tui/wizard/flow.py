@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from nika_tui.domain.answers import (
-    AnswersInvalid,
     SetupPlan,
     build_setup,
     check_tenant_id_answer,
@@ -30,7 +29,7 @@ from nika_tui.domain.tenant import (
     TenantConfig,
 )
 from nika_tui.domain.tenant_id import check_tenant_id
-from nika_tui.errors import TenantNotFound, ValidationFailed
+from nika_tui.errors import AnswersInvalid, TenantNotFound, ValidationFailed
 from nika_tui.paths import tenant_config_path
 from nika_tui.services.agent_clis import AgentCliInfo, detect_agent_clis
 from nika_tui.services.config_store import list_tenant_ids, load_tenant

@@ -126,7 +126,7 @@ def test_eval_reports_each_split(capsys: pytest.CaptureFixture[str]) -> None:
 def test_eval_cascade_reports_both_tiers_and_the_cascade(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from tests.services.test_judge_cascade import BatchChatServer
+    from tests.support.judge_server import BatchChatServer
 
     server = BatchChatServer()
     try:

@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 import pytest
 import yaml
 
-from nika_tui.domain.answers import AnswersInvalid, build_setup, config_to_answers
+from nika_tui.domain.answers import build_setup, config_to_answers
 from nika_tui.domain.tenant import (
     PLAN_QUOTAS,
     AutoMode,
@@ -16,6 +16,7 @@ from nika_tui.domain.tenant import (
     Provider,
     SecretSource,
 )
+from nika_tui.errors import AnswersInvalid
 
 SCW = {"access_key": "SCWABCDEFGHIJ1234567", "secret_key": "1b4e28ba-2fa1-11d2-883f-0016d3cca427"}
 

@@ -8,14 +8,9 @@ from typing import NamedTuple
 
 import pytest
 
-from nika_tui.domain.judge_eval import (
-    EvalFileError,
-    LabelledPair,
-    evaluate,
-    parse_eval_jsonl,
-    score,
-)
+from nika_tui.domain.judge_eval import LabelledPair, evaluate, parse_eval_jsonl, score
 from nika_tui.domain.verdicts import Fact, Judgement, Verdict
+from nika_tui.errors import EvalFileError
 
 T = "2026-01-05T09:00:00Z"
 

@@ -325,9 +325,10 @@ def test_trim_working_memory_compacts_a_live_idle_kernel(
 
 
 def test_debt_apply_op_runs_an_action_and_refuses_unknown_ones(debt_ctx: EngineContext) -> None:
-    from nika_tui.engine.ops_registry import load_ops
+    from nika_tui.domain.protocol import Op
+    from nika_tui.engine.server.rpc import build_rpc_table
 
-    handler = load_ops()["debt.apply"]
+    handler = build_rpc_table()[Op.DEBT_APPLY]
     out = handler(debt_ctx, {"tenant_id": TENANT, "action": "tighten_scope"})
     assert out["result"]["recall_tuning"] == {"tighten_scope": True}
     assert debt_ctx.redis.hget(redis_keys.recall_tuning(TENANT), "tighten_scope") == "1"

@@ -22,13 +22,13 @@ from nika_tui.domain.memory import Layer, memory_id
 from nika_tui.domain.ports import Embedder
 from nika_tui.domain.requests import RecallQuery, RememberRequest
 from nika_tui.domain.tenant import TenantConfig
-from nika_tui.engine import service as service_module
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.embed_ahead import EmbedAhead
-from nika_tui.engine.service import MemoryService
-from nika_tui.errors import StoreUnavailable
+from nika_tui.engine.server import loop as loop_module
+from nika_tui.engine.server import pipeline as pipeline_module
+from nika_tui.engine.server.loop import MemoryService
+from nika_tui.errors import EmbedderUnavailable, StoreUnavailable
 from nika_tui.services import redis_keys
-from nika_tui.services.embeddings import EmbedderUnavailable
 from nika_tui.services.memory_client import MemoryClient
 from tests.helpers import retry_until
 
@@ -110,7 +110,8 @@ def queued(
     monkeypatch: pytest.MonkeyPatch,
 ) -> Iterator[set[str]]:
     """Two batches of four distinct facts queued (``BATCH`` = 4); yields their point ids."""
-    monkeypatch.setattr(service_module, "BATCH", 4)
+    monkeypatch.setattr(loop_module, "BATCH", 4)  # the loop reads, the pipeline reads ahead
+    monkeypatch.setattr(pipeline_module, "BATCH", 4)
     make_tenant(TENANT)
     client = MemoryClient(engine_ctx.redis)
     t0 = datetime(2026, 3, 1, tzinfo=UTC)
@@ -274,7 +275,8 @@ def test_a_batch_with_nothing_behind_it_is_committed_at_once(
     events: list[Event],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(service_module, "BATCH", 4)
+    monkeypatch.setattr(loop_module, "BATCH", 4)  # the loop reads, the pipeline reads ahead
+    monkeypatch.setattr(pipeline_module, "BATCH", 4)
     make_tenant(TENANT)
     _remember_facts(engine_ctx, "b1", 3)
     service = _service(engine_ctx, events)

@@ -21,10 +21,10 @@ import pytest
 import redis
 
 from benchmarks.durability import run
+from nika_tui.dashboard.redis_source import RedisDashboardSource
 from nika_tui.domain.tenant import TenantConfig
 from nika_tui.services import redis_keys
 from nika_tui.services.config_store import save_tenant
-from nika_tui.services.dashboard_source import RedisDashboardSource
 from nika_tui.services.redis_server import embedded_location, ensure_embedded, stop_embedded
 from tests.helpers import retry_until
 

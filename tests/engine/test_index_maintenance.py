@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -16,10 +16,13 @@ from nika_tui.engine.debt_schedule import DebtScheduler
 from nika_tui.engine.index_maintenance import IndexMaintainer, default_min_pending
 from nika_tui.errors import StoreUnavailable
 from nika_tui.services.kernel_store import set_state
-from nika_tui.services.vectors.client import ClientVectorStore
 from nika_tui.services.vectors.edge import EdgeVectorStore
 from tests.helpers import retry_until
-from tests.services.test_optimize_offline import INDEXED_N, fill, fill_points
+from tests.support.vector_fill import INDEXED_N, fill, fill_points
+
+if TYPE_CHECKING:
+    # Only an annotation here: importing it at module load pulls qdrant_client into collection.
+    from nika_tui.services.vectors.client import ClientVectorStore
 
 SEM = Layer.SEMANTIC
 

@@ -14,15 +14,9 @@ from nika_tui.domain.memory import Layer, MemoryRecord, Status
 from nika_tui.domain.requests import RecallQuery
 from nika_tui.domain.tenant import AutoActions, AutoMode
 from nika_tui.engine.context import EngineContext
-from nika_tui.engine.purge import (
-    Archive,
-    ConfirmationRequired,
-    apply,
-    archive_dir,
-    plan,
-    restore,
-)
+from nika_tui.engine.purge import Archive, apply, archive_dir, plan, restore
 from nika_tui.engine.recall import recall, register_refs
+from nika_tui.errors import ConfirmationRequired
 from nika_tui.services.config_store import load_tenant, save_tenant
 from nika_tui.services.redis_keys import confirmations
 from tests.helpers import retry_until

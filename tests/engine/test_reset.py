@@ -101,7 +101,7 @@ def test_second_reset_builds_on_the_first(
 def test_refused_push_leaves_the_store_untouched(
     engine_ctx: EngineContext, tenant_with_remote: Path
 ) -> None:
-    from nika_tui.engine.publish import PublishFailed
+    from nika_tui.errors import PublishFailed
 
     seeded = seed_history(engine_ctx, TENANT)
     hook = tenant_with_remote / "hooks" / "pre-receive"

@@ -14,7 +14,7 @@ from nika_tui.domain.envelope import NikaMeta
 from nika_tui.domain.memory import Layer, Status
 from nika_tui.domain.requests import RememberRequest
 from nika_tui.domain.tenant import TenantConfig
-from nika_tui.engine.service import MemoryService
+from nika_tui.engine.server.loop import MemoryService
 from nika_tui.errors import ValidationFailed
 from nika_tui.services.memory_client import MemoryClient
 from tests.helpers import retry_until

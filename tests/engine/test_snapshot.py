@@ -14,8 +14,7 @@ from nika_tui.domain.requests import RecallQuery
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.recall import recall
 from nika_tui.engine.snapshot import export_snapshot, import_snapshot
-from nika_tui.engine.snapshot.format import SnapshotInvalid
-from nika_tui.errors import ValidationFailed
+from nika_tui.errors import SnapshotInvalid, ValidationFailed
 from nika_tui.services import redis_keys
 from tests.engine.strategy_a_seed import QUERIES, seed_history
 

@@ -75,7 +75,7 @@ def test_a_removed_shard_parks_its_tenant_only_and_alarms_instead_of_no_memory(
     import os
 
     from nika_tui.cli.doctor_runtime import check_runtime
-    from nika_tui.services.dashboard_source import RedisDashboardSource
+    from nika_tui.dashboard.redis_source import RedisDashboardSource
 
     source = RedisDashboardSource(dict(os.environ), defer_warm_up=True)
     try:

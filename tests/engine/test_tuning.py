@@ -125,9 +125,10 @@ def test_escalate_queues_a_confirmation_and_off_adopts_nothing(debt_ctx: EngineC
     item = pending_confirmation(debt_ctx.redis, "acme", TUNE_CONFIRMATION)
     assert item is not None and json.loads(item["detail"])["params"]["palace_floor"] <= 0.32
     assert read_params(debt_ctx.redis, "acme")[1] is False  # nothing in force until approved
-    from nika_tui.engine.ops import OPS
+    from nika_tui.domain.protocol import Op
+    from nika_tui.engine.server.rpc import build_rpc_table
 
-    OPS["tune.adopt"](debt_ctx, {"tenant_id": "acme", "detail": item["detail"]})
+    build_rpc_table()[Op.TUNE_ADOPT](debt_ctx, {"tenant_id": "acme", "detail": item["detail"]})
     assert read_params(debt_ctx.redis, "acme")[1] is True
 
 

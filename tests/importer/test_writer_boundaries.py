@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from tests.test_boundaries import _loaded_after_import, _modules
+from tests.support.boundaries import loaded_after_import, modules_under
 
 HEAVY = {"torch", "sentence_transformers", "qdrant_edge", "qdrant_client", "textual"}
 
 
 def test_importer_and_mcp_load_no_model_store_or_ui() -> None:
     modules = [
-        *_modules("importer"),
+        *modules_under("importer"),
         "nika_tui.cli.import_cmd",
-        "nika_tui.mcp_server",
-        "nika_tui.mcp_tools",
+        "nika_tui.mcp.server",
+        "nika_tui.mcp.tools",
     ]
-    loaded = _loaded_after_import(modules)
+    loaded = loaded_after_import(modules)
     assert not (loaded & HEAVY), loaded & HEAVY

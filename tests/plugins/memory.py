@@ -24,7 +24,7 @@ from nika_tui.domain.tenant import Language, TenantConfig
 
 if TYPE_CHECKING:
     from nika_tui.engine.context import EngineContext
-    from nika_tui.engine.service import MemoryService
+    from nika_tui.engine.server.loop import MemoryService
     from nika_tui.services.embeddings import SentenceTransformerEmbedder
     from nika_tui.services.memory_client import MemoryClient
     from nika_tui.services.vectors.edge import EdgeVectorStore
@@ -92,7 +92,7 @@ class RunningService:
 @pytest.fixture
 def running_service(engine_ctx: EngineContext, redis_url: str) -> Iterator[RunningService]:
     """The memory service loop in a background thread (stopped and joined afterwards)."""
-    from nika_tui.engine.service import MemoryService
+    from nika_tui.engine.server.loop import MemoryService
     from nika_tui.services.memory_client import MemoryClient
 
     # The service gets its own connection: a redis-py client is not meant to be shared by a

@@ -15,9 +15,8 @@ from typing import Any
 import pytest
 
 from nika_tui.domain.ports import Embedder
-from nika_tui.errors import ConfigError
+from nika_tui.errors import ConfigError, EmbedderUnavailable
 from nika_tui.services.embeddings import (
-    EmbedderUnavailable,
     HttpEmbedder,
     SentenceTransformerEmbedder,
     embeddings_url,

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import pytest
 
@@ -16,66 +12,9 @@ from nika_tui.domain.verdicts import Fact, Verdict
 from nika_tui.services.judges.cascade import CascadeJudge
 from nika_tui.services.judges.http import HttpJudge
 from nika_tui.services.judges.offline import OfflineJudge, load_model
+from tests.support.judge_server import BatchChatServer
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
-
-
-class BatchChatServer:
-    """Speaks ``POST /v1/chat/completions``; answers a batch prompt with a JSON array.
-
-    Its "model" reads each pair: a new fact containing ``moved`` is REPLACE, else KEEP; mode
-    ``drop`` omits the last pair, ``garbage`` answers prose.
-    """
-
-    def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
-        self.mode = "ok"
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                return
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.requests.append(body)
-                user = body["messages"][-1]["content"]
-                pairs = json.loads(user.split("\n", 1)[1])
-                answer = [
-                    {
-                        "id": p["id"],
-                        "verdict": "REPLACE" if "moved" in p["new"]["text"] else "KEEP",
-                        "reason": "stand-in",
-                    }
-                    for p in pairs
-                ]
-                if server.mode == "drop":
-                    answer = answer[:-1]
-                content = "no idea" if server.mode == "garbage" else json.dumps(answer)
-                raw = json.dumps(
-                    {
-                        "id": "chatcmpl-1",
-                        "object": "chat.completion",
-                        "model": body["model"],
-                        "choices": [
-                            {"index": 0, "message": {"role": "assistant", "content": content}}
-                        ],
-                    }
-                ).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 @pytest.fixture

@@ -10,44 +10,17 @@ from __future__ import annotations
 
 import os
 import signal
-import uuid
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from nika_tui.domain.memory import Layer
-from nika_tui.domain.ports import VectorPoint
 from nika_tui.errors import StoreUnavailable
 from nika_tui.services.vectors.edge import EdgeVectorStore
 from nika_tui.services.vectors.optimize_shard import ShardOptimizer
 from tests.helpers import retry_until
-
-DIM = 384
-INDEXED_N = 7000
-SEM = Layer.SEMANTIC
-
-
-def fill(store: EdgeVectorStore, tenant_id: str, n: int, seed: int = 0) -> list[VectorPoint]:
-    """Write ``n`` random unit vectors with payloads into the tenant's semantic shard."""
-    rng = np.random.default_rng(seed)
-    written: list[VectorPoint] = []
-    for start in range(0, n, 1000):
-        vecs = rng.normal(size=(min(1000, n - start), DIM)).astype(np.float32)
-        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-        batch = [
-            VectorPoint(
-                str(uuid.uuid4()),
-                v.tolist(),
-                f"fact {start + i}: service host{i % 50} deploys on day {i % 7}",
-                {"status": "current", "project_id": f"p{i % 3}"},
-            )
-            for i, v in enumerate(vecs)
-        ]
-        store.upsert(tenant_id, SEM, batch)
-        written += batch
-    return written
+from tests.support.vector_fill import DIM, INDEXED_N, SEM, fill, fill_points
 
 
 def _payloads(store: EdgeVectorStore, ids: list[str]) -> dict[str, dict[str, Any]]:
@@ -108,16 +81,6 @@ def test_take_offline_of_a_missing_shard_marks_nothing(edge_store: EdgeVectorSto
     assert not edge_store.is_offline("ghost", SEM)
     assert edge_store.optimize_offline("ghost", SEM) is False
     assert edge_store.search_dense("ghost", SEM, [1.0] + [0.0] * (DIM - 1)) == []
-
-
-def fill_points(n: int) -> list[VectorPoint]:
-    """``n`` fresh points (not written)."""
-    rng = np.random.default_rng(99)
-    out = []
-    for _ in range(n):
-        v = rng.normal(size=DIM)
-        out.append(VectorPoint(str(uuid.uuid4()), (v / np.linalg.norm(v)).tolist(), "x", {}))
-    return out
 
 
 @pytest.mark.slow

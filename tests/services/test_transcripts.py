@@ -8,12 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from nika_tui.services.transcripts import (
-    TranscriptError,
-    TranscriptFormat,
-    read_digest,
-    read_fill,
-)
+from nika_tui.errors import TranscriptError
+from nika_tui.services.transcripts import TranscriptFormat, read_digest, read_fill
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 CLAUDE = DATA / "claude"

@@ -18,8 +18,7 @@ import pytest
 from nika_tui.domain.envelope import NikaMeta
 from nika_tui.domain.memory import Layer, MemoryRecord, content_hash
 from nika_tui.domain.ports import PointFilter, VectorPoint, VectorStore
-from nika_tui.errors import StoreUnavailable, ValidationFailed
-from nika_tui.services.vectors import PointNotFound
+from nika_tui.errors import PointNotFound, StoreUnavailable, ValidationFailed
 
 DIM = 8
 SEM = Layer.SEMANTIC

@@ -14,7 +14,6 @@ import pytest
 
 from nika_tui.errors import StoreUnavailable
 from nika_tui.services.vectors import open_vector_store
-from nika_tui.services.vectors.client import ClientVectorStore
 from nika_tui.services.vectors.edge import EdgeVectorStore
 from nika_tui.services.vectors.factory import redact_url
 
@@ -75,6 +74,8 @@ def qdrant_rest() -> Iterator[list[tuple[str, str]]]:
 
 
 def test_qdrant_url_selects_the_client_adapter(qdrant_rest: list[tuple[str, str]]) -> None:
+    from nika_tui.services.vectors.client import ClientVectorStore  # qdrant_client: seconds
+
     port = qdrant_rest.pop(0)[1]
     env = {"QDRANT_URL": f"http://127.0.0.1:{port}", "QDRANT_API_KEY": "k-1"}
     store = open_vector_store(env, 384)

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from nika_tui.app import NikaDashboard, make_app
-from nika_tui.services.fixture_source import DEMO_SNAPSHOT, FixtureSource
+from nika_tui.dashboard.fixture_source import DEMO_SNAPSHOT, FixtureSource
+from nika_tui.ui.app import NikaDashboard, make_app
 
 SIZE = (140, 36)
 """Terminal size of every Pilot test and snapshot."""

@@ -10,7 +10,7 @@ from typing import Any
 from textual.css.query import NoMatches
 from textual.pilot import Pilot
 
-from nika_tui.app import NikaDashboard
+from nika_tui.ui.app import NikaDashboard
 
 
 def run(scenario: Coroutine[Any, Any, None]) -> None:

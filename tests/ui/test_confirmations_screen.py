@@ -18,15 +18,15 @@ import redis
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, OptionList, Static
 
-from nika_tui.app import NikaDashboard, make_app
+from nika_tui.dashboard.fixture_source import FixtureSource
+from nika_tui.dashboard.redis_source import RedisDashboardSource
 from nika_tui.domain.kernel_state import KernelState
 from nika_tui.domain.tenant import AgentCli, AutoActions, AutoMode, KernelConfig, TenantConfig
-from nika_tui.screens.confirmations import ConfirmationsScreen
 from nika_tui.services import kernel_store, redis_keys
 from nika_tui.services.bus import open_bus
 from nika_tui.services.config_store import save_tenant
-from nika_tui.services.dashboard_source import RedisDashboardSource
-from nika_tui.services.fixture_source import FixtureSource
+from nika_tui.ui.app import NikaDashboard, make_app
+from nika_tui.ui.screens.confirmations import ConfirmationsScreen
 from tests.ui.conftest import SIZE
 from tests.ui.pilot_helpers import notes, ready, run, screen_is, wait_for
 
@@ -406,8 +406,8 @@ def test_approving_imports_no_engine_in_the_dashboard_process() -> None:
     # kernel manager (compact); the engine's work happens in the service process.
     code = (
         "import json, sys\n"
-        "import nika_tui.screens.confirmations, nika_tui.services.confirmations\n"
-        "import nika_tui.services.kernels, nika_tui.services.dashboard_source\n"
+        "import nika_tui.ui.screens.confirmations, nika_tui.services.confirmations\n"
+        "import nika_tui.services.kernels, nika_tui.dashboard.redis_source\n"
         "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules} | set(sys.modules))))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -10,13 +10,13 @@ from datetime import UTC, datetime
 
 import redis
 
-from nika_tui.app import NikaDashboard
+from nika_tui.dashboard.fixture_source import FixtureSource
+from nika_tui.dashboard.redis_source import RedisDashboardSource
 from nika_tui.domain.tenant import TenantConfig
 from nika_tui.services import redis_keys as keys
 from nika_tui.services.config_store import save_tenant
-from nika_tui.services.dashboard_source import RedisDashboardSource
-from nika_tui.services.fixture_source import FixtureSource
-from nika_tui.widgets.status_bar import StatusBar
+from nika_tui.ui.app import NikaDashboard
+from nika_tui.ui.widgets.status_bar import StatusBar
 from tests.ui.conftest import SIZE
 from tests.ui.pilot_helpers import notes, ready, run, screen_is, wait_for
 
@@ -147,9 +147,9 @@ def test_source_crash_is_shown_and_polling_continues(build_app: Build) -> None:
 def test_dashboard_process_never_imports_torch_or_qdrant(tmp_path: object) -> None:
     code = """
 import asyncio, json, sys
-from nika_tui.app import make_app
-from nika_tui.services.dashboard_source import RedisDashboardSource
-from nika_tui.services.fixture_source import FixtureSource
+from nika_tui.ui.app import make_app
+from nika_tui.dashboard.redis_source import RedisDashboardSource
+from nika_tui.dashboard.fixture_source import FixtureSource
 live = make_app()  # the real factory with the live source
 assert isinstance(live.source, RedisDashboardSource)
 src = FixtureSource.from_file()
@@ -177,7 +177,7 @@ def test_libtmux_is_loaded_after_the_first_frame_not_before(tmp_path: object) ->
     # is imported once the frame is on screen, in the UI thread, before any key is handled.
     code = """
 import asyncio, json, sys
-from nika_tui.app import make_app
+from nika_tui.ui.app import make_app
 app = make_app(show_welcome=False)
 at_start = "libtmux" in sys.modules
 seen = {}

@@ -7,7 +7,7 @@ from typing import ClassVar
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 
-from nika_tui.widgets.key_bar import KeyBar
+from nika_tui.ui.widgets.key_bar import KeyBar
 from tests.ui.pilot_helpers import run
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from textual.widgets import DataTable
 
-from nika_tui.app import NikaDashboard
-from nika_tui.services.fixture_source import FixtureSource
+from nika_tui.dashboard.fixture_source import FixtureSource
+from nika_tui.ui.app import NikaDashboard
 from tests.ui.conftest import SIZE
 from tests.ui.pilot_helpers import notes, ready, run, screen_is, wait_for
 

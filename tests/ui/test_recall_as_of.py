@@ -9,12 +9,12 @@ from datetime import UTC, datetime
 import pytest
 from textual.widgets import Input, Static
 
-from nika_tui.app import NikaDashboard
+from nika_tui.dashboard.fixture_source import FixtureSource
+from nika_tui.dashboard.redis_source import RedisDashboardSource
 from nika_tui.domain.envelope import NikaMeta
 from nika_tui.domain.requests import RememberRequest
 from nika_tui.domain.tenant import TenantConfig
-from nika_tui.services.dashboard_source import RedisDashboardSource
-from nika_tui.services.fixture_source import FixtureSource
+from nika_tui.ui.app import NikaDashboard
 from tests.plugins.memory import RunningService
 from tests.ui.conftest import SIZE
 from tests.ui.pilot_helpers import ready, run, screen_is, wait_for

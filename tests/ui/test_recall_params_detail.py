@@ -6,10 +6,10 @@ from datetime import UTC, datetime
 
 import redis
 
+from nika_tui.dashboard.redis_source import RedisDashboardSource
 from nika_tui.domain.recall_params import RecallParams
 from nika_tui.domain.tenant import TenantConfig
 from nika_tui.services.config_store import save_tenant
-from nika_tui.services.dashboard_source import RedisDashboardSource
 from nika_tui.services.recall_params import adopt_params, record_tuning
 
 NOW = datetime(2026, 12, 3, 12, tzinfo=UTC)

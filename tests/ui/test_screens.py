@@ -7,11 +7,11 @@ from collections.abc import Callable
 import pytest
 from textual.widgets import DataTable, Input, RichLog, Static
 
-from nika_tui.app import NikaDashboard
-from nika_tui.screens.bus import BusScreen
-from nika_tui.screens.review import ReviewScreen
-from nika_tui.services.fixture_source import FixtureSource
-from nika_tui.ui_model import BusFilter
+from nika_tui.dashboard.fixture_source import FixtureSource
+from nika_tui.dashboard.model import BusFilter
+from nika_tui.ui.app import NikaDashboard
+from nika_tui.ui.screens.bus import BusScreen
+from nika_tui.ui.screens.review import ReviewScreen
 from tests.ui.conftest import SIZE
 from tests.ui.pilot_helpers import notes, ready, run, screen_is, wait_for
 
@@ -291,7 +291,7 @@ def test_welcome_offers_wizard_demo_and_preview(
 def test_leaving_the_welcome_shows_the_overview_keys(
     build_app: Build, fixture_source: FixtureSource
 ) -> None:
-    from nika_tui.widgets.key_bar import KeyBar
+    from nika_tui.ui.widgets.key_bar import KeyBar
 
     async def scenario() -> None:
         async with build_app(fixture_source, show_welcome=True).run_test(size=SIZE) as pilot:
@@ -311,7 +311,7 @@ def test_leaving_the_welcome_shows_the_overview_keys(
 def test_welcome_is_shown_when_no_tenant_exists(
     isolated_env: dict[str, str], tmp_path: object
 ) -> None:
-    from nika_tui.app import make_app
+    from nika_tui.ui.app import make_app
 
     app = make_app(env=isolated_env, source=FixtureSource.from_file())
     assert app.options.show_welcome is True

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from nika_tui.app import NikaDashboard, make_app
-from nika_tui.services.fixture_source import FixtureSource
+from nika_tui.dashboard.fixture_source import FixtureSource
+from nika_tui.ui.app import NikaDashboard, make_app
 from tests.ui.conftest import SIZE
 from tests.ui.pilot_helpers import ready, screen_is, wait_for
 

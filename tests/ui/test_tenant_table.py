@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.widgets import DataTable
 
-from nika_tui.widgets.tenant_table import TenantTable
+from nika_tui.ui.widgets.tenant_table import TenantTable
 from tests.ui.pilot_helpers import run
 
 COLS = ("name", "state")

@@ -12,10 +12,10 @@ from nika_tui.billing.collect import collect_transcript
 from nika_tui.billing.log import BillingLog
 from nika_tui.billing.prices import DEFAULT_PRICES
 from nika_tui.billing.report import build_report
+from nika_tui.dashboard.redis_source import RedisDashboardSource
 from nika_tui.domain.tenant import Quotas, TenantConfig
-from nika_tui.screens.overview import usage_text
 from nika_tui.services.config_store import save_tenant
-from nika_tui.services.dashboard_source import RedisDashboardSource
+from nika_tui.ui.screens.overview import usage_text
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)

@@ -11,11 +11,12 @@ from pathlib import Path
 import libtmux
 import pytest
 
-from nika_tui.app import make_app
+from nika_tui.dashboard.redis_reads import kernel_session
+from nika_tui.dashboard.redis_source import RedisDashboardSource
 from nika_tui.demo import DEMO_DISPLAY_NAME, DEMO_TENANT_ID
 from nika_tui.services.config_store import load_tenant
-from nika_tui.services.dashboard_source import RedisDashboardSource, kernel_session
 from nika_tui.services.memory_client import MemoryClient
+from nika_tui.ui.app import make_app
 from tests.ui.conftest import SIZE
 from tests.ui.pilot_helpers import run, screen_is, wait_for
 

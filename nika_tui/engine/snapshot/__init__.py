@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from nika_tui.engine.context import EngineContext
-from nika_tui.engine.ops import op
 from nika_tui.engine.snapshot.export import export_snapshot
 from nika_tui.engine.snapshot.restore import import_snapshot
 from nika_tui.errors import ValidationFailed
@@ -27,13 +26,11 @@ def _args(body: dict[str, Any]) -> tuple[str, Path]:
     return tenant_id, Path(path)
 
 
-@op("snapshot.export")
-def _export_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+def snapshot_export_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     tenant_id, path = _args(body)
     return export_snapshot(ctx, tenant_id, path)
 
 
-@op("snapshot.import")
-def _import_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+def snapshot_import_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     tenant_id, path = _args(body)
     return import_snapshot(ctx, tenant_id, path, force=bool(body.get("force", False)))

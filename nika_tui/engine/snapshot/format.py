@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from nika_tui.domain.memory import Layer
-from nika_tui.errors import ValidationFailed
+from nika_tui.errors import SnapshotInvalid
 
 FORMAT = "nika-snapshot"
 SCHEMA_VERSION = 1
@@ -54,10 +54,6 @@ def sha256_of(path: Path) -> str:
         while chunk := fh.read(_CHUNK):
             digest.update(chunk)
     return digest.hexdigest()
-
-
-class SnapshotInvalid(ValidationFailed):
-    """A snapshot directory is incomplete, of another format, or fails its checksums."""
 
 
 @dataclass(frozen=True, slots=True)

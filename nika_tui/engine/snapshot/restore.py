@@ -21,12 +21,11 @@ from nika_tui.engine.snapshot.format import (
     HIERARCHY,
     REVIEW_QUEUE,
     Manifest,
-    SnapshotInvalid,
     points_file,
     read_manifest,
     vectors_file,
 )
-from nika_tui.errors import ValidationFailed
+from nika_tui.errors import SnapshotInvalid, ValidationFailed
 from nika_tui.services import redis_keys
 from nika_tui.services.files import atomic_write_text
 

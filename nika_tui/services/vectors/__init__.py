@@ -9,7 +9,7 @@ The adapters import qdrant lazily: importing this package stays cheap.
 
 from __future__ import annotations
 
-from nika_tui.services.vectors.common import DENSE, INDEXED_KEYS, SPARSE, PointNotFound
+from nika_tui.services.vectors.common import DENSE, INDEXED_KEYS, SPARSE
 from nika_tui.services.vectors.factory import open_vector_store
 
-__all__ = ["DENSE", "INDEXED_KEYS", "SPARSE", "PointNotFound", "open_vector_store"]
+__all__ = ["DENSE", "INDEXED_KEYS", "SPARSE", "open_vector_store"]

@@ -21,13 +21,12 @@ from qdrant_client.http.exceptions import ApiException, ResponseHandlingExceptio
 
 from nika_tui.domain.memory import Layer
 from nika_tui.domain.ports import PointFilter, ScoredPoint, VectorPoint
-from nika_tui.errors import StoreUnavailable
+from nika_tui.errors import PointNotFound, StoreUnavailable
 from nika_tui.services.vectors.common import (
     DENSE,
     INDEXED_KEYS,
     RRF_K,
     SPARSE,
-    PointNotFound,
     SparseEncoder,
     check_layer,
     check_limit,

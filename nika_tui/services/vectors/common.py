@@ -16,7 +16,7 @@ import numpy as np
 from nika_tui.domain.memory import Layer
 from nika_tui.domain.ports import PointFilter, VectorPoint
 from nika_tui.domain.tenant_id import check_tenant_id
-from nika_tui.errors import NikaError, ValidationFailed
+from nika_tui.errors import ValidationFailed
 
 DENSE = "dense"
 """Name of the dense (cosine) vector."""
@@ -43,12 +43,6 @@ RRF_K = 60
 PREFETCH_FACTOR = 4
 PREFETCH_MIN = 50
 """Each hybrid prefetch fetches max(limit * 4, 50) candidates before fusion."""
-
-
-class PointNotFound(NikaError):
-    """A point id names no point of this tenant and layer."""
-
-    exit_code = 2
 
 
 @dataclass(frozen=True, slots=True)

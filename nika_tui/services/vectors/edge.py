@@ -31,14 +31,13 @@ from typing import Any, cast
 
 from nika_tui.domain.memory import Layer
 from nika_tui.domain.ports import PointFilter, ScoredPoint, VectorPoint
-from nika_tui.errors import ShardBusy, ShardMissing, StoreUnavailable
+from nika_tui.errors import PointNotFound, ShardBusy, ShardMissing, StoreUnavailable
 from nika_tui.paths import FILE_MODE, ensure_private_dir
 from nika_tui.services.vectors.common import (
     DENSE,
     INDEXED_KEYS,
     RRF_K,
     SPARSE,
-    PointNotFound,
     SparseEncoder,
     check_layer,
     check_limit,

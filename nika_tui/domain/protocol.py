@@ -1,0 +1,65 @@
+"""The memory service's RPC protocol: operation names and the wire shape of a request/reply.
+
+Shared by the client (:mod:`nika_tui.services.memory_client`, the CLI, the dashboard read side)
+and the server (:mod:`nika_tui.engine.server.rpc`, whose table maps each :class:`Op` to its
+handler), so an op name is written once.
+
+Wire shape (Redis stream ``RPC_STREAM``): a request is ``{id, op, body, deadline}`` with ``body``
+a JSON object; the reply, pushed on ``rpc_reply(id)``, is ``{"ok": true, "result": {...}}`` or
+``{"ok": false, "error", "hint", "kind", "fields"}`` (``kind`` names the
+:class:`~nika_tui.errors.NikaError` subclass, ``fields`` its plain extra attributes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import StrEnum
+from typing import Any
+
+from nika_tui.errors import ValidationFailed
+
+
+class Op(StrEnum):
+    """Every operation the memory service answers."""
+
+    PING = "ping"
+    RECALL = "recall"
+    HISTORY = "history"
+    TIMELINE = "timeline"
+    STATS = "stats"
+    PROJECTS = "projects"
+    RECENT = "recent"
+    REVIEW_LIST = "review.list"
+    REVIEW_RESOLVE = "review.resolve"
+    AGENT_RETIRE = "agent.retire"
+    AGENT_REVIEW_RESOLVE = "agent.review.resolve"
+    AUDIT = "audit"
+    AUDIT_HISTORY = "audit.history"
+    DEBT_APPLY = "debt.apply"
+    PURGE_PLAN = "purge.plan"
+    PURGE_APPLY = "purge.apply"
+    PURGE_RESTORE = "purge.restore"
+    REM_RUN = "rem.run"
+    COMPRESS = "compress"
+    COMPRESS_RESET = "compress.reset"
+    SNAPSHOT_EXPORT = "snapshot.export"
+    SNAPSHOT_IMPORT = "snapshot.import"
+    AUTOMEMORY_SYNC = "automemory.sync"
+    TUNE_RECALL = "tune.recall"
+    TUNE_ADOPT = "tune.adopt"
+
+
+READ_ONLY_OPS: frozenset[Op] = frozenset({Op.RECALL, Op.HISTORY, Op.REVIEW_LIST, Op.STATS, Op.PING})
+"""Ops that write nothing; after any other op the service flushes the store before replying."""
+
+
+def body_str(body: Mapping[str, Any], key: str) -> str:
+    """The non-empty string ``body[key]`` of a request.
+
+    Raises:
+        ValidationFailed: it is missing, empty or not a string.
+    """
+    value = body.get(key)
+    if not isinstance(value, str) or not value:
+        raise ValidationFailed(f"missing {key!r} in the request", "pass it (a non-empty string)")
+    return value

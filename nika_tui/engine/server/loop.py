@@ -1,0 +1,376 @@
+"""The memory service: the single writer of the vector store (``nika serve``).
+
+One loop, one thread, one process: it reads the ingest stream and the RPC stream with one
+``XREADGROUP`` (both groups are named ``memory-service``), answers RPCs first, and ingests in
+batches (one embedder call per batch). Being single-threaded is what makes it the single writer:
+Qdrant Edge shards are opened by this process only, and no two operations interleave.
+The one exception is embed-ahead (:mod:`nika_tui.engine.embed_ahead`): while batch k is stored
+in the loop, batch k+1 (read, not yet acknowledged) is embedded on one worker thread that
+touches no store. ``NIKA_EMBED_AHEAD=0`` (or ``MemoryService(embed_ahead=False)``) turns it off.
+
+Durability: an ingest entry is acknowledged (``XACK`` + ``XDEL``) only after :func:`ingest`
+returned and the store was flushed, i.e. after the point was written durably. Under a backlog
+(the next batch already read ahead), two batches share one flush and one acknowledgement
+(group commit, ``pipeline.GROUP_COMMIT_BATCHES``); a batch with nothing behind it is committed
+at once (the state machine is :mod:`.pipeline`). On start the service first re-processes
+its pending entries (those read but never acknowledged, ``XAUTOCLAIM``-ed from any previous
+consumer), so ``kill -9`` at any moment loses nothing; a replay rewrites the same point id, so
+it never duplicates. An entry that fails for a reason a retry cannot fix (unknown tenant,
+invalid fields) goes to the dead-letter stream ``INGEST_DEAD`` with its error, and its writer is
+told; a failing store (``StoreUnavailable``) leaves the entry pending and the service retries
+after a back-off. An entry delivered :data:`MAX_DELIVERIES` times without success is
+dead-lettered too, so one poisonous entry cannot crash-loop the service.
+
+Fault isolation (:mod:`nika_tui.engine.tenant_faults`): when a batch's store fails, it is
+ingested and flushed tenant by tenant; a tenant that still fails is parked (its entries pending,
+an alarm in Redis) while every other tenant's ingest goes on. Only a Redis failure stops all.
+
+Liveness (:mod:`.liveness`): ``SERVICE_HEARTBEAT`` holds ``{pid, host, started_at}`` with a
+TTL, refreshed every ``HEARTBEAT_EVERY_S``. RPCs are answered through :mod:`.rpc`'s table.
+
+Workers (issue 18): with a :class:`~nika_tui.engine.worker.Worker` (``nika serve`` always passes
+one), the loop consumes and answers only for tenants whose lease it holds, hands the others'
+entries to their holders, and acknowledges through the lease fence (see ``engine/worker.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import redis
+
+from nika_tui.domain.protocol import READ_ONLY_OPS, Op
+from nika_tui.domain.requests import RememberRequest
+from nika_tui.engine.context import EngineContext
+from nika_tui.engine.embed_ahead import EmbedAhead
+from nika_tui.engine.server.liveness import (
+    HEARTBEAT_EVERY_S,
+    clear_heartbeat,
+    ensure_single,
+    write_heartbeat,
+)
+from nika_tui.engine.server.pipeline import BATCH, GROUP, IngestPipeline, _AheadBatch
+from nika_tui.engine.server.rpc import OpHandler, build_rpc_table, dispatch, rpc_tenant
+from nika_tui.engine.tenant_faults import PARK_RETRY_S, TenantFaults
+from nika_tui.engine.worker import Worker
+from nika_tui.errors import NikaError, StoreUnavailable
+from nika_tui.services import redis_keys
+
+log = logging.getLogger("nika.service")
+
+CONSUMER = "memory-service"
+"""Fixed consumer name: a restarted service finds its own pending entries under it."""
+BLOCK_MS = 1000
+MAX_DELIVERIES = 10
+RETRY_BACKOFF_S = 2.0
+DEFER_RETRY_S = 5.0
+"""How often bulk writes held back by a debt pause are looked at again."""
+
+
+class MemoryService(IngestPipeline):
+    """The ingest + RPC loop around one :class:`EngineContext`."""
+
+    def __init__(
+        self,
+        ctx: EngineContext,
+        consumer: str = CONSUMER,
+        embed_ahead: bool | None = None,
+        worker: Worker | None = None,
+    ) -> None:
+        """Args:
+        ctx: the engine context (with embed-ahead on, its embedder is replaced by a
+            serialised wrapper so the loop's own embeds and the worker's never overlap).
+        consumer: consumer name in the groups.
+        embed_ahead: embed the next ingest batch while storing the current one; ``None``
+            reads ``NIKA_EMBED_AHEAD`` from ``ctx.env`` (on unless ``0``).
+        worker: lease-partitioned mode (its id is the consumer name); ``None``: this service
+            serves every tenant alone (tests of the loop itself).
+        """
+        self.ctx = ctx
+        self.r = ctx.redis
+        self.worker = worker
+        self.consumer = worker.id if worker is not None else consumer
+        self.ops: dict[str, OpHandler] = build_rpc_table()
+        """The RPC table: op name → handler."""
+        self._stop = threading.Event()
+        self._last_beat = 0.0
+        self._retry_pending = True
+        self._first_drain = True
+        self._has_deferred = False
+        self._last_retry = time.monotonic()
+        self._started_at = ctx.clock().isoformat()
+        self.processed = 0
+        if embed_ahead is None:
+            embed_ahead = ctx.env.get("NIKA_EMBED_AHEAD", "1").strip() != "0"
+        self._embed_ahead: EmbedAhead | None = None
+        if embed_ahead:
+            self._embed_ahead = EmbedAhead(ctx.embedder)
+            ctx.embedder = self._embed_ahead.embedder  # recall's query embeds share its lock
+        self._ahead: _AheadBatch | None = None
+        """The next ingest batch, read during the last step and being embedded."""
+        self._uncommitted: list[tuple[str, RememberRequest, Mapping[str, Any]]] = []
+        """Entries stored but not yet flushed and acknowledged (group commit)."""
+        self._uncommitted_batches = 0
+        from nika_tui.engine.debt_schedule import DebtScheduler
+
+        # Debt audit every 6 h and the REM pass when kernels sleep (issue 5), from this loop.
+        self.debt = DebtScheduler(ctx)
+        retry_s = float(ctx.env.get("NIKA_PARK_RETRY_S", PARK_RETRY_S))
+        self.faults = TenantFaults(self.r, ctx.clock, retry_s=retry_s)
+        """Tenants whose store failed: parked, alarmed, retried (see the module docstring)."""
+        from nika_tui.scale.scheduler import ScaleScheduler
+
+        # Strategy B (issue 18): host samples once a minute, scale plans per auto_actions.scale.
+        self.scale = ScaleScheduler(ctx.redis, ctx.env)
+        from nika_tui.quota.tokens import QuotaWatcher
+
+        # Tokens per day (issue 18): warn at 80%, pause or ask at 100%.
+        self.quota = QuotaWatcher(ctx.redis, ctx.env)
+        from nika_tui.automemory.runner import AutoMemoryScheduler
+
+        # The agents' native auto-memory, synced after ingest (debounced) and after REM (#20).
+        self.automemory = AutoMemoryScheduler(ctx)
+
+    # --- lifecycle ----------------------------------------------------------------------
+    def stop(self) -> None:
+        """Ask the loop to finish the current entry and return."""
+        self._stop.set()
+
+    @property
+    def stopping(self) -> bool:
+        """True once :meth:`stop` was called."""
+        return self._stop.is_set()
+
+    def check_single(self) -> None:
+        """Refuse to start beside a live service (see :func:`ensure_single`), per worker."""
+        if self.worker is None or self.worker.primary:
+            ensure_single(self.r)
+        if self.worker is not None:
+            self.worker.check_single()
+
+    def setup(self) -> None:
+        """Create the consumer groups and claim entries left pending by any other consumer."""
+        for stream in (redis_keys.INGEST_STREAM, redis_keys.RPC_STREAM):
+            try:
+                self.r.xgroup_create(stream, GROUP, id="0", mkstream=True)
+            except redis.ResponseError as exc:
+                if "BUSYGROUP" not in str(exc):
+                    raise
+        if self.worker is not None:
+            # Only entries of consumers that are not live: the others belong to live workers.
+            self.worker.tick(GROUP, force=True)
+            self.worker.start()
+            return
+        start = "0-0"
+        while True:
+            # Not JUSTID: redis-py drops the cursor from a JUSTID reply.
+            reply: Any = self.r.xautoclaim(
+                redis_keys.INGEST_STREAM, GROUP, self.consumer, 0, start_id=start, count=500
+            )
+            start = str(reply[0])
+            if start == "0-0":
+                break
+        self.faults.load()
+
+    def beat(self, force: bool = False) -> None:
+        """Refresh the heartbeat (at most every HEARTBEAT_EVERY_S unless ``force``)."""
+        # The worker paces itself (a fifth of the lease TTL): renewals must not wait for this.
+        if self.worker is not None and self.worker.tick(GROUP):
+            self._retry_pending = True  # entries handed to us, claimed, or of a lost tenant
+        now = time.monotonic()
+        if not force and now - self._last_beat < HEARTBEAT_EVERY_S:
+            return
+        if self.worker is not None and not self.worker.primary:
+            self._last_beat = now
+            return  # the service heartbeat is the primary's (`nika up` waits for it)
+        write_heartbeat(self.r, self._started_at)
+        self._last_beat = now
+
+    def run(self) -> None:
+        """Serve until :meth:`stop` (pending entries first, then new ones)."""
+        self.check_single()
+        self.setup()
+        self.beat(force=True)
+        log.info("memory service started (pid %s, ops: %s)", os.getpid(), ", ".join(self.ops))
+        try:
+            while not self._stop.is_set():
+                self.beat()
+                try:
+                    self.step()
+                    done: list[str] = []
+                    if self.worker is None or self.worker.alone():
+                        # Audits and REM passes walk every tenant: only a lone worker may.
+                        done = self.debt.tick()
+                    self.scale.tick()
+                    self.quota.tick()
+                    self.automemory.touch(d[4:] for d in done if d.startswith("rem:"))
+                    self.automemory.tick()
+                except StoreUnavailable as exc:
+                    log.warning("store unavailable, retrying in %.0fs: %s", RETRY_BACKOFF_S, exc)
+                    self._retry_pending = True
+                    self._stop.wait(RETRY_BACKOFF_S)
+                except redis.ResponseError as exc:
+                    if "NOGROUP" not in str(exc):
+                        raise
+                    log.warning("a stream or its group vanished (%s): recreating them", exc)
+                    self.setup()
+                except (redis.ConnectionError, redis.TimeoutError) as exc:
+                    log.warning("redis unavailable, retrying in %.0fs: %s", RETRY_BACKOFF_S, exc)
+                    self._retry_pending = True
+                    self._stop.wait(RETRY_BACKOFF_S)
+        finally:
+            try:
+                self._commit()  # stored entries of a group in progress: flush and ack them now
+            except (StoreUnavailable, redis.RedisError) as exc:
+                log.warning("could not commit the last batches, they will be replayed: %s", exc)
+            self.debt.close()  # a running index build: child killed, its shard back online
+            if self.worker is not None:
+                try:
+                    self.worker.stop()  # leases released: the other workers take over now
+                except (StoreUnavailable, redis.RedisError) as exc:
+                    log.warning("could not release the leases (they expire by themselves): %s", exc)
+            try:
+                clear_heartbeat(self.r)
+            except redis.RedisError:
+                log.warning("could not clear the heartbeat (it expires by itself)")
+            log.info("memory service stopped after %d ingests", self.processed)
+
+    # --- one iteration --------------------------------------------------------------------
+    def step(self, block_ms: int = BLOCK_MS) -> None:
+        """Process pending entries (if a retry is due), then the batch read ahead or new ones."""
+        if self._has_deferred and time.monotonic() - self._last_retry >= DEFER_RETRY_S:
+            self._retry_pending = True
+        if self.faults.retry_due():
+            self._retry_pending = True  # parked tenants released: the drain replays theirs
+        if self._retry_pending:
+            # The drain re-reads every unacknowledged entry, the look-ahead's included: storing
+            # the look-ahead as well would ingest those twice.
+            self._ahead = None
+            self._commit()  # stored before the drain re-reads every unacknowledged entry
+            self._retry_pending = False
+            self._has_deferred = False
+            self._last_retry = time.monotonic()
+            self._drain_pending(check_deliveries=self._first_drain)
+            self._first_drain = False
+            self._drain_pending_rpc()
+        if self._ahead is not None:
+            self._handle_ahead()  # already read: no new batch until it is stored
+            return
+        reply: Any = self.r.xreadgroup(
+            GROUP,
+            self.consumer,
+            {redis_keys.RPC_STREAM: ">", redis_keys.INGEST_STREAM: ">"},
+            count=BATCH,
+            block=block_ms,
+        )
+        rpc: list[tuple[str, dict[str, str]]] = []
+        ingest_entries: list[tuple[str, dict[str, str]]] = []
+        for stream, entries in reply or []:
+            (rpc if stream == redis_keys.RPC_STREAM else ingest_entries).extend(entries)
+        for entry_id, fields in rpc:
+            self._handle_rpc(entry_id, fields)
+        if ingest_entries:
+            self._handle_ingest(ingest_entries, look_ahead=True)
+
+    def _drain_pending(self, check_deliveries: bool = False) -> None:
+        """Re-process every ingest entry read earlier but never acknowledged (crash recovery).
+
+        Only at start (``check_deliveries``) is an entry delivered too often dead-lettered: a
+        crash loop, not a store outage (during which entries are retried without limit).
+        """
+        cursor = "0"  # entries left pending on purpose (deferred) are stepped over
+        while not self._stop.is_set():
+            reply: Any = self.r.xreadgroup(
+                GROUP, self.consumer, {redis_keys.INGEST_STREAM: cursor}, count=BATCH
+            )
+            entries = reply[0][1] if reply else []
+            if not entries:
+                return
+            cursor = entries[-1][0]
+            log.info("replaying %d unacknowledged ingest entries", len(entries))
+            deliveries = self._deliveries(entries) if check_deliveries else {}
+            todo: list[tuple[str, dict[str, str]]] = []
+            for entry_id, fields in entries:
+                if not fields:  # deleted while pending: nothing left to do
+                    self.r.xack(redis_keys.INGEST_STREAM, GROUP, entry_id)
+                elif deliveries.get(entry_id, 0) > MAX_DELIVERIES and not self._deferrable(fields):
+                    self._dead_letter(
+                        entry_id,
+                        fields,
+                        NikaError(
+                            f"delivered {deliveries[entry_id]} times without success",
+                            "inspect the entry in the dead-letter stream and re-remember it",
+                        ),
+                    )
+                else:
+                    todo.append((entry_id, fields))
+            if todo:
+                self._handle_ingest(todo)
+
+    def _drain_pending_rpc(self) -> None:
+        reply: Any = self.r.xreadgroup(
+            GROUP, self.consumer, {redis_keys.RPC_STREAM: "0"}, count=1000
+        )
+        for entry_id, fields in reply[0][1] if reply else []:
+            self._handle_rpc(entry_id, fields or {})
+
+    def _deliveries(self, entries: list[tuple[str, dict[str, str]]]) -> dict[str, int]:
+        first, last = entries[0][0], entries[-1][0]
+        rows: Any = self.r.xpending_range(
+            redis_keys.INGEST_STREAM,
+            GROUP,
+            min=first,
+            max=last,
+            count=len(entries) + 10,
+            consumername=self.consumer,
+        )
+        return {str(row["message_id"]): int(row["times_delivered"]) for row in rows}
+
+    # --- RPC ------------------------------------------------------------------------------
+    def _serve_waiting_rpc(self) -> None:
+        """Answer RPCs that arrived during a long ingest batch (reads stay responsive)."""
+        reply: Any = self.r.xreadgroup(
+            GROUP, self.consumer, {redis_keys.RPC_STREAM: ">"}, count=BATCH
+        )
+        for entry_id, fields in reply[0][1] if reply else []:
+            self._handle_rpc(entry_id, fields)
+
+    def _handle_rpc(self, entry_id: str, fields: Mapping[str, str]) -> None:
+        if self.worker is not None:
+            ours, waiting = self.worker.keep(
+                redis_keys.RPC_STREAM, GROUP, [(entry_id, rpc_tenant(fields))]
+            )
+            self._has_deferred |= waiting
+            if entry_id not in ours:
+                return  # handed to the tenant's holder, or left for our lapsing lease
+        request_id = fields.get("id", "")
+        try:
+            deadline = float(fields.get("deadline", "0"))
+        except ValueError:
+            deadline = 0.0
+        reply: dict[str, Any] | None = None
+        if request_id and deadline >= time.time():
+            op = fields.get("op", "")
+            reply = self._dispatch(op, fields.get("body", "{}"))
+            if op not in READ_ONLY_OPS:
+                self._flush()
+        pipe = self.r.pipeline(transaction=True)
+        pipe.xack(redis_keys.RPC_STREAM, GROUP, entry_id)
+        pipe.xdel(redis_keys.RPC_STREAM, entry_id)
+        if reply is not None:
+            key = redis_keys.rpc_reply(request_id)
+            pipe.lpush(key, json.dumps(reply, default=str))
+            pipe.expire(key, 60)
+        pipe.execute()
+
+    def _dispatch(self, op: str, raw_body: str) -> dict[str, Any]:
+        reply = dispatch(self.ctx, self.ops, op, raw_body)
+        if op == Op.REM_RUN and reply["ok"]:
+            self.automemory.touch(reply["result"].get("tenants", {}) or [])
+        return reply

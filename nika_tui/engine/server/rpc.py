@@ -1,0 +1,120 @@
+"""The RPC side of the memory service: the op table, dispatch, and errors as replies.
+
+The table is built explicitly by :func:`build_rpc_table` (no registration at import): one
+line per :class:`~nika_tui.domain.protocol.Op`, so what the service answers is read here.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import redis
+
+from nika_tui.domain.protocol import Op
+from nika_tui.engine.context import EngineContext
+from nika_tui.errors import NikaError, StoreUnavailable, ValidationFailed
+
+log = logging.getLogger("nika.service")
+
+OpHandler = Callable[[EngineContext, dict[str, Any]], dict[str, Any]]
+"""An op: ``handler(ctx, body) -> result`` (both JSON objects)."""
+
+
+def build_rpc_table() -> dict[str, OpHandler]:
+    """Every op the service answers, by :class:`Op` name."""
+    # Imported here, not at module level: the handlers pull in the whole engine (judges,
+    # stores), which the clients reading :func:`error_body` or the op names do not need.
+    from nika_tui.automemory.runner import automemory_sync_op
+    from nika_tui.engine import agent_ops, audit, memory_ops, purge, snapshot
+    from nika_tui.engine.compress import compress_op
+    from nika_tui.engine.debt_actions import debt_apply_op
+    from nika_tui.engine.rem import rem_run_op
+    from nika_tui.engine.reset import compress_reset_op
+    from nika_tui.engine.timeline import timeline_op
+    from nika_tui.tuning.tuner import tune_adopt_op, tune_recall_op
+
+    table: dict[str, OpHandler] = {
+        Op.RECALL: memory_ops.recall_op,
+        Op.HISTORY: memory_ops.history_op,
+        Op.TIMELINE: timeline_op,
+        Op.STATS: memory_ops.stats_op,
+        Op.PROJECTS: agent_ops.projects_op,
+        Op.RECENT: agent_ops.recent_op,
+        Op.REVIEW_LIST: memory_ops.review_list_op,
+        Op.REVIEW_RESOLVE: memory_ops.review_resolve_op,
+        Op.AGENT_RETIRE: agent_ops.agent_retire_op,
+        Op.AGENT_REVIEW_RESOLVE: agent_ops.agent_review_resolve_op,
+        Op.AUDIT: audit.audit_op,
+        Op.AUDIT_HISTORY: audit.audit_history_op,
+        Op.DEBT_APPLY: debt_apply_op,
+        Op.PURGE_PLAN: purge.purge_plan_op,
+        Op.PURGE_APPLY: purge.purge_apply_op,
+        Op.PURGE_RESTORE: purge.purge_restore_op,
+        Op.REM_RUN: rem_run_op,
+        Op.COMPRESS: compress_op,
+        Op.COMPRESS_RESET: compress_reset_op,
+        Op.SNAPSHOT_EXPORT: snapshot.snapshot_export_op,
+        Op.SNAPSHOT_IMPORT: snapshot.snapshot_import_op,
+        Op.AUTOMEMORY_SYNC: automemory_sync_op,
+        Op.TUNE_RECALL: tune_recall_op,
+        Op.TUNE_ADOPT: tune_adopt_op,
+    }
+
+    def ping(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+        return {"pid": os.getpid(), "embedder": ctx.embedder.name, "ops": sorted(table)}
+
+    table[Op.PING] = ping
+    return table
+
+
+def error_body(exc: NikaError) -> dict[str, Any]:
+    """The reply of a failed request: the class by name and its plain extra fields (a
+    ``BridgeRefused``'s ``status``, a ``ProviderError``'s ``kind``), so the client rebuilds it."""
+    fields = {
+        name: value
+        for name, value in vars(exc).items()
+        if name not in ("message", "hint") and isinstance(value, str | int | float | bool)
+    }
+    return {"error": exc.message, "hint": exc.hint, "kind": type(exc).__name__, "fields": fields}
+
+
+def rpc_tenant(fields: Mapping[str, str]) -> str | None:
+    """The tenant an RPC is addressed to (its body's ``tenant_id``), if any."""
+    try:
+        body = json.loads(fields.get("body", "{}"))
+    except json.JSONDecodeError:
+        return None
+    tenant = body.get("tenant_id") if isinstance(body, dict) else None
+    return tenant if isinstance(tenant, str) and tenant else None
+
+
+def dispatch(
+    ctx: EngineContext, table: Mapping[str, OpHandler], op: str, raw_body: str
+) -> dict[str, Any]:
+    """Run ``op`` on its JSON body and return the reply (``ok`` with a result, or an error)."""
+    handler = table.get(op)
+    if handler is None:
+        return {"ok": False, **error_body(ValidationFailed(
+            f"unknown memory-service operation {op!r}",
+            "upgrade the caller or the service (`nika down && nika up`)",
+        ))}  # fmt: skip
+    try:
+        body = json.loads(raw_body)
+        if not isinstance(body, dict):
+            raise ValueError("the body must be a JSON object")
+        return {"ok": True, "result": handler(ctx, body)}
+    except NikaError as exc:
+        return {"ok": False, **error_body(exc)}
+    except ValueError as exc:
+        return {"ok": False, **error_body(ValidationFailed(f"bad {op} request: {exc}"))}
+    except redis.RedisError as exc:
+        return {"ok": False, **error_body(StoreUnavailable(f"redis failed: {exc}"))}
+    except Exception as exc:
+        # RPC edge: one failing op must not stop the single writer; the caller gets the
+        # error and the traceback goes to the log.
+        log.exception("op %s failed", op)
+        return {"ok": False, **error_body(NikaError(f"{op} failed: {exc!r}", "see the log"))}

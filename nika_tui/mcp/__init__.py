@@ -1,0 +1,1 @@
+"""nika's MCP server (stdio) and the tools it exposes to agents."""

@@ -1,0 +1,250 @@
+"""Every ``NIKA_*`` environment knob, typed and documented in one place.
+
+``Settings.from_env(env)`` reads a mapping (``os.environ`` when none is given): the process
+entry points build it once, tests build it from the mapping they used to pass as ``env``.
+Defaults and parsing are the ones the readers had before this module existed:
+
+- an empty value counts as unset;
+- a number that does not parse is its default, as the schedulers' readers always did (a typo
+  must not stop the memory service), so building the settings never fails; the one change:
+  ``NIKA_PARK_RETRY_S`` and ``NIKA_KERNEL_WATCH_S`` used to crash the service on such a value;
+- the few values whose readers refuse a bad value with a message naming the variable
+  (``NIKA_EMBEDDINGS_DIMENSION``, ``NIKA_LEASE_TTL_S``) stay strings here and are checked there,
+  so the error, its hint and its exit code are unchanged.
+
+Secrets are not settings: the embeddings API key is read from the variable that
+``embeddings_api_key_env`` names, at the moment it is sent, and never stored on this model.
+This module imports no nika package (everything may import it) and no heavy library.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationInfo, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+from pydantic_settings.sources.utils import parse_env_vars
+
+ENV_PREFIX = "NIKA_"
+
+_READING: ContextVar[Mapping[str, str] | None] = ContextVar("nika_settings_env", default=None)
+"""The mapping :meth:`Settings.from_env` is reading, None for ``os.environ``."""
+
+
+class _EnvSource(EnvSettingsSource):
+    """``NIKA_*`` variables of the mapping being read, upper-case names only (as before: a
+    lower-case ``nika_tenant_id`` never bound a kernel)."""
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        env = _READING.get()
+        source = os.environ if env is None else env
+        upper = {k: v for k, v in source.items() if k.startswith(ENV_PREFIX) and k == k.upper()}
+        return parse_env_vars(upper, False, self.env_ignore_empty, self.env_parse_none_str)
+
+
+_LENIENT_NUMBERS = (
+    "audit_interval_s",
+    "rem_interval_s",
+    "rem_idle_s",
+    "purge_retention_days",
+    "optimize_idle_s",
+    "optimize_timeout_s",
+    "optimize_backoff_s",
+    "park_retry_s",
+    "kernel_watch_s",
+    "hookd_idle_s",
+)
+
+
+class Settings(BaseSettings):
+    """The ``NIKA_*`` variables; field ``tenant_id`` is ``NIKA_TENANT_ID``."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_ignore_empty=True,
+        extra="forbid",
+        frozen=True,
+        use_attribute_docstrings=True,
+    )
+
+    # -- where things live ---------------------------------------------------------------------
+    os_config_dir: Path | None = None
+    """Configuration root; unset: ``$XDG_CONFIG_HOME/nika-os``, else ``~/.config/nika-os``."""
+    os_data_dir: Path | None = None
+    """Data root (stores, bus, archives, embedded Redis); unset: ``$XDG_DATA_HOME/nika-os``,
+    else ``~/.local/share/nika-os``."""
+    tmux_socket: str = "nika"
+    """Name of nika's private tmux socket (``tmux -L``), never the user's default server."""
+
+    # -- set by nika in a kernel's environment --------------------------------------------------
+    tenant_id: str = ""
+    """The tenant a kernel belongs to; hooks and ``nika mcp`` act on it only. Set by nika."""
+    operator: bool = False
+    """``1`` on one command inside a kernel lets the operator act on any tenant."""
+    session_id: str = ""
+    """The agent session id recorded with memories written through MCP. Set by nika."""
+    agent_type: str = "mcp"
+    """The agent recorded with memories written through MCP (``claude``, ``codex``, …)."""
+    tmux_session: str = ""
+    """The kernel's tmux session name, recorded by hooks. Set by nika."""
+
+    # -- embeddings ------------------------------------------------------------------------------
+    embeddings_url: str = ""
+    """An OpenAI-compatible embeddings endpoint; unset: the local model."""
+    embeddings_model: str = ""
+    """Model name sent to ``embeddings_url``; unset: ``all-MiniLM-L6-v2``."""
+    embeddings_api_key_env: str = "NIKA_EMBEDDINGS_API_KEY"
+    """Name of the variable holding the endpoint's API key (the key itself is never a setting)."""
+    embeddings_dimension: str = ""
+    """Vector size of ``embeddings_model`` (a positive integer); unset: asked from the endpoint."""
+
+    # -- the memory service ----------------------------------------------------------------------
+    embed_ahead: bool = True
+    """``0`` turns off embedding the next batch while the current one is written."""
+    park_retry_s: float = 10.0
+    """Seconds before a tenant parked by a store failure is retried."""
+    kernel_watch_s: float = 2.0
+    """Seconds between two looks at the kernels' states by the service."""
+    audit_interval_s: float = 6 * 3600.0
+    """The service audits every tenant this often (seconds)."""
+    rem_interval_s: float = 20 * 3600.0
+    """At most one automatic REM pass per tenant in this time (seconds)."""
+    rem_idle_s: float = 30 * 60.0
+    """A tenant's kernels must all have been idle this long before its REM pass (seconds)."""
+    purge_retention_days: float = 30.0
+    """Retired and superseded memories stay readable this many days before a purge."""
+    optimize_idle_s: float = 300.0
+    """A shard is optimised only when its tenant's kernels have been idle this long (seconds)."""
+    optimize_min_pending: float | None = None
+    """Optimise a shard once this many points wait outside its index; unset: Qdrant's indexing
+    threshold for the dimension (6,667 at 384-d)."""
+    optimize_timeout_s: float = 1800.0
+    """An optimisation child running longer than this is killed (seconds)."""
+    optimize_backoff_s: float = 3600.0
+    """After a failed optimisation the shard waits this long before another try (seconds)."""
+    quota_cgroups: bool = True
+    """``0`` turns off the cgroup limits on kernels (quotas are still counted)."""
+
+    # -- hooks -----------------------------------------------------------------------------------
+    hookd: bool = True
+    """``0`` / ``off`` / ``false`` / ``no``: every hook runs in its own process, no hook server."""
+    hookd_idle_s: float = 600.0
+    """The hook server exits after this many seconds without a run."""
+
+    # -- the dashboard ---------------------------------------------------------------------------
+    no_autostart: bool = False
+    """``1``: the dashboard does not start the memory service when it is down."""
+
+    # -- workers (``nika scale``) ----------------------------------------------------------------
+    join_url: str = ""
+    """The Redis URL new workers join (``nika scale``); unset: ``REDIS_URL``."""
+    redis_password_file: str = ""
+    """File (0600) holding the shared Redis's password, for a worker."""
+    lease_ttl_s: str = ""
+    """Seconds a dead worker's tenants wait before another worker takes them (at least 1)."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Arguments, then the environment; no ``.env`` file, no secrets directory."""
+        return init_settings, _EnvSource(settings_cls)
+
+    @field_validator(*_LENIENT_NUMBERS, mode="before")
+    @classmethod
+    def _default_when_unparsable(cls, value: Any, info: ValidationInfo) -> Any:
+        if isinstance(value, str):
+            try:
+                return float(value)
+            except ValueError:
+                assert info.field_name is not None
+                return cls.model_fields[info.field_name].default
+        return value
+
+    @field_validator("optimize_min_pending", mode="before")
+    @classmethod
+    def _none_when_unparsable(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                return float(value)
+            except ValueError:
+                return None
+        return value
+
+    @field_validator("embed_ahead", "quota_cgroups", mode="before")
+    @classmethod
+    def _off_only_when_zero(cls, value: Any) -> Any:
+        return value.strip() != "0" if isinstance(value, str) else value
+
+    @field_validator("hookd", mode="before")
+    @classmethod
+    def _off_words(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return value.strip().lower() not in ("0", "off", "false", "no")
+        return value
+
+    @field_validator("operator", "no_autostart", mode="before")
+    @classmethod
+    def _on_only_when_one(cls, value: Any) -> Any:
+        return value.strip() == "1" if isinstance(value, str) else value
+
+    @field_validator(
+        "embeddings_url",
+        "embeddings_model",
+        "embeddings_api_key_env",
+        "embeddings_dimension",
+        "lease_ttl_s",
+        "redis_password_file",
+        mode="before",
+    )
+    @classmethod
+    def _stripped(cls, value: Any) -> Any:
+        return value.strip() if isinstance(value, str) else value
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """The settings in ``env`` (``os.environ`` when None); other variables are ignored.
+
+        Args:
+            env: A process environment, or a test's mapping standing in for one.
+
+        Returns:
+            The settings; an empty value is the default, as an unset one.
+        """
+        token = _READING.set(os.environ if env is None else env)
+        try:
+            return cls()
+        finally:
+            _READING.reset(token)
+
+
+def env_var(field: str) -> str:
+    """The variable that sets ``field`` (``tenant_id`` → ``NIKA_TENANT_ID``)."""
+    return ENV_PREFIX + field.upper()
+
+
+def markdown_table() -> str:
+    """The README's table of variables, from the fields' docstrings."""
+    rows = ["| Variable | Default | What it does |", "|---|---|---|"]
+    for name, field in Settings.model_fields.items():
+        default = field.default
+        if isinstance(default, bool):
+            default = int(default)
+        shown = "" if default in (None, "") else f"`{default}`"
+        doc = " ".join((field.description or "").split()).replace("``", "`").replace("|", "\\|")
+        rows.append(f"| `{env_var(name)}` | {shown} | {doc} |")
+    return "\n".join(rows)

@@ -1,0 +1,515 @@
+"""The dashboard App and its factory (Posting-style: settings and services first, then the App).
+
+The App talks to one port, :class:`nika_tui.dashboard.model.DashboardSource`. All I/O runs in thread
+workers that report back with Messages; the overview poll is rescheduled with ``set_timer``
+only after it finished, so polls never pile up. The App owns the actions every screen, key and
+command-palette entry share (spawn, attach, stop, restart, open a screen).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from textual import events, work
+from textual.app import App, SuspendNotSupported
+from textual.binding import Binding, BindingType
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.message import Message
+from textual.theme import Theme
+from textual.timer import Timer
+from textual.worker import Worker, WorkerState
+
+from nika_tui.dashboard.model import DashboardSource, Snapshot
+from nika_tui.services.ui_settings import (
+    UiSettings,
+    load_ui_settings,
+    save_ui_settings,
+    settings_path,
+)
+from nika_tui.ui.gc import IdleCollector
+from nika_tui.ui.host import Clock, DashboardHost
+
+# (action, title, help): every action reachable from the palette.
+PALETTE: tuple[tuple[str, str, str], ...] = (
+    ("spawn", "Spawn kernel", "start the selected tenant's agent in its tmux kernel"),
+    (
+        "attach",
+        "Attach to kernel",
+        "suspend the dashboard and attach to the kernel (detach to return)",
+    ),
+    ("stop", "Stop kernel", "stop the selected tenant's kernel"),
+    ("restart", "Restart kernel", "restart the selected tenant's kernel"),
+    ("detail", "Tenant detail", "live pane, context history, memory counts, strategies"),
+    ("debt", "Memory debt", "metrics against thresholds; run the audit"),
+    ("review", "Review queue", "UNCERTAIN pairs: approve-replace, keep both, skip"),
+    ("purge", "Purge confirmations", "the purge plan, dry-run count, confirm by typing the id"),
+    ("confirmations", "Confirmations", "escalated actions waiting for you: approve or reject"),
+    ("bus", "Bus / log tail", "the JSONL bus, live, filterable"),
+    ("recall", "Recall", "search the selected tenant's memory"),
+    ("filter_state", "Filter by state", "cycle the kernel-state filter of the overview"),
+    ("toggle_needs_me", "Filter: needs me", "show only tenants waiting for you"),
+    ("cycle_sort", "Sort overview", "cycle the overview's sort order"),
+    ("refresh", "Refresh now", "poll every source now"),
+    ("help", "Help", "keys and screens"),
+)
+
+
+class DashboardCommands(Provider):
+    """Command-palette entries: every dashboard action, plus per-tenant variants."""
+
+    def _entries(self) -> list[tuple[str, str, Callable[[], Any]]]:
+        app = self.app
+        assert isinstance(app, NikaDashboard)
+        out: list[tuple[str, str, Callable[[], Any]]] = [
+            (title, text, partial(app.run_palette_action, action, None))
+            for action, title, text in PALETTE
+        ]
+        tenants = [r.tenant_id for r in app.snapshot.tenants] if app.snapshot else []
+        for tenant in tenants:
+            for action in ("attach", "detail", "spawn", "review", "purge", "debt", "confirmations"):
+                title = dict((a, t) for a, t, _ in PALETTE)[action]
+                out.append(
+                    (
+                        f"{title}: {tenant}",
+                        f"{action} for {tenant}",
+                        partial(app.run_palette_action, action, tenant),
+                    )
+                )
+        return out
+
+    async def discover(self) -> Hits:
+        """Shown before typing: the generic actions."""
+        for title, text, callback in self._entries()[: len(PALETTE)]:
+            yield DiscoveryHit(title, callback, help=text)
+
+    async def search(self, query: str) -> Hits:
+        """Fuzzy match over every entry."""
+        matcher = self.matcher(query)
+        for title, text, callback in self._entries():
+            score = matcher.match(title)
+            if score > 0:
+                yield Hit(score, matcher.highlight(title), callback, help=text)
+
+
+class SnapshotReady(Message):
+    """The overview poll answered."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        super().__init__()
+        self.snapshot = snapshot
+
+
+class SourceFailed(Message):
+    """The source itself raised (a bug or an unexpected environment): shown, then retried."""
+
+    def __init__(self, error: str) -> None:
+        super().__init__()
+        self.error = error
+
+
+class ActionDone(Message):
+    """A kernel / memory action finished (``error`` empty on success)."""
+
+    def __init__(self, label: str, outcome: str, error: str = "") -> None:
+        super().__init__()
+        self.label = label
+        self.outcome = outcome
+        self.error = error
+
+
+@dataclass
+class DashboardOptions:
+    """What the factory decided: source, clock, settings."""
+
+    source: DashboardSource
+    clock: Clock
+    settings: UiSettings
+    settings_file: Path | None
+    show_welcome: bool
+    env: Mapping[str, str]
+
+
+class NikaDashboard(App[None]):
+    """The nika-os console: every tenant, kernel, memory and decision."""
+
+    TITLE = "nika-os"
+    SUB_TITLE = "dashboard"
+    CSS_PATH = "styles/dashboard.tcss"
+    COMMANDS: ClassVar[set[Any]] = App.COMMANDS | {DashboardCommands}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Help"),
+        Binding("ctrl+r", "refresh", "Refresh", show=False),
+    ]
+
+    def __init__(self, options: DashboardOptions) -> None:
+        super().__init__()
+        self.options = options
+        self.source: DashboardSource = options.source
+        self.clock: Clock = options.clock
+        self.settings: UiSettings = options.settings
+        self.snapshot: Snapshot | None = None
+        """The latest overview snapshot (``None`` before the first poll answers)."""
+        self.selected_tenant: str | None = None
+        """The tenant under the overview's cursor: the target of every tenant action."""
+        self._poll_timer: Timer | None = None
+        self._polling = False
+        self._poll_again = False
+        self._warmed_up = False
+        self.gc = IdleCollector()
+        """Full garbage collections only while nobody types (see :mod:`nika_tui.ui.gc`)."""
+
+    # --- lifecycle ----------------------------------------------------------------------
+    def on_mount(self) -> None:
+        self.gc.install()
+        from nika_tui.ui.screens.overview import OverviewScreen
+
+        if self.settings.theme in self.available_themes:
+            self.theme = self.settings.theme
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
+        self.push_screen(OverviewScreen())
+        if self.options.show_welcome:
+            from nika_tui.ui.screens.welcome import WelcomeScreen
+
+            self.push_screen(WelcomeScreen())
+        self.request_refresh()
+
+    def on_unmount(self) -> None:
+        self.gc.uninstall()
+        self.source.close()
+
+    def _theme_changed(self, theme: Theme) -> None:
+        self.settings = self.settings.model_copy(update={"theme": theme.name})
+        self._save_settings(self.settings)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="settings")
+    def _save_settings(self, settings: UiSettings) -> None:
+        if self.options.settings_file is not None:
+            save_ui_settings(self.options.settings_file, settings)
+
+    # --- the overview poll --------------------------------------------------------------
+    def request_refresh(self) -> None:
+        """Poll now (or right after the poll in flight); never two polls at once."""
+        if self._polling:
+            self._poll_again = True
+            return
+        if self._poll_timer is not None:
+            self._poll_timer.stop()
+            self._poll_timer = None
+        self._polling = True
+        self._poll_snapshot()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="snapshot")
+    def _poll_snapshot(self) -> None:
+        try:
+            snap = self.source.snapshot(self.clock())
+        except Exception as exc:  # noqa: BLE001 - UI edge: show it, keep polling
+            self.post_message(SourceFailed(f"{type(exc).__name__}: {exc}"))
+        else:
+            self.post_message(SnapshotReady(snap))
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, (events.Key, events.MouseDown)):
+            self.gc.input_seen()
+        await super().on_event(event)
+
+    def _poll_finished(self) -> None:
+        self.gc.tick()
+        self._polling = False
+        if self._poll_again:
+            self._poll_again = False
+            self.request_refresh()
+        else:
+            self._poll_timer = self.set_timer(self.settings.refresh_s, self.request_refresh)
+
+    def on_snapshot_ready(self, message: SnapshotReady) -> None:
+        previous, self.snapshot = self.snapshot, message.snapshot
+        if previous is not None:
+            self._notify_changes(previous, message.snapshot)
+        for screen in self.screen_stack:
+            show = getattr(screen, "show_snapshot", None)
+            if show is not None:
+                show(message.snapshot)
+        self._poll_finished()
+
+    @property
+    def warmed_up(self) -> bool:
+        """Whether :meth:`warm_up_once` ran."""
+        return self._warmed_up
+
+    def warm_up_once(self) -> None:
+        """Load what the first frame did not need (the kernel manager), once.
+
+        The overview calls it after its first rows are painted. It runs in the UI thread
+        (libtmux must be imported there), so no key can reach a kernel action before it.
+        """
+        if self._warmed_up:
+            return
+        self._warmed_up = True
+        warm_up = getattr(self.source, "warm_up", None)
+        if warm_up is not None:
+            warm_up()
+
+    def on_source_failed(self, message: SourceFailed) -> None:
+        for screen in self.screen_stack:
+            fail = getattr(screen, "show_source_error", None)
+            if fail is not None:
+                fail(message.error)
+        self._poll_finished()
+
+    def _notify_changes(self, old: Snapshot, new: Snapshot) -> None:
+        """Notifications: a kernel starts waiting, a metric enters alert, a decision is queued."""
+        for row in new.tenants:
+            before = old.row(row.tenant_id)
+            if before is None:
+                continue
+            t = row.tenant_id
+            if row.kernel.state == "waiting-input" and before.kernel.state != "waiting-input":
+                self.notify(f"{t}: the kernel is waiting for input", title="Kernel waiting")
+            if row.debt_status == "alert" and before.debt_status != "alert":
+                self.notify(
+                    f"{t}: {row.debt_worst} crossed into alert",
+                    title="Memory debt",
+                    severity="error",
+                )
+            if row.review_count > before.review_count:
+                self.notify(
+                    f"{t}: {row.review_count} pair(s) in the review queue", title="Decision queued"
+                )
+            if row.confirmation_count > before.confirmation_count:
+                self.notify(f"{t}: an action waits for your confirmation", title="Decision queued")
+
+    # --- actions shared by keys and the palette -----------------------------------------
+    def run_palette_action(self, action: str, tenant: str | None) -> None:
+        """Run a palette entry, optionally for a named tenant (it becomes the selection)."""
+        if tenant is not None:
+            self.selected_tenant = tenant
+        getattr(self, f"action_{action}")()
+
+    def _tenant(self) -> str | None:
+        if self.selected_tenant is None:
+            self.notify("no tenant selected", severity="warning")
+        return self.selected_tenant
+
+    @work(thread=True, exit_on_error=False, group="actions")
+    def run_kernel_action(self, label: str, fn: Callable[[], str]) -> None:
+        """Run one action in a worker and report its outcome."""
+        from nika_tui.errors import NikaError
+
+        try:
+            outcome = fn()
+        except NikaError as exc:
+            self.post_message(ActionDone(label, "", str(exc)))
+        except Exception as exc:  # noqa: BLE001 - UI edge: shown to the person
+            self.post_message(ActionDone(label, "", f"{type(exc).__name__}: {exc}"))
+        else:
+            self.post_message(ActionDone(label, outcome))
+
+    def on_action_done(self, message: ActionDone) -> None:
+        if message.error:
+            self.notify(message.error, title=f"{message.label} failed", severity="error")
+        else:
+            self.notify(message.outcome, title=message.label)
+        self.request_refresh()
+
+    def action_spawn(self) -> None:
+        """Spawn the selected tenant's kernel."""
+        if (t := self._tenant()) is not None:
+            self.run_kernel_action("spawn", partial(self.source.spawn, t))
+
+    def action_stop(self) -> None:
+        """Stop the selected tenant's kernel."""
+        if (t := self._tenant()) is not None:
+            self.run_kernel_action("stop", partial(self.source.stop, t))
+
+    def action_restart(self) -> None:
+        """Restart the selected tenant's kernel."""
+        if (t := self._tenant()) is not None:
+            self.run_kernel_action("restart", partial(self.source.restart, t))
+
+    def action_attach(self) -> None:
+        """Suspend the dashboard, attach to the kernel, come back when it detaches."""
+        if (t := self._tenant()) is None:
+            return
+        try:
+            argv = self.source.attach_argv(t)
+        except Exception as exc:  # noqa: BLE001 - UI edge
+            self.notify(str(exc), title="attach failed", severity="error")
+            return
+        code = self.run_suspended(argv)
+        if code is not None:
+            self.notify(f"back from {t} (exit {code})", title="attach")
+        self.request_refresh()
+
+    def run_suspended(self, argv: Sequence[str]) -> int | None:
+        """Give the terminal to ``argv`` and take it back; ``None`` when it could not run.
+
+        Headless (tests) there is no terminal to hand over: the command runs without one.
+        In a browser (``nika web``) suspending is impossible: the person is told what to run.
+        """
+        env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+        try:
+            with self.suspend():
+                return subprocess.call(list(argv), env=env)
+        except SuspendNotSupported:
+            if self.is_headless:
+                return subprocess.call(list(argv), env=env, stdin=subprocess.DEVNULL)
+            self.notify(f"run in a terminal: {' '.join(argv)}", title="cannot suspend here")
+        except OSError as exc:
+            self.notify(f"{argv[0]}: {exc.strerror}", title="command failed", severity="error")
+        return None
+
+    def _open(self, factory: Callable[[str], Any]) -> None:
+        if (t := self._tenant()) is not None:
+            self.push_screen(factory(t))
+
+    def action_detail(self) -> None:
+        """Open the tenant detail screen."""
+        from nika_tui.ui.screens.tenant_detail import TenantDetailScreen
+
+        self._open(TenantDetailScreen)
+
+    def action_debt(self) -> None:
+        """Open the memory-debt screen."""
+        from nika_tui.ui.screens.debt import DebtScreen
+
+        self._open(DebtScreen)
+
+    def action_review(self) -> None:
+        """Open the review queue."""
+        from nika_tui.ui.screens.review import ReviewScreen
+
+        self._open(ReviewScreen)
+
+    def action_purge(self) -> None:
+        """Open the purge confirmations."""
+        from nika_tui.ui.screens.purge import PurgeScreen
+
+        self._open(PurgeScreen)
+
+    def action_confirmations(self) -> None:
+        """Open the confirmations of the selected tenant (every tenant when none is selected)."""
+        from nika_tui.ui.screens.confirmations import ConfirmationsScreen
+
+        self.push_screen(ConfirmationsScreen(self.selected_tenant))
+
+    def action_recall(self) -> None:
+        """Open the recall search."""
+        from nika_tui.ui.screens.recall import RecallScreen
+
+        self._open(RecallScreen)
+
+    def action_bus(self) -> None:
+        """Open the bus tail (filtered on the selected tenant when there is one)."""
+        from nika_tui.ui.screens.bus import BusScreen
+
+        self.push_screen(BusScreen(self.selected_tenant or ""))
+
+    def action_help(self) -> None:
+        """Show the help screen."""
+        from nika_tui.ui.screens.help import HelpScreen
+
+        self.push_screen(HelpScreen())
+
+    def action_refresh(self) -> None:
+        """Poll now."""
+        self.request_refresh()
+
+    def _overview_action(self, name: str) -> None:
+        from nika_tui.ui.screens.overview import OverviewScreen
+
+        for screen in self.screen_stack:
+            if isinstance(screen, OverviewScreen):
+                getattr(screen, f"action_{name}")()
+
+    def action_filter_state(self) -> None:
+        """Cycle the overview's state filter."""
+        self._overview_action("filter_state")
+
+    def action_toggle_needs_me(self) -> None:
+        """Toggle the overview's needs-me filter."""
+        self._overview_action("toggle_needs_me")
+
+    def action_cycle_sort(self) -> None:
+        """Cycle the overview's sort."""
+        self._overview_action("cycle_sort")
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        # exit_on_error=False: a failed worker must not kill the app; say it and carry on.
+        if event.state == WorkerState.ERROR and event.worker.group == "settings":
+            self.notify(f"could not save UI settings: {event.worker.error}", severity="warning")
+
+    def use_source(self, source: DashboardSource) -> None:
+        """Swap the data source (e.g. the welcome screen's sample-data preview)."""
+        self.source.close()
+        self.source = source
+        self.snapshot = None
+        self.request_refresh()
+
+    def tenants_configured(self) -> bool:
+        """Whether any tenant config exists (the welcome screen closes once one does)."""
+        from nika_tui.services.config_store import list_tenant_ids
+
+        return bool(list_tenant_ids(self.options.env))
+
+    def preview_sample_data(self) -> None:
+        """Show the bundled sample data instead of the live stores (the welcome's preview)."""
+        from nika_tui.dashboard.fixture_source import FixtureSource
+
+        source = FixtureSource.from_file()
+        self.clock = lambda: source.now  # sample data has its own fixed clock
+        self.use_source(source)
+
+
+def make_app(
+    env: Mapping[str, str] | None = None,
+    source: DashboardSource | None = None,
+    clock: Clock | None = None,
+    show_welcome: bool | None = None,
+    settings_file: Path | None = None,
+    autostart: Callable[[], None] | None = None,
+) -> NikaDashboard:
+    """Build settings and services, then the App.
+
+    Args:
+        env: Environment (config/data dirs, ``REDIS_URL``...); ``os.environ`` when ``None``.
+        source: The data source; the live Redis source when ``None``.
+        clock: ``now`` for snapshots; UTC wall clock when ``None`` (tests pass a fixed one).
+        show_welcome: Open on the welcome screen; default: when no tenant is configured.
+        settings_file: The UI settings file; ``{config}/ui.yaml`` when ``None``.
+        autostart: Starts the memory service when the live source finds it dead.
+
+    Returns:
+        The App, not yet running.
+    """
+    from nika_tui.services.config_store import list_tenant_ids
+
+    e: Mapping[str, str] = dict(os.environ if env is None else env)
+    if source is None:
+        from nika_tui.dashboard.redis_source import RedisDashboardSource
+
+        # libtmux is only needed for kernel actions: import it after the first frame.
+        source = RedisDashboardSource(e, defer_warm_up=True, autostart=autostart)
+    path = settings_file if settings_file is not None else settings_path(e)
+    welcome = show_welcome if show_welcome is not None else not list_tenant_ids(e)
+    options = DashboardOptions(
+        source=source,
+        clock=clock or (lambda: datetime.now(UTC)),
+        settings=load_ui_settings(path),
+        settings_file=path,
+        show_welcome=welcome,
+        env=e,
+    )
+    return NikaDashboard(options)
+
+
+if TYPE_CHECKING:
+    # mypy checks here that the app gives its screens everything their protocol names.
+    _HOST: type[DashboardHost] = NikaDashboard

@@ -1,0 +1,78 @@
+"""What every dashboard screen shares: header, status bar, footer, and the snapshot hook."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar, cast
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Header
+
+from nika_tui.dashboard.model import Snapshot
+from nika_tui.ui.host import DashboardHost
+from nika_tui.ui.widgets.key_bar import KeyBar
+from nika_tui.ui.widgets.status_bar import StatusBar
+
+
+class DashboardScreen(Screen[None]):
+    """A full screen with the status bar; subclasses compose their body in ``compose_body``."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back"),
+    ]
+
+    def __init__(self, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._poll_timers: dict[str, Timer] = {}
+
+    @property
+    def dashboard(self) -> DashboardHost:
+        """The app, as the narrow protocol screens may use (not ``app.py``: no import cycle)."""
+        return cast(DashboardHost, self.app)
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield from self.compose_body()
+        yield StatusBar()
+        yield KeyBar()
+
+    def compose_body(self) -> ComposeResult:
+        """The screen's own widgets."""
+        yield from ()
+
+    def on_mount(self) -> None:
+        if self.dashboard.snapshot is not None:
+            self.show_snapshot(self.dashboard.snapshot)
+
+    def show_snapshot(self, snapshot: Snapshot) -> None:
+        """A new overview snapshot arrived (status bar; subclasses add their part)."""
+        bar = self.query_one(StatusBar)
+        bar.error = ""
+        bar.snapshot = snapshot
+        self.on_snapshot(snapshot)
+
+    def on_snapshot(self, snapshot: Snapshot) -> None:
+        """Hook for subclasses."""
+
+    def show_source_error(self, error: str) -> None:
+        """The source failed: say so; the last data stays on screen."""
+        self.query_one(StatusBar).error = error
+
+    def reschedule(self, name: str, delay: float, poll: Callable[[], Any]) -> None:
+        """Run ``poll`` once after ``delay``; replaces any pending run of the same name.
+
+        One pending timer per source: a poll that finished schedules the next one, and an
+        extra refresh (after an action) never doubles the polling rate.
+        """
+        timers = self._poll_timers
+        if name in timers:
+            timers[name].stop()
+        timers[name] = self.set_timer(delay, poll)
+
+    def action_back(self) -> None:
+        """Back to the previous screen."""
+        if len(self.app.screen_stack) > 2:
+            self.app.pop_screen()

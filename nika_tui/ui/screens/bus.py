@@ -1,0 +1,105 @@
+"""Bus / log: the JSONL bus tailed live, filterable by tenant, action_type and domain."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.widgets import Input, RichLog
+
+from nika_tui.dashboard.model import BusFilter, BusLineView, BusTail
+from nika_tui.ui.screens.base import DashboardScreen
+
+BUS_EVERY_S = 1.0
+
+
+def line_text(line: BusLineView) -> Text:
+    """``10:00:00 beta debt.audit [system/memory] worst=duplicate_rate``."""
+    when = f"{line.at:%H:%M:%S}" if line.at else "--:--:--"
+    text = Text(f"{when} ", style="dim")
+    text.append(f"{line.tenant_id:<12} ", style="bold")
+    if line.unreadable:
+        text.append("unreadable ", style="bold red")
+        text.append(line.raw)
+        return text
+    text.append(f"{line.kind:<22}", style="cyan")
+    text.append(f" [{line.action_type or '-'}/{line.domain or '-'}] ", style="magenta")
+    text.append(line.summary)
+    return text
+
+
+class BusScreen(DashboardScreen):
+    """The bus of every tenant (or one), newest at the bottom."""
+
+    class Tail(Message):
+        """New lines since the cursor."""
+
+        def __init__(self, tail: BusTail, generation: int) -> None:
+            super().__init__()
+            self.tail = tail
+            self.generation = generation
+
+    def __init__(self, tenant: str = "") -> None:
+        super().__init__(id="bus")
+        self.flt = BusFilter(tenant=tenant)
+        self._cursor: str | None = None
+        self._generation = 0
+        self.lines_shown = 0
+        """How many lines the log holds (tests read it)."""
+
+    def compose_body(self) -> ComposeResult:
+        with Horizontal(id="bus-filters"):
+            yield Input(self.flt.tenant, placeholder="tenant", id="f-tenant")
+            yield Input(placeholder="action_type (code, review…)", id="f-action")
+            yield Input(placeholder="domain (memory, hooks…)", id="f-domain")
+        yield RichLog(id="bus-log", wrap=False, max_lines=2000)
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.sub_title = "bus"
+        self.query_one("#bus-log", RichLog).focus()
+        self._poll()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="bus")
+    def _poll(self) -> None:
+        generation, cursor, flt = self._generation, self._cursor, self.flt
+        try:
+            tail = self.dashboard.source.bus_tail(flt, cursor)
+        except Exception as exc:  # noqa: BLE001 - UI edge: say it, keep the cursor
+            self.post_message(
+                self.Tail(
+                    BusTail(
+                        (BusLineView("", f"(bus unavailable: {exc})", unreadable=True),),
+                        cursor or "",
+                    ),
+                    generation,
+                )
+            )
+            return
+        self.post_message(self.Tail(tail, generation))
+
+    def on_bus_screen_tail(self, message: Tail) -> None:
+        if message.generation == self._generation:
+            # A tail read under an older filter is dropped: the log restarts with the new one.
+            if message.tail.cursor:
+                self._cursor = message.tail.cursor
+            log = self.query_one("#bus-log", RichLog)
+            for line in message.tail.lines:
+                log.write(line_text(line))
+            self.lines_shown += len(message.tail.lines)
+        self.reschedule("bus", BUS_EVERY_S, self._poll)
+
+    @on(Input.Changed)
+    def _filter_changed(self) -> None:
+        self.flt = BusFilter(
+            tenant=self.query_one("#f-tenant", Input).value.strip(),
+            action_type=self.query_one("#f-action", Input).value.strip(),
+            domain=self.query_one("#f-domain", Input).value.strip(),
+        )
+        self._generation += 1
+        self._cursor = None
+        self.lines_shown = 0
+        self.query_one("#bus-log", RichLog).clear()
+        self._poll()

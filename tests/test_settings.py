@@ -1,0 +1,86 @@
+"""The settings module: every NIKA_* knob read by nika is a documented field, parsed as before."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
+
+from nika_tui.settings import Settings, env_var, markdown_table
+
+ROOT = Path(__file__).resolve().parents[1]
+
+NOT_KNOBS = {
+    "NIKA_META",  # a header name in agent payloads, not an environment variable
+    "NIKA_COMMAND__",  # a placeholder in a generated plugin
+    "NIKA_LOCATION_VARS",  # a Python constant's name
+    "NIKA_MANAGED",  # written into a cloud pod's environment, read by its start command
+    "NIKA_BOOTSTRAP",  # idem
+    "NIKA_EMBEDDINGS_API_KEY",  # a secret: read where it is sent, never a setting
+}
+
+
+def test_every_nika_variable_in_the_code_is_a_documented_field() -> None:
+    named = set()
+    for path in (ROOT / "nika_tui").rglob("*.py"):
+        named |= set(re.findall(r"\bNIKA_[A-Z][A-Z0-9_]*", path.read_text()))
+    fields = {env_var(name) for name in Settings.model_fields}
+    assert named - NOT_KNOBS - fields == set()
+    undocumented = [n for n, f in Settings.model_fields.items() if not f.description]
+    assert undocumented == []
+
+
+class Case(NamedTuple):
+    test_id: str
+    env: dict[str, str]
+    field: str
+    expected: Any
+
+
+CASES = [
+    Case("unset_is_default", {}, "audit_interval_s", 6 * 3600.0),
+    Case("number", {"NIKA_AUDIT_INTERVAL_S": "60"}, "audit_interval_s", 60.0),
+    Case("unparsable_is_default", {"NIKA_REM_IDLE_S": "soon"}, "rem_idle_s", 1800.0),
+    Case("empty_is_default", {"NIKA_TMUX_SOCKET": ""}, "tmux_socket", "nika"),
+    Case("socket", {"NIKA_TMUX_SOCKET": "t1"}, "tmux_socket", "t1"),
+    Case("hookd_off_word", {"NIKA_HOOKD": " Off "}, "hookd", False),
+    Case("hookd_other_word_is_on", {"NIKA_HOOKD": "maybe"}, "hookd", True),
+    Case("embed_ahead_zero", {"NIKA_EMBED_AHEAD": "0"}, "embed_ahead", False),
+    Case("embed_ahead_false_is_not_zero", {"NIKA_EMBED_AHEAD": "false"}, "embed_ahead", True),
+    Case("cgroups_zero", {"NIKA_QUOTA_CGROUPS": " 0"}, "quota_cgroups", False),
+    Case("operator_one", {"NIKA_OPERATOR": "1"}, "operator", True),
+    Case("operator_yes_is_not_one", {"NIKA_OPERATOR": "yes"}, "operator", False),
+    Case("no_autostart", {"NIKA_NO_AUTOSTART": "1"}, "no_autostart", True),
+    Case("min_pending_unset", {}, "optimize_min_pending", None),
+    Case("min_pending_bad", {"NIKA_OPTIMIZE_MIN_PENDING": "x"}, "optimize_min_pending", None),
+    Case("data_dir", {"NIKA_OS_DATA_DIR": "~/d"}, "os_data_dir", Path("~/d")),
+    Case("url_stripped", {"NIKA_EMBEDDINGS_URL": " http://e/v1 "}, "embeddings_url", "http://e/v1"),
+    Case("lease_kept_raw", {"NIKA_LEASE_TTL_S": "0"}, "lease_ttl_s", "0"),
+    Case("lowercase_is_not_read", {"nika_tenant_id": "acme"}, "tenant_id", ""),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.test_id for c in CASES])
+def test_from_env_parses_as_the_readers_did(case: Case) -> None:
+    assert getattr(Settings.from_env(case.env), case.field) == case.expected
+
+
+def test_unknown_nika_variables_are_ignored_not_refused() -> None:
+    # NIKA_META and friends live in the same environments: reading one must not fail.
+    assert Settings.from_env({"NIKA_META": "x", "NIKA_TENANT_ID": "acme"}).tenant_id == "acme"
+
+
+def test_the_constructor_reads_the_process_environment_like_from_env(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("NIKA_TENANT_ID", "acme")
+    monkeypatch.setenv("NIKA_HOOKD", "off")
+    monkeypatch.setenv("NIKA_AUDIT_INTERVAL_S", "not a number")
+    assert Settings() == Settings.from_env()
+    assert Settings().tenant_id == "acme" and Settings().hookd is False
+
+
+def test_readme_lists_every_variable_from_the_docstrings() -> None:
+    assert markdown_table() in (ROOT / "README.md").read_text()
