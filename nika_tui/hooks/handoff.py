@@ -22,7 +22,6 @@ from nika_tui.domain.handoff import (
 )
 from nika_tui.domain.handoff_select import StoredPacket, packet_key
 from nika_tui.domain.memory import Layer
-from nika_tui.hooks import HookContext
 from nika_tui.hooks.common import (
     bookkeeping,
     digest_of,
@@ -32,9 +31,10 @@ from nika_tui.hooks.common import (
     redact,
     remember,
 )
+from nika_tui.hooks.context import HookContext
 from nika_tui.hooks.inject import forget_shown
 from nika_tui.services import kernel_store, redis_keys
-from nika_tui.services.transcripts import ContextFill, TranscriptDigest
+from nika_tui.services.transcripts.common import ContextFill, TranscriptDigest
 from nika_tui.services.wm_store import read_stream
 
 RECENT_QUERIES = 10

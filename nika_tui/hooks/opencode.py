@@ -25,8 +25,8 @@ from collections.abc import Callable
 from typing import Any
 
 from nika_tui.domain.context_fill import fill_percent
-from nika_tui.hooks import HookContext
-from nika_tui.hooks.common import bookkeeping_only, capture_prompt, capture_turn, session_start
+from nika_tui.hooks.common import bookkeeping_only, capture_turn
+from nika_tui.hooks.context import HookContext
 from nika_tui.hooks.handoff import commit_compaction, pre_compact
 from nika_tui.hooks.prompt_inject import (
     already_shown,
@@ -35,8 +35,9 @@ from nika_tui.hooks.prompt_inject import (
     shown_ids,
     strip_injected,
 )
+from nika_tui.hooks.steps import capture_prompt, session_start
 from nika_tui.services import wm_store
-from nika_tui.services.transcripts import ContextFill, TranscriptDigest, TranscriptFormat
+from nika_tui.services.transcripts.common import ContextFill, TranscriptDigest, TranscriptFormat
 
 EVENTS: tuple[str, ...] = ("UserPromptSubmit", "PreCompact", "Stop")
 SESSION_STARTED = "session-start"
