@@ -16,8 +16,8 @@ import pytest
 
 from nika_tui.domain.requests import RecallQuery
 from nika_tui.domain.tenant import KernelConfig
+from nika_tui.engine.kernels.manager import KernelManager
 from nika_tui.services.config_store import load_tenant, save_tenant
-from nika_tui.services.kernels import KernelManager
 from tests.helpers import retry_until
 
 pytestmark = [pytest.mark.agents, pytest.mark.tmux, pytest.mark.embedder, pytest.mark.slow]
