@@ -27,10 +27,6 @@ REASONS: dict[str, str] = {
     "dataclasses it returns",
     "dashboard/parse.py": "the decoders of every Redis record the dashboard reads, "
     "tested as one table",
-    "dashboard/fixture_source.py": "the offline source implements the whole port from one "
-    "YAML snapshot",
-    "ui/app.py": "the Textual App: bindings, command palette and the workers that poll the "
-    "source, which Textual wants on the App class",
 }
 
 
