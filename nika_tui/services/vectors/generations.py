@@ -72,7 +72,7 @@ class EdgeGenerations:
 
     def record(self, tenant_id: str) -> dict[str, Any]:
         """The pointer file's JSON."""
-        from nika_tui.services.vectors.edge import GENERATION_FILE
+        from nika_tui.services.vectors.edge_codec import GENERATION_FILE
 
         path = self.store.root / tenant_id / GENERATION_FILE
         try:

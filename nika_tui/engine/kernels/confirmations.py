@@ -1,0 +1,135 @@
+"""Decisions waiting for a person: the tenant's ``confirmations`` hash (escalate mode).
+
+Producers queue them (the 61% policy: ``compact``; the REM scheduler: ``rem.run``; purge:
+``purge.apply``; the debt audit: ``debt.{action}``). A person approves or rejects one here:
+approving runs exactly what the autonomous mode would have run, through the component that
+owns it (the kernel manager for ``compact``, the memory service for the others); rejecting
+only records the decision. Every decision is logged on the bus (``confirmation.resolved``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import redis
+
+from nika_tui.domain.protocol import Op
+from nika_tui.domain.tenant_id import check_tenant_id
+from nika_tui.errors import ValidationFailed
+from nika_tui.services import redis_keys
+from nika_tui.services.bus import open_bus
+from nika_tui.services.memory_client import MemoryClient
+
+
+def list_confirmations(
+    client: redis.Redis, tenant_id: str, include_resolved: bool = False
+) -> list[dict[str, Any]]:
+    """The tenant's confirmations, oldest first (pending only unless ``include_resolved``)."""
+    raw: dict[str, str] = client.hgetall(redis_keys.confirmations(check_tenant_id(tenant_id)))  # type: ignore[assignment]
+    items: list[dict[str, Any]] = []
+    for key, value in raw.items():
+        try:
+            item = json.loads(value)
+        except json.JSONDecodeError:
+            item = {"id": key, "kind": "unreadable", "title": value[:80], "status": "unreadable"}
+        if not isinstance(item, dict):
+            continue
+        item.setdefault("id", key)
+        if include_resolved or item.get("status") == "pending":
+            items.append(item)
+    return sorted(items, key=lambda i: str(i.get("created_at", "")))
+
+
+def _pending(client: redis.Redis, tenant_id: str, confirmation_id: str) -> dict[str, Any]:
+    raw = client.hget(redis_keys.confirmations(tenant_id), confirmation_id)
+    item = json.loads(str(raw)) if raw else None
+    if not isinstance(item, dict) or item.get("status") != "pending":
+        raise ValidationFailed(
+            f"no pending confirmation {confirmation_id!r} for tenant {tenant_id}",
+            f"list them with `nika confirm list --tenant {tenant_id}`",
+        )
+    return item
+
+
+def _mark(
+    client: redis.Redis,
+    tenant_id: str,
+    item: dict[str, Any],
+    status: str,
+    env: Mapping[str, str] | None,
+    now: datetime,
+) -> None:
+    item.update(status=status, resolved_at=now.isoformat())
+    client.hset(redis_keys.confirmations(tenant_id), str(item["id"]), json.dumps(item))
+    open_bus(tenant_id, env).append(
+        "confirmation.resolved",
+        {"id": item["id"], "kind": item.get("kind"), "status": status},
+        now=now,
+    )
+
+
+def resolve(
+    client: redis.Redis,
+    tenant_id: str,
+    confirmation_id: str,
+    approve: bool,
+    env: Mapping[str, str] | None = None,
+    now: datetime | None = None,
+) -> dict[str, Any]:
+    """Approve (run the action) or reject one pending confirmation; return what happened.
+
+    Raises:
+        ValidationFailed: no pending confirmation has that id, or its kind is unknown.
+        ServiceNotRunning: approving needs the memory service and it is down.
+    """
+    check_tenant_id(tenant_id)
+    at = now or datetime.now(UTC)
+    item = _pending(client, tenant_id, confirmation_id)
+    kind = str(item.get("kind", ""))
+    if not approve:
+        _mark(client, tenant_id, item, "rejected", env, at)
+        return {"id": confirmation_id, "kind": kind, "status": "rejected"}
+    memory = MemoryClient(client)
+    result: dict[str, Any]
+    if kind.startswith("debt."):
+        # The engine marks it approved itself, then runs the action.
+        result = memory.call(
+            Op.DEBT_APPLY, {"tenant_id": tenant_id, "confirmation_id": confirmation_id}
+        )
+        return {"id": confirmation_id, "kind": kind, "status": "approved", "result": result}
+    if kind == "compact":
+        from nika_tui.engine.kernels.manager import KernelManager
+
+        command = KernelManager(env, redis_client=client).send_compact(tenant_id)
+        result = {"command": command}
+    elif kind == "rem.run":
+        result = memory.call(Op.REM_RUN, {"tenant_id": tenant_id}, timeout=600)
+    elif kind == "compress.reset":
+        result = memory.call(Op.COMPRESS_RESET, {"tenant_id": tenant_id}, timeout=3600)
+    elif kind == "tune.adopt":
+        result = memory.call(
+            Op.TUNE_ADOPT, {"tenant_id": tenant_id, "detail": str(item.get("detail", ""))}
+        )
+    elif kind == "scale.apply":
+        from nika_tui.scale.approve import approve_scale
+
+        # The plan id, not the confirmation, is the idempotency key: applied at most once.
+        result = approve_scale(tenant_id, str(item.get("plan_id", "")), env, at)
+    elif kind == "quota.pause":
+        from nika_tui.quota.tokens import pause_kernel
+
+        result = {"paused_pids": pause_kernel(client, tenant_id, at, env)}
+    elif kind == "purge.apply":
+        result = memory.call(
+            Op.PURGE_APPLY, {"tenant_id": tenant_id, "confirmed": True}, timeout=600
+        )
+    else:
+        raise ValidationFailed(
+            f"confirmation {confirmation_id!r} has an unknown kind {kind!r}",
+            "reject it, or upgrade nika-os",
+        )
+    _mark(client, tenant_id, item, "approved", env, at)
+    return {"id": confirmation_id, "kind": kind, "status": "approved", "result": result}
