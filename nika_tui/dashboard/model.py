@@ -61,6 +61,8 @@ class KernelView:
     """Seconds since the kernel's last heartbeat; ``None`` when there is none."""
     stale: bool = True
     """True when the heartbeat key expired (the kernel stopped reporting)."""
+    agents: tuple[tuple[str, str], ...] = ()
+    """(agent CLI, state) of each agent window, first window first (one agent: one pair)."""
 
 
 @dataclass(frozen=True, slots=True)
