@@ -33,9 +33,9 @@ def test_keys_pick_a_hit_and_mark_it(build_app: Build, fixture_source: FixtureSo
             await wait_for(pilot, lambda: "▶ " in _hits(app) and "m-881" in _hits(app), "hit")
             await pilot.press("ctrl+n", "ctrl+b", "ctrl+y")  # keys work while typing
             await wait_for(pilot, lambda: len(fixture_source.actions) == 1, "the useful mark")
-            await pilot.press("ctrl+o")
+            await pilot.press("ctrl+g")
             await wait_for(pilot, lambda: len(fixture_source.actions) == 2, "the other mark")
-            view = app.screen._view  # type: ignore[attr-defined]
+            view = app.screen.view  # type: ignore[attr-defined]
             first = view.hits[0].id
             assert fixture_source.actions == [
                 ("mark", "acme", first, "useful"),

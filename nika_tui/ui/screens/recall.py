@@ -2,7 +2,7 @@
 
 An optional ``as of`` box (a date or ISO time) answers with what was current then, by valid
 time (docs/memory.md); empty means now. ``ctrl+n`` / ``ctrl+b`` pick a hit (▶), ``ctrl+y`` marks
-it useful and ``ctrl+o`` not useful: labels `nika tune recall` learns from (docs/tuning.md).
+it useful and ``ctrl+g`` not useful: labels `nika tune recall` learns from (docs/tuning.md).
 Control keys, so that they work while the query box has the focus.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import ClassVar
 
+from rich.style import Style
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -19,6 +20,7 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Static
 
+from nika_tui.dashboard.memory_views import MemoryFilter
 from nika_tui.dashboard.model import RecallView
 from nika_tui.domain.timeline import parse_as_of
 from nika_tui.ui.screens.base import DashboardScreen
@@ -37,15 +39,37 @@ ENVELOPE_KEYS = (
 )
 
 
+SCORE_NOTE = (
+    "cos = cosine similarity of the memory to the question (what `nika memory recall` prints; "
+    "1 = same meaning, under ~0.3 = unrelated). rank = the fused hybrid score (dense + keyword "
+    "+ recency) that orders the hits; small by construction, compare it only between hits."
+)
+
+
 def recall_text(view: RecallView, selected: int | None = None) -> Text:
-    """Hits (score, layer, text, envelope) or the PALACE line; ``selected`` gets a ▶."""
+    """Hits (cosine as the CLI shows it, rank, status, valid time, text, envelope) or PALACE.
+
+    Each id is clickable: it opens the memory browser on that memory. ``selected`` gets a ▶
+    (the hit the marking keys act on).
+    """
     if not view.hits:
         return Text(view.palace or f"no memory for {view.query}", style="bold yellow")
-    text = Text()
+    text = Text(SCORE_NOTE + "\n\n", style="dim italic")
     for i, hit in enumerate(view.hits):
         text.append("▶ " if i == selected else "  ", style="bold green")
-        text.append(f"{hit.score:.2f} ", style="bold cyan")
-        text.append(f"{hit.id} [{hit.layer}]", style="dim")
+        cos = f"cos {hit.cosine:.2f}" if hit.cosine is not None else "cos —"
+        text.append(f"{cos} ", style="bold cyan")
+        text.append(f"rank {hit.score:.3f}  ", style="dim")
+        text.append(
+            hit.id, style=Style(underline=True, meta={"@click": f"screen.open({hit.id!r})"})
+        )
+        status = hit.status or "current"
+        if hit.superseded_by:
+            status += f" → {hit.superseded_by}"
+        text.append(f" [{hit.layer}] ", style="dim")
+        text.append(status, style="green" if status == "current" else "yellow")
+        valid = f"{hit.valid_from:%Y-%m-%d %H:%M}" if hit.valid_from else "—"
+        text.append(f" · valid from {valid}", style="dim")
         text.append(f"\n  {hit.text}\n")
         env = " · ".join(f"{k}={hit.envelope[k]}" for k in ENVELOPE_KEYS if hit.envelope.get(k))
         text.append(f"  {env}\n\n", style="magenta")
@@ -55,13 +79,21 @@ def recall_text(view: RecallView, selected: int | None = None) -> Text:
 class RecallScreen(DashboardScreen):
     """Search one tenant's memory."""
 
-    class Answer(Message):
-        """The recall came back."""
-
-        def __init__(self, view: RecallView | None, error: str = "") -> None:
-            super().__init__()
-            self.view = view
-            self.error = error
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+o", "open_top", "Open top hit in memories"),
+        Binding("ctrl+n", "select_hit(1)", "Next hit"),
+        Binding("ctrl+b", "select_hit(-1)", "Previous hit"),
+        Binding("ctrl+y", "mark(True)", "Useful"),
+        Binding("ctrl+g", "mark(False)", "Not useful"),
+    ]
+    HELP_TITLE = "Recall"
+    HELP = (
+        """Type a question, `enter`. An *as of* date answers with what was current then,
+by valid time. Click a hit's id (or `ctrl+o` for the first hit) to open it in the memory
+browser: status, valid time, source and its supersede chain. `ctrl+n` / `ctrl+b` pick a
+hit (▶), `ctrl+y` marks it useful, `ctrl+g` not useful: what `nika tune recall` learns from. """
+        + SCORE_NOTE
+    )
 
     class Marked(Message):
         """A relevance mark was saved (or failed)."""
@@ -71,18 +103,21 @@ class RecallScreen(DashboardScreen):
             self.outcome = outcome
             self.error = error
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+n", "select_hit(1)", "Next hit"),
-        Binding("ctrl+b", "select_hit(-1)", "Previous hit"),
-        Binding("ctrl+y", "mark(True)", "Useful"),
-        Binding("ctrl+o", "mark(False)", "Not useful"),
-    ]
+    class Answer(Message):
+        """The recall came back."""
+
+        def __init__(self, view: RecallView | None, error: str = "") -> None:
+            super().__init__()
+            self.view = view
+            self.error = error
 
     def __init__(self, tenant_id: str) -> None:
         super().__init__(id="recall")
         self.tenant_id = tenant_id
-        self._view: RecallView | None = None
-        self._selected = 0
+        self.view: RecallView | None = None
+        """The last answer shown."""
+        self.selected = 0
+        """The hit the marking keys act on."""
 
     def compose_body(self) -> ComposeResult:
         yield Input(placeholder=f"recall in {self.tenant_id}… (enter)", id="recall-query")
@@ -121,25 +156,36 @@ class RecallScreen(DashboardScreen):
 
     def on_recall_screen_answer(self, message: Answer) -> None:
         hits = self.query_one("#recall-hits", Static)
-        self._view, self._selected = message.view, 0
         if message.view is None:
             hits.update(Text(f"recall failed: {message.error}", style="red"))
         else:
-            hits.update(recall_text(message.view, self._selected))
+            self.view, self.selected = message.view, 0
+            hits.update(recall_text(message.view, self.selected))
+
+    def open(self, memory_id: str) -> None:
+        """Open the memory browser on one memory (a hit's id was clicked)."""
+        self.dashboard.open_memories(self.tenant_id, MemoryFilter(text=memory_id))
+
+    def action_open_top(self) -> None:
+        """Open the first hit in the memory browser."""
+        if self.view is None or not self.view.hits:
+            self.notify("no hit to open: recall something first", severity="warning")
+            return
+        self.open(self.view.hits[0].id)
 
     def action_select_hit(self, step: int) -> None:
         """Move the ▶ to the next or previous hit."""
-        if self._view is None or not self._view.hits:
+        if self.view is None or not self.view.hits:
             return
-        self._selected = (self._selected + step) % len(self._view.hits)
-        self.query_one("#recall-hits", Static).update(recall_text(self._view, self._selected))
+        self.selected = (self.selected + step) % len(self.view.hits)
+        self.query_one("#recall-hits", Static).update(recall_text(self.view, self.selected))
 
     def action_mark(self, useful: bool) -> None:
         """Label the ▶ hit useful or not for this query (the tenant's relevance set)."""
-        if self._view is None or not self._view.hits:
+        if self.view is None or not self.view.hits:
             self.notify("recall something first, then mark a hit", severity="warning")
             return
-        self._mark(self._view.query, self._view.hits[self._selected].id, useful)
+        self._mark(self.view.query, self.view.hits[self.selected].id, useful)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="recall-mark")
     def _mark(self, query: str, hit_id: str, useful: bool) -> None:
