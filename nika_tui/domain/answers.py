@@ -34,7 +34,7 @@ from nika_tui.domain.tenant import (
     TenantConfig,
     TokenLimitAction,
 )
-from nika_tui.domain.tenant_id import is_valid_tenant_id
+from nika_tui.domain.tenant_id import check_tenant_id_answer
 from nika_tui.errors import AnswersInvalid, Problem
 
 E = TypeVar("E", Language, Plan, AgentCli, Privacy, Provider, AutoMode)
@@ -81,18 +81,6 @@ class SetupPlan:
     config: TenantConfig
     secrets: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
-
-
-def check_tenant_id_answer(value: object) -> str | None:
-    """Reason a tenant id answer is invalid, or ``None``."""
-    if not isinstance(value, str) or not value:
-        return "must be a non-empty string"
-    if not is_valid_tenant_id(value):
-        return (
-            "use 1-40 characters: lowercase letters, digits and '-', starting with a letter or "
-            "digit (e.g. 'acme')"
-        )
-    return None
 
 
 def check_display_name(value: object) -> str | None:
