@@ -18,10 +18,10 @@ from collections.abc import Mapping
 
 import redis
 
-from nika_tui.bridge import keys
 from nika_tui.domain.bridge import InboundMessage
 from nika_tui.domain.tenant import AgentCli
 from nika_tui.errors import HeadlessFailed
+from nika_tui.services import bridge_keys as keys
 from nika_tui.services import kernel_launch
 from nika_tui.services.config_store import load_tenant
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from nika_tui.bridge import keys
 from nika_tui.domain.envelope import NikaMeta
+from nika_tui.services import bridge_keys as keys
 
 if TYPE_CHECKING:
     from nika_tui.hooks.context import HookContext
