@@ -27,10 +27,6 @@ SECTION_NAMES = (
     "auto-actions",
     "quotas",
 )
-HOW_TO = (
-    "run `nika setup` in a terminal, or non-interactively: "
-    "`nika setup --non-interactive --answers answers.yaml` (format in docs/wizard.md)"
-)
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -84,6 +80,8 @@ def run_setup(args: argparse.Namespace) -> int:
             "add --non-interactive",
         )
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        from nika_tui.cli.setup_batch import HOW_TO
+
         raise ValidationFailed("nika setup needs a terminal to ask questions", HOW_TO)
     return _interactive(args)
 

@@ -16,7 +16,6 @@ from typing import Any
 import yaml
 
 from nika_tui.cli.common import print_json
-from nika_tui.cli.setup import HOW_TO
 from nika_tui.domain.answers import SetupPlan, build_setup
 from nika_tui.domain.provider_formats import PROVIDER_FIELDS, PROVIDER_LABELS
 from nika_tui.domain.strategies import available_strategies, recommendation
@@ -34,6 +33,10 @@ from nika_tui.paths import tenant_config_path
 from nika_tui.services.config_store import parse_config, render_config
 from nika_tui.services.secrets import SecretStore, read_credentials_file
 
+HOW_TO = (
+    "run `nika setup` in a terminal, or non-interactively: "
+    "`nika setup --non-interactive --answers answers.yaml` (format in docs/wizard.md)"
+)
 _ENV_FIELDS = {spec.env_var: spec for specs in PROVIDER_FIELDS.values() for spec in specs}
 
 
