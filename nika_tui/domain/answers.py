@@ -63,6 +63,7 @@ REQUIRED_KEYS: tuple[str, ...] = (
 AUTO_ACTION_KEYS: tuple[str, ...] = tuple(AutoActions.model_fields)
 QUOTA_KEYS: tuple[str, ...] = tuple(Quotas.model_fields)
 QUOTA_MAX_CPU_PERCENT = 6400
+NEEDS_KNOWLEDGE_REPO = "autonomous compress needs a knowledge_repo to write to"
 
 _GIT_URL = re.compile(r"^(https?|ssh|git|file)://\S+$|^[\w.-]+@[\w.-]+:\S+$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -114,8 +115,15 @@ def knowledge_repo_is_url(value: str) -> bool:
     return bool(_GIT_URL.match(value))
 
 
-def parse_quota(value: object, key: str) -> int | str:
-    """An integer quota, or the reason it is not one."""
+def parse_quota(value: object, key: str, cores: int | None = None) -> int | str:
+    """An integer quota, or the reason it is not one.
+
+    Args:
+        value: The answer.
+        key: Which quota (``cpu_percent`` is bounded).
+        cores: Cores of the machine that will run the kernel (the wizard passes the real
+            count); ``None`` for an answers file, which may describe another machine.
+    """
     # YAML booleans are ints in Python; a quota of `true` is a mistake, not 1.
     if isinstance(value, bool) or not isinstance(value, int):
         if isinstance(value, str) and value.strip().isdigit():
@@ -124,6 +132,8 @@ def parse_quota(value: object, key: str) -> int | str:
             return "must be a positive integer"
     if value <= 0:
         return "must be a positive integer"
+    if key == "cpu_percent" and cores is not None and value > 100 * cores:
+        return f"at most {100 * cores} ({cores} core{'s' if cores > 1 else ''} on this machine)"
     if key == "cpu_percent" and value > QUOTA_MAX_CPU_PERCENT:
         return f"at most {QUOTA_MAX_CPU_PERCENT} (64 cores)"
     return value
@@ -395,6 +405,10 @@ def build_setup(
     if reason := check_knowledge_repo(repo):
         problems.append(Problem("knowledge_repo", reason))
     auto = _auto_actions(raw.get("auto_actions"), problems, accept_risk, require_accept_risk)
+    if auto.compress is AutoMode.AUTONOMOUS and not repo:
+        # Strategy A writes into the knowledge repo: autonomous compress with none would fail
+        # at its first run, every time, instead of here.
+        problems.append(Problem("auto_actions.compress", NEEDS_KNOWLEDGE_REPO))
     trust_codex = raw.get("trust_codex_hooks")
     if trust_codex is not None and not isinstance(trust_codex, bool):
         problems.append(Problem("trust_codex_hooks", "must be true or false"))

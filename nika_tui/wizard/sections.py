@@ -6,6 +6,7 @@ Each section reads and updates ``self.answers`` (the answers-file shape) and, fo
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any, TextIO
 
 from nika_tui.domain.answers import (
     AUTO_ACTION_KEYS,
+    NEEDS_KNOWLEDGE_REPO,
     check_display_name,
     check_knowledge_repo,
     knowledge_repo_is_url,
@@ -299,7 +301,14 @@ class SectionsMixin:
                     default=current.get(key, AutoMode.ESCALATE.value),
                 )
             )
-            if mode is AutoMode.AUTONOMOUS and not self.ask.confirm(
+            if (
+                key == "compress"
+                and mode is AutoMode.AUTONOMOUS
+                and not self.answers.get("knowledge_repo")
+            ):
+                self.say(f"  {NEEDS_KNOWLEDGE_REPO} (section 'knowledge'); compress: escalate")
+                mode = AutoMode.ESCALATE
+            elif mode is AutoMode.AUTONOMOUS and not self.ask.confirm(
                 f"Autonomous {key} acts without asking you (it may spend money or retire "
                 "memories). Allow it?",
                 default=False,
@@ -331,9 +340,17 @@ class SectionsMixin:
         self.answers["quotas"] = current
 
 
+def usable_cores() -> int:
+    """Cores this process may run on (its affinity mask, which a container narrows)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 def _quota_check(key: str) -> Callable[[str], str | None]:
     def check(value: str) -> str | None:
-        parsed = parse_quota(value.replace(",", "").strip(), key)
+        parsed = parse_quota(value.replace(",", "").strip(), key, cores=usable_cores())
         return parsed if isinstance(parsed, str) else None
 
     return check
