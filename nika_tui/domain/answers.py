@@ -63,6 +63,10 @@ REQUIRED_KEYS: tuple[str, ...] = (
 AUTO_ACTION_KEYS: tuple[str, ...] = tuple(AutoActions.model_fields)
 QUOTA_KEYS: tuple[str, ...] = tuple(Quotas.model_fields)
 QUOTA_MAX_CPU_PERCENT = 6400
+JUDGE_KEY_NAME = "judge.api_key"
+"""Keyring / file key of the HTTP judge's API key (service ``nika-os/{tenant}``)."""
+JUDGE_KEY_ENV = "NIKA_JUDGE_API_KEY"
+"""Where the key is read from when there is no secure store."""
 NEEDS_KNOWLEDGE_REPO = "autonomous compress needs a knowledge_repo to write to"
 
 _GIT_URL = re.compile(r"^(https?|ssh|git|file)://\S+$|^[\w.-]+@[\w.-]+:\S+$")
@@ -354,6 +358,7 @@ def build_setup(
     base: TenantConfig | None = None,
     judge_endpoint: str | None = None,
     judge_model: str | None = None,
+    judge_api_key: str | None = None,
     source: str = "answers",
 ) -> SetupPlan:
     """Validate answers and build the config, listing every problem at once.
@@ -371,6 +376,8 @@ def build_setup(
         base: The existing config, whose judge, kernel and provider references are kept.
         judge_endpoint: Endpoint of the HTTP judge (privacy ``cloud``).
         judge_model: Model name for the HTTP judge.
+        judge_api_key: The HTTP judge's key typed in the wizard: stored like a provider's
+            (``judge.api_key`` in the keyring), never in the config.
         source: Name of the answers' origin, used in the error message.
 
     Returns:
@@ -431,6 +438,14 @@ def build_setup(
     assert isinstance(tenant_id, str) and isinstance(name, str)
     assert language and plan and agent and privacy
     judge = _judge(privacy, agent, base, judge_endpoint, judge_model, warnings)
+    if judge.kind is JudgeKind.HTTP and judge_api_key:
+        if storage is SecretSource.ENV:
+            ref = SecretRef(source=SecretSource.ENV, name=JUDGE_KEY_ENV)
+            warnings.append(f"no secure store for the judge's key: set {JUDGE_KEY_ENV}")
+        else:
+            ref = SecretRef(source=storage, name=JUDGE_KEY_NAME)
+            secrets[JUDGE_KEY_NAME] = judge_api_key
+        judge = judge.model_copy(update={"api_key": ref})
     config = TenantConfig(
         tenant_id=tenant_id,
         display_name=name.strip(),

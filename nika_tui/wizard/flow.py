@@ -96,6 +96,7 @@ class SetupWizard(SectionsMixin):
         self.values: dict[Provider, dict[str, str]] = {}
         self.judge_endpoint: str | None = None
         self.judge_model: str | None = None
+        self.judge_key: str | None = None
         self.base: TenantConfig | None = None
         self._store: SecretStore | None = None
 
@@ -161,7 +162,7 @@ class SetupWizard(SectionsMixin):
     def _start_fresh(self, tenant_id: str) -> None:
         self.base = None
         self.values = {}
-        self.judge_endpoint = self.judge_model = None
+        self.judge_endpoint = self.judge_model = self.judge_key = None
         self.answers = {"tenant_id": tenant_id, "quotas": None, "providers": []}
         self._store = self._store_factory(tenant_id)
 
@@ -187,6 +188,7 @@ class SetupWizard(SectionsMixin):
             base=self.base,
             judge_endpoint=self.judge_endpoint,
             judge_model=self.judge_model,
+            judge_api_key=self.judge_key,
             source="wizard",
         )
 

@@ -7,7 +7,6 @@ Each section reads and updates ``self.answers`` (the answers-file shape) and, fo
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
@@ -42,6 +41,7 @@ from nika_tui.errors import SecretStoreError
 from nika_tui.services.agent_clis import AgentCliInfo
 from nika_tui.services.provider_verify import Endpoints, VerifyStatus, verify_provider
 from nika_tui.services.secrets import SecretStore
+from nika_tui.wizard.judge_section import ask_cloud_judge
 from nika_tui.wizard.prompts import Prompter
 from nika_tui.wizard.summary import quotas_text
 
@@ -56,7 +56,6 @@ _AUTO_LABELS = {
     "purge": "auto-purge (retire stale memories)",
     "rem": "auto-REM (the consolidation pass)",
 }
-_URL = re.compile(r"^https?://[^\s/]+\S*$")
 
 
 class SectionsMixin:
@@ -71,6 +70,7 @@ class SectionsMixin:
     endpoints: Endpoints | None
     judge_endpoint: str | None
     judge_model: str | None
+    judge_key: str | None
     _store: SecretStore | None
     _clis: Mapping[AgentCli, AgentCliInfo] | None
     _detect: Callable[[], Mapping[AgentCli, AgentCliInfo]]
@@ -185,14 +185,7 @@ class SectionsMixin:
         )
         self.answers["privacy"] = privacy.value
         if privacy is Privacy.CLOUD:
-            self.judge_endpoint = self.ask.text(
-                "Judge endpoint (OpenAI-compatible base URL)",
-                default=self.judge_endpoint or "",
-                validate=lambda v: None if _URL.match(v) else "expected http(s)://host[/path]",
-            )
-            self.judge_model = (
-                self.ask.text("Judge model (empty for the endpoint's default)", default="") or None
-            )
+            ask_cloud_judge(self)
 
     def _providers(self) -> None:
         current = set(self.answers.get("providers") or [])

@@ -365,46 +365,65 @@ def test_verify_is_skipped_in_local_privacy(
     assert "online check skipped: privacy 'local'" in run.text
 
 
-def test_cloud_privacy_asks_for_the_judge_endpoint(
+def test_cloud_privacy_asks_the_judge_key_and_checks_the_endpoint(
     run_wizard: Runner, memory_keyring: MemoryKeyring
 ) -> None:
-    keys = (
-        CLEAR
-        + "acme"
-        + ENTER
-        + CLEAR
-        + "Acme"
-        + ENTER
-        + ENTER
-        + ENTER
-        + ENTER
-        + "3"
-        + ENTER  # privacy: cloud
-        + "ftp://nope"
-        + ENTER
-        + CLEAR
-        + "https://llm.example/v1"
-        + ENTER  # refused, then ok
-        + "small-judge"
-        + ENTER  # model
-        + ENTER  # no provider
-        + ENTER
-        + ENTER
-        + ENTER
-        + ENTER
-        + ENTER
-        + ENTER
-        + ENTER
-    )
-    run = run_wizard(keys)
+    from tests.support.judge_server import BatchChatServer
+
+    key = "sk-judge-" + "k" * 24
+    server = BatchChatServer(key=key)
+    try:
+        keys = (
+            CLEAR
+            + "acme"
+            + ENTER
+            + CLEAR
+            + "Acme"
+            + ENTER
+            + ENTER
+            + ENTER
+            + ENTER
+            + "3"
+            + ENTER  # privacy: cloud
+            + "ftp://nope"
+            + ENTER
+            + CLEAR
+            + server.url
+            + ENTER  # refused, then ok
+            + "small-judge"
+            + ENTER  # model
+            + "sk-wrong"
+            + ENTER  # key: refused by the endpoint
+            + "y"
+            + ENTER  # enter the judge settings again
+            + ENTER  # endpoint: the one typed
+            + "small-judge"
+            + ENTER
+            + key
+            + ENTER  # the right key: the check passes
+            + ENTER  # no provider
+            + ENTER
+            + ENTER
+            + ENTER
+            + ENTER
+            + ENTER
+            + ENTER
+            + ENTER
+        )
+        run = run_wizard(keys)
+    finally:
+        server.close()
     assert run.outcome is not None
+    assert "judge check: invalid" in run.text and "refused the key (HTTP 401)" in run.text
+    assert "judge check: ok" in run.text
     judge = run.outcome.plan.config.judge
-    assert (judge.kind.value, judge.endpoint, judge.model) == (
-        "http",
-        "https://llm.example/v1",
-        "small-judge",
-    )
-    assert "judge: http at https://llm.example/v1" in run.text
+    assert (judge.kind.value, judge.endpoint, judge.model) == ("http", server.url, "small-judge")
+    # The key goes to the secret store with the other secrets, never into the config.
+    assert judge.api_key is not None and judge.api_key.name == "judge.api_key"
+    assert judge.api_key.source is SecretSource.KEYRING
+    assert run.outcome.plan.secrets["judge.api_key"] == key
+    assert key not in run.outcome.plan.config.model_dump_json() and key not in run.text
+    assert f"judge: http at {server.url}" in run.text
     assert "tip: configure a Scaleway API key" in run.text  # no strategy available
 
 
