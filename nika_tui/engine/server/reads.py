@@ -177,4 +177,4 @@ class ReadPool:
         if self.worker is None:
             return True
         tenant = rpc_tenant(fields)
-        return tenant is None or self.worker.holds(tenant)
+        return tenant is None or self.worker.holds_now(tenant)
