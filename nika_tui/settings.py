@@ -112,7 +112,7 @@ class Settings(BaseSettings):
     # -- the memory service ----------------------------------------------------------------------
     embed_ahead: bool = True
     """``0`` turns off embedding the next batch while the current one is written."""
-    readers: int = 4
+    readers: int = 8
     """Reader threads answering recalls beside the ingest (``0``: the loop answers them)."""
     read_shed_s: float = 0.15
     """A read with less time than this left before its deadline is answered "busy, retry"."""
