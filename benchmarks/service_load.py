@@ -83,7 +83,7 @@ def _wait(probe: Any, timeout: float, what: str) -> None:
         time.sleep(0.05)
 
 
-def _client(go: Any, stop: Any, until: float, out: Any, seed: int) -> None:
+def _client(ready: Any, go: Any, stop: Any, until: float, out: Any, seed: int) -> None:
     """One client process: recalls back to back from ``go`` until ``stop`` or ``until``."""
     from nika_tui.domain.requests import RecallQuery
     from nika_tui.errors import NikaError, ServiceBusy
@@ -91,6 +91,8 @@ def _client(go: Any, stop: Any, until: float, out: Any, seed: int) -> None:
 
     client = MemoryClient.from_env()
     client.timeout = DEADLINE_S
+    client.service_alive()  # connected
+    ready.put(seed)
     go.wait()
     lat: list[float] = []
     busy = errors = 0
@@ -131,12 +133,14 @@ def _pct(values: list[float], p: float) -> float | None:
 def _load(n: int, seconds: float, during: Any = None) -> dict[str, Any]:
     """``n`` client processes for ``seconds`` (or until ``during()`` returns True)."""
     ctx = mp.get_context("spawn")
-    go, stop, out = ctx.Event(), ctx.Event(), ctx.Queue()
+    go, stop, out, ready = ctx.Event(), ctx.Event(), ctx.Queue(), ctx.Queue()
     until = time.time() + 3600
-    procs = [ctx.Process(target=_client, args=(go, stop, until, out, k * 7)) for k in range(n)]
+    args = [(ready, go, stop, until, out, k * 7) for k in range(n)]
+    procs = [ctx.Process(target=_client, args=a) for a in args]
     for p in procs:
         p.start()
-    time.sleep(3.0)  # the clients import and connect before the clock starts
+    for _ in procs:  # every client imported and connected before the clock starts
+        ready.get(timeout=600)
     if during is not None:
         during_start = during("start")
     t = time.perf_counter()
