@@ -6,7 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test test-fast lint typecheck unit unit-fast bench clean
+.PHONY: run test test-fast lint imports typecheck unit unit-fast bench clean
 
 $(STAMP): pyproject.toml requirements.lock
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "nika-os needs Python 3.11+")'
@@ -25,6 +25,10 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check nika_tui tests benchmarks
 	$(VENV)/bin/ruff format --check nika_tui tests benchmarks
 
+# Layer and boundary contracts (pyproject's [tool.importlinter]; docs/architecture.md).
+imports: $(STAMP)
+	$(VENV)/bin/lint-imports --no-cache
+
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
@@ -34,9 +38,9 @@ unit: $(STAMP)
 unit-fast: $(STAMP)
 	HF_HUB_OFFLINE=1 $(VENV)/bin/pytest -q -m "not slow and not tmux and not embedder and not agents"
 
-test: lint typecheck unit
+test: lint imports typecheck unit
 
-test-fast: lint typecheck unit-fast
+test-fast: lint imports typecheck unit-fast
 
 bench: $(STAMP)
 	@echo "see benchmarks/README.md"

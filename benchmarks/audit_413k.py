@@ -6,7 +6,7 @@ Part 1 — loads ``--points`` (default 413,000) points with realistic memory pay
 of near-duplicate pairs (cosine 0.97; random 384-d unit vectors are otherwise near-orthogonal,
 so the true duplicate rate is known by construction), builds the HNSW index (``optimize``),
 adds a query log, compactions, pod_ttfl samples and bus lines, then times the whole audit
-(:func:`nika_tui.engine.audit.measure`: every metric) over ``--runs`` runs.
+(:func:`nika_tui.engine.audit.measure.measure`: every metric) over ``--runs`` runs.
 
 Part 2 — a ``--exact-points`` (default 20,000) tenant with planted duplicates: the *exact*
 duplicate rate is computed independently by all-pairs cosine (numpy, blockwise), then the
@@ -232,7 +232,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "NIKA_OS_DATA_DIR": str(root / "data"),
     }
     env.pop("REDIS_URL", None)
-    from nika_tui.engine.audit import duplicate_flags, inventory, measure
+    from nika_tui.engine.audit.inventory import duplicate_flags, inventory
+    from nika_tui.engine.audit.measure import measure
     from nika_tui.engine.context import EngineContext
     from nika_tui.services.config_store import save_tenant
     from nika_tui.services.redis_server import connect, stop_embedded

@@ -107,7 +107,7 @@ def _start_service(env: dict[str, str]) -> subprocess.Popen[bytes]:
 
 
 def fill_reads(tmp: Path) -> dict[str, float]:
-    from nika_tui.services.transcripts import read_fill
+    from nika_tui.services.transcripts.read import read_fill
 
     lines = (DATA / "transcript_session.jsonl").read_text().splitlines()
     filler = json.dumps({"type": "user", "sessionId": "s", "message": {"content": "x" * 4000}})

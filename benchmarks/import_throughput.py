@@ -67,8 +67,8 @@ def main(sessions: int, turns: int) -> None:
     from nika_tui.engine.builder import build_context
     from nika_tui.engine.server.loop import MemoryService
     from nika_tui.engine.server.pipeline import BATCH
-    from nika_tui.hooks import project_from_cwd
     from nika_tui.hooks.common import redact, worth_keeping_prompt, worth_keeping_turn
+    from nika_tui.hooks.context import project_from_cwd
     from nika_tui.importer.discover import Policy, discover
     from nika_tui.importer.run import ImportReport, plan, queue
     from nika_tui.services import redis_keys

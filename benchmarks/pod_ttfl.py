@@ -50,9 +50,9 @@ def run(n: int) -> dict[str, Any]:
         os.environ.pop("TMUX", None)
 
         from nika_tui.domain.tenant import KernelConfig, TenantConfig
+        from nika_tui.engine.kernels.manager import KernelManager
         from nika_tui.services import kernel_store
         from nika_tui.services.config_store import save_tenant
-        from nika_tui.services.kernels import KernelManager
         from nika_tui.services.redis_server import stop_embedded
 
         workdir = root / "work"

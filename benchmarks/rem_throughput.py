@@ -131,7 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     env.pop("REDIS_URL", None)
     from nika_tui.engine.context import EngineContext
-    from nika_tui.engine.rem import run_rem
+    from nika_tui.engine.rem.run import run_rem
     from nika_tui.services.config_store import save_tenant
     from nika_tui.services.redis_server import connect, stop_embedded
 

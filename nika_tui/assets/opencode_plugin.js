@@ -7,7 +7,8 @@
 //                                      (session digest on a session's first prompt, the prompt's
 //                                      own recall, the newest handoff packet) is added to the
 //                                      user message as a synthetic text part.
-//   experimental.session.compacting -> PreCompact: the handoff packet (a compaction that runs).
+//   experimental.session.compacting -> PreCompact: the handoff packet (a compaction that runs),
+//                                      with the session's last ask, last answer and usage.
 //   event session.idle              -> Stop: the reply, its token usage and the model's window.
 
 const NIKA = __NIKA_COMMAND__
@@ -35,6 +36,7 @@ export const NikaMemory = async ({ directory }) => {
   const windows = new Map() // sessionID -> the model's context limit (tokens)
   const texts = new Map() // messageID -> latest text of an assistant part
   const last = new Map() // sessionID -> { messageID, tokens, model } of the last finished answer
+  const asks = new Map() // sessionID -> the person's last prompt
 
   return {
     "chat.params": async (input) => {
@@ -46,6 +48,7 @@ export const NikaMemory = async ({ directory }) => {
       const parts = output?.parts ?? []
       const own = parts.filter((p) => p.type === "text" && !p.synthetic)
       const prompt = own.map((p) => p.text).join("\n")
+      if (input?.sessionID && prompt) asks.set(input.sessionID, prompt)
       const answer = await nikaHook("UserPromptSubmit", {
         session_id: input.sessionID,
         cwd: directory,
@@ -66,7 +69,17 @@ export const NikaMemory = async ({ directory }) => {
     },
 
     "experimental.session.compacting": async (input) => {
-      await nikaHook("PreCompact", { session_id: input.sessionID, cwd: directory, trigger: "auto" })
+      const done = last.get(input.sessionID)
+      await nikaHook("PreCompact", {
+        session_id: input.sessionID,
+        cwd: directory,
+        trigger: "auto",
+        last_prompt: asks.get(input.sessionID),
+        last_assistant_message: done ? texts.get(done.messageID) : undefined,
+        tokens: done?.tokens,
+        model: done?.model,
+        context_window: windows.get(input.sessionID),
+      })
     },
 
     event: async ({ event }) => {

@@ -13,7 +13,7 @@ from nika_tui.billing.collect import collect_transcript, record_tool_call
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from nika_tui.hooks import HookContext
+    from nika_tui.hooks.context import HookContext
 
 
 def _meta(ctx: HookContext) -> dict[str, Any]:

@@ -26,9 +26,9 @@ from typing import Any, Protocol
 import httpx
 import redis
 
-from nika_tui.bridge import keys
 from nika_tui.bridge.records import record_error, record_message
 from nika_tui.domain.bridge import Gateway, InboundMessage, retry_delay
+from nika_tui.services import bridge_keys as keys
 
 log = logging.getLogger("nika.bridge")
 MAX_STREAM = 100_000

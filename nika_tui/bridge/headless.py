@@ -18,10 +18,10 @@ from collections.abc import Mapping
 
 import redis
 
-from nika_tui.bridge import keys
 from nika_tui.domain.bridge import InboundMessage
 from nika_tui.domain.tenant import AgentCli
 from nika_tui.errors import HeadlessFailed
+from nika_tui.services import bridge_keys as keys
 from nika_tui.services import kernel_launch
 from nika_tui.services.config_store import load_tenant
 
@@ -53,7 +53,7 @@ def answer(
             f"remove {tenant_id} from headless_tenants in bridge.yaml (kernel delivery)",
         )
     argv = kernel_launch.command_for(config, env)
-    from nika_tui.hooks.install import install_for_tenant
+    from nika_tui.engine.kernels.hook_install import install_for_tenant
 
     install_for_tenant(config, env)
     environment = {**env, **kernel_launch.session_environment(config, env)}

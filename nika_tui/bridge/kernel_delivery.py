@@ -24,14 +24,16 @@ from typing import Any
 
 import redis
 
-from nika_tui.bridge import headless, keys
+from nika_tui.bridge import headless
 from nika_tui.bridge.delivery import enqueue_reply, ensure_group
 from nika_tui.bridge.records import record_error, record_message
 from nika_tui.domain.bridge import InboundMessage, bridge_meta, kernel_line, retry_delay
 from nika_tui.domain.kernel_state import KernelState
+from nika_tui.engine.kernels.manager import KernelManager
+from nika_tui.engine.kernels.results import session_name
 from nika_tui.errors import KernelNotReady, NikaError
+from nika_tui.services import bridge_keys as keys
 from nika_tui.services.config_store import load_tenant
-from nika_tui.services.kernels import KernelManager, session_name
 
 log = logging.getLogger("nika.bridge")
 IDLE_WAIT_S = 30.0

@@ -13,8 +13,8 @@ from typing import Any
 
 import redis
 
-from nika_tui.bridge import keys
 from nika_tui.domain.bridge import InboundMessage
+from nika_tui.services import bridge_keys as keys
 
 PREVIEW_CHARS = 120
 

@@ -20,12 +20,12 @@ from enum import StrEnum
 
 import redis
 
-from nika_tui.bridge import keys
 from nika_tui.bridge.delivery import Outbox, accept, enqueue_reply, mark_seen
 from nika_tui.bridge.kernel_delivery import TenantWorker
 from nika_tui.bridge.records import record_error
 from nika_tui.domain.bridge import BridgeConfig, Gateway, InboundMessage, TokenBucket
-from nika_tui.services.kernels import KernelManager
+from nika_tui.engine.kernels.manager import KernelManager
+from nika_tui.services import bridge_keys as keys
 
 NOTICE_EVERY_S = 60.0
 """Least seconds between two "slow down" answers to one sender."""

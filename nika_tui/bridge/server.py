@@ -29,7 +29,6 @@ import httpx
 import redis
 from aiohttp import web
 
-from nika_tui.bridge import keys
 from nika_tui.bridge.delivery import Outbox, Sender
 from nika_tui.bridge.gchat import GChatAdapter
 from nika_tui.bridge.gchat_api import ChatApi, load_service_account
@@ -43,6 +42,7 @@ from nika_tui.bridge.whatsapp import WhatsAppAdapter
 from nika_tui.domain.bridge import Gateway, InboundMessage
 from nika_tui.errors import BridgeError, BridgeRefused
 from nika_tui.paths import FILE_MODE, data_dir, ensure_private_dir
+from nika_tui.services import bridge_keys as keys
 
 log = logging.getLogger("nika.bridge")
 HEARTBEAT_S = 5.0

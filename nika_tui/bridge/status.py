@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import redis
 
-from nika_tui.bridge import keys
 from nika_tui.domain.bridge import BridgeConfig, Gateway
+from nika_tui.services import bridge_keys as keys
 
 if TYPE_CHECKING:
     from nika_tui.dashboard.model import BridgeView

@@ -22,9 +22,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def _confirm(args: argparse.Namespace) -> int:
+    from nika_tui.engine.kernels.confirmations import list_confirmations, resolve
     from nika_tui.errors import ValidationFailed
     from nika_tui.services.config_store import load_tenant
-    from nika_tui.services.confirmations import list_confirmations, resolve
     from nika_tui.services.redis_server import connect
 
     load_tenant(args.tenant)  # unknown tenant → clear error

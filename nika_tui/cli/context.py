@@ -10,7 +10,7 @@ from nika_tui.cli.common import add_json_flag, print_json
 
 def _handle(args: argparse.Namespace) -> int:
     from nika_tui.domain.context_fill import COMPACTION_THRESHOLD_PERCENT
-    from nika_tui.services.transcripts import read_fill
+    from nika_tui.services.transcripts.read import read_fill
 
     fill = read_fill(args.path, model=args.model)
     if args.json:

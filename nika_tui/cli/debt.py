@@ -113,7 +113,7 @@ def _audit(args: argparse.Namespace) -> int:
         body["seed"] = args.seed
 
     def local(ctx: EngineContext) -> dict[str, Any]:
-        from nika_tui.engine.audit import audit_op
+        from nika_tui.engine.debt.run import audit_op
 
         return audit_op(ctx, body)
 
@@ -210,7 +210,7 @@ def _rem_run(args: argparse.Namespace) -> int:
         body["tenant_id"] = args.tenant
 
     def local(ctx: EngineContext) -> dict[str, Any]:
-        from nika_tui.engine.rem import rem_run_op
+        from nika_tui.engine.rem.schedule import rem_run_op
 
         return rem_run_op(ctx, body)
 

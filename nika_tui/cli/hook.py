@@ -11,11 +11,11 @@ import argparse
 import sys
 from typing import Any
 
-from nika_tui.hooks import MAX_PAYLOAD_BYTES
+from nika_tui.hooks.context import MAX_PAYLOAD_BYTES
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from nika_tui.hooks import run_hook
+    from nika_tui.hooks.dispatch import run_hook
 
     raw: bytes | str | None
     if args.payload is not None:

@@ -94,8 +94,8 @@ def import_cmd(args: argparse.Namespace) -> int:
 
 def run_import(args: argparse.Namespace, env: dict[str, str]) -> int:
     """Run one import; ``env`` locates the CLIs' stores (``HOME``, ``CODEX_HOME``, …)."""
-    from nika_tui.hooks import project_from_cwd
     from nika_tui.hooks.common import redact, worth_keeping_prompt, worth_keeping_turn
+    from nika_tui.hooks.context import project_from_cwd
     from nika_tui.importer.discover import MAX_SESSION_BYTES, Policy, discover
     from nika_tui.importer.run import plan, queue, wait_ingested
     from nika_tui.services.config_store import load_tenant

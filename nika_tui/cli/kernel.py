@@ -13,7 +13,7 @@ from nika_tui.cli.common import add_json_flag, print_json
 from nika_tui.errors import KernelError
 
 if TYPE_CHECKING:
-    from nika_tui.services.kernels import KernelManager
+    from nika_tui.engine.kernels.manager import KernelManager
 
 
 def _manager(start_redis: bool = False) -> KernelManager:
@@ -21,7 +21,7 @@ def _manager(start_redis: bool = False) -> KernelManager:
 
     Read-only ones (list, attach, stop) say Redis is not running instead of restarting it.
     """
-    from nika_tui.services.kernels import KernelManager
+    from nika_tui.engine.kernels.manager import KernelManager
 
     if start_redis:
         from nika_tui.services.redis_server import redis_url

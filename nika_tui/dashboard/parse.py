@@ -35,7 +35,7 @@ from nika_tui.dashboard.model import (
     as_float,
     format_metric,
 )
-from nika_tui.domain.debt import ACTIONS, ActionKind
+from nika_tui.domain.debt_tables import ACTIONS, ActionKind
 
 KNOWN_STATES = frozenset({"starting", "working", "waiting-input", "idle", "exited", "error"})
 PENDING = frozenset({"pending", "open", "requested", ""})

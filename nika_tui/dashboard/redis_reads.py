@@ -53,7 +53,7 @@ AUTOSTART_EVERY_S = 30.0
 
 
 class KernelControl(Protocol):
-    """What the dashboard needs from ``nika_tui.services.kernels.KernelManager``."""
+    """What the dashboard needs from ``nika_tui.engine.kernels.manager.KernelManager``."""
 
     def spawn(self, tenant_id: str) -> object: ...
     def stop(self, tenant_id: str) -> object: ...
@@ -172,14 +172,14 @@ class RedisReads:
         ``sys.stdout`` with a capture object that has none while it runs: the real stream is
         put back for the duration of the import (call it from the UI thread).
         """
-        if self._kernels is not None or "nika_tui.services.kernels" in sys.modules:
+        if self._kernels is not None or "nika_tui.engine.kernels.manager" in sys.modules:
             return
         out = sys.stdout
         if getattr(out, "encoding", None) is None and sys.__stdout__ is not None:
             sys.stdout = sys.__stdout__
         try:
             with contextlib.suppress(ImportError):
-                import nika_tui.services.kernels  # noqa: F401
+                import nika_tui.engine.kernels.manager  # noqa: F401
         finally:
             sys.stdout = out
 
@@ -187,7 +187,7 @@ class RedisReads:
         if self._kernels is None:
             self.warm_up()
             try:
-                from nika_tui.services.kernels import KernelManager
+                from nika_tui.engine.kernels.manager import KernelManager
             except ImportError as exc:
                 raise KernelError(
                     "kernel control is not available in this build",

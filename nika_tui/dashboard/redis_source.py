@@ -288,7 +288,7 @@ class RedisDashboardSource(RedisReads):
         Raises:
             StoreUnavailable: Redis is down (shown by the screen, which keeps polling).
         """
-        from nika_tui.services.confirmations import list_confirmations
+        from nika_tui.engine.kernels.confirmations import list_confirmations
 
         tenants = [tenant_id] if tenant_id else list_tenant_ids(self.env)
         out: list[PendingConfirmation] = []
@@ -317,7 +317,7 @@ class RedisDashboardSource(RedisReads):
             ServiceNotRunning: approving needs the memory service and it is down.
             NikaError: the action failed (the confirmation then stays pending).
         """
-        from nika_tui.services.confirmations import resolve
+        from nika_tui.engine.kernels.confirmations import resolve
 
         # Not self._client(): its 1 s socket timeout suits the 1 s polls, but MemoryClient waits
         # for the service's reply in BLPOP slices of 1 s, which need a socket timeout above

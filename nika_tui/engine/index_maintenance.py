@@ -38,10 +38,10 @@ from dataclasses import dataclass, field
 
 from nika_tui.domain.memory import Layer
 from nika_tui.engine.context import EngineContext
-from nika_tui.engine.rem import kernels_idle
+from nika_tui.engine.rem.schedule import kernels_idle
 from nika_tui.errors import NikaError, StoreUnavailable
 from nika_tui.services.vectors.edge import EdgeVectorStore
-from nika_tui.services.vectors.optimize_shard import OptimizeResult, ShardOptimizer
+from nika_tui.services.vectors.optimizer import OptimizeResult, ShardOptimizer
 
 log = logging.getLogger("nika.index")
 

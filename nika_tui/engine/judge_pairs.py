@@ -22,10 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from nika_tui.domain.fact_parse import parse_fact
+from nika_tui.domain.iso_time import parse_iso_utc
 from nika_tui.domain.judge_rules import Conflict, RulesJudge, compare
 from nika_tui.domain.ports import Judge
 from nika_tui.domain.tenant import JudgeKind
@@ -52,16 +53,6 @@ class JudgedPair:
     at: datetime
     judge: str = ""
     """Who gave the recorded verdict: the ingest judge's name, or ``person``."""
-
-
-def _dt(value: Any) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        ts = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts
 
 
 class StrictRulesJudge:
@@ -154,8 +145,8 @@ def recent_judged_pairs(
             news[found.id] = found.payload
     for p in wanted:
         new = news.get(str(p["superseded_by"]))
-        old_valid, at = _dt(p.get("valid_from")), _dt(p.get("retired_at"))
-        new_valid = _dt(new.get("valid_from")) if new else None
+        old_valid, at = parse_iso_utc(p.get("valid_from")), parse_iso_utc(p.get("retired_at"))
+        new_valid = parse_iso_utc(new.get("valid_from")) if new else None
         if new is None or old_valid is None or new_valid is None or at is None:
             continue
         pairs.append(

@@ -20,9 +20,9 @@ import redis
 
 from nika_tui.domain.compaction import COMPACT_THRESHOLD_PERCENT, CompactionAction
 from nika_tui.domain.kernel_state import KernelState
+from nika_tui.engine.kernels.manager import KernelManager
 from nika_tui.errors import NikaError
 from nika_tui.services import wm_store
-from nika_tui.services.kernels import KernelManager
 
 log = logging.getLogger("nika.kernels")
 

@@ -32,10 +32,11 @@ import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from nika_tui.domain.iso_time import parse_iso_utc
 from nika_tui.domain.memory import Layer, Status
 from nika_tui.domain.ports import PointFilter, VectorPoint
 from nika_tui.domain.tenant import AutoMode
@@ -132,16 +133,6 @@ def classify(payload: Mapping[str, Any]) -> str:
     return "retired"
 
 
-def _dt(value: Any) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        ts = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts
-
-
 def plan(ctx: EngineContext, tenant_id: str, retention: float | None = None) -> PurgePlan:
     """Compute the purge plan of a tenant (reads only).
 
@@ -162,7 +153,7 @@ def plan(ctx: EngineContext, tenant_id: str, retention: float | None = None) -> 
     for layer in Layer:
         for p in ctx.vectors.scroll(tenant_id, layer, retired, batch=512):
             kind = classify(p.payload)
-            at = _dt(p.payload.get("retired_at"))
+            at = parse_iso_utc(p.payload.get("retired_at"))
             if kind != "merged_duplicate" and (at is None or at > cutoff):
                 result.not_yet += 1
                 continue

@@ -266,7 +266,7 @@ def reset(ctx: EngineContext, tenant_id: str, repo: Path | None = None) -> dict[
 
 def read_pointer(store: Any, tenant_id: str) -> dict[str, Any]:
     """The generation pointer's record (``{}`` before the first reset)."""
-    from nika_tui.services.vectors.edge import GENERATION_FILE
+    from nika_tui.services.vectors.edge_codec import GENERATION_FILE
 
     try:
         data = json.loads((store.root / tenant_id / GENERATION_FILE).read_text(encoding="utf-8"))

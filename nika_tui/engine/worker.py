@@ -110,9 +110,9 @@ class Worker:
         pid = int(info.get("pid", 0)) if isinstance(info, dict) else 0
         if not pid or pid == os.getpid():
             return
-        from nika_tui.engine.server.liveness import pid_alive
+        from nika_tui.services.liveness import process_alive
 
-        if info.get("host") != self.host or pid_alive(pid):
+        if info.get("host") != self.host or process_alive(pid):
             raise NikaError(
                 f"worker {self.id} is already running (pid {pid} on {info.get('host')})",
                 "stop it first, or start this one with another data dir",

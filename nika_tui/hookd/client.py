@@ -4,8 +4,9 @@ A hook's own work is a few Redis round trips; what cost ~0.4 s a run was startin
 importing redis-py (which loads its asyncio, cluster and telemetry modules), pydantic and the
 models. This module imports only the standard library and :mod:`nika_tui.paths`, then hands the
 run to the hook server (:mod:`nika_tui.hookd.server`), a process that has imported everything
-once and forks one child per hook run: the child runs the same :func:`nika_tui.hooks.run_hook`
-with this process's payload, environment and working directory, and sends back what to print.
+once and forks one child per hook run: the child runs the same
+:func:`~nika_tui.hooks.dispatch.run_hook` with this process's payload, environment and working
+directory, and sends back what to print.
 
 When no server answers (first run, after an upgrade, ``NIKA_HOOKD=0``) the hook runs here,
 in-process, exactly as before, and a server is started in the background for the next run.
@@ -25,7 +26,7 @@ import zlib
 from collections.abc import Mapping, Sequence
 
 MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
-"""Same limit as :data:`nika_tui.hooks.MAX_PAYLOAD_BYTES` (not imported: it is the heavy side)."""
+"""Same limit as :data:`nika_tui.hooks.context.MAX_PAYLOAD_BYTES` (not imported: heavy side)."""
 REPLY_TIMEOUT_S = 12.0
 """Above the hook's own 8 s budget, below the 15 s the CLIs give a hook."""
 MAX_SOCKET_PATH = 100
@@ -191,7 +192,7 @@ def main(argv: Sequence[str]) -> int:
         if output is None:
             _start_server(path)
     if output is None:
-        from nika_tui.hooks import run_hook
+        from nika_tui.hooks.dispatch import run_hook
 
         output = run_hook(cli, event, raw)
     if output:

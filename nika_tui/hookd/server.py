@@ -4,8 +4,8 @@
 server answers). It listens on a unix socket (0600, in a 0700 directory; a peer of another uid
 is refused), holds a lock so that only one server serves a socket, and for each connection
 forks: the child takes the client's environment and working directory, runs
-:func:`nika_tui.hooks.run_hook` — the same code as an in-process run, with its own time budget
-(SIGALRM works: the child is single-threaded) and its own Redis connection — sends the output
+:func:`~nika_tui.hooks.dispatch.run_hook` — the same code as an in-process run, with its own time
+budget (SIGALRM works: the child is single-threaded) and its own Redis connection — sends the output
 back and exits. The parent never runs a hook and never opens a connection, so a child starts
 from the same clean state every time.
 
@@ -43,11 +43,19 @@ REQUEST_TIMEOUT_S = 5.0
 
 def _preload() -> None:
     # Every module a hook run may import, so that a child imports nothing.
-    from nika_tui import hooks
-    from nika_tui.hooks import claude, codex, common, gemini, handoff, opencode, prompt_inject  # noqa: F401
+    from nika_tui.hooks import (  # noqa: F401
+        claude,
+        codex,
+        common,
+        dispatch,
+        gemini,
+        handoff,
+        opencode,
+        prompt_inject,
+    )
     from nika_tui.services import bus, kernel_store, memory_client, wm_store  # noqa: F401
 
-    _ = hooks.run_hook
+    _ = dispatch.run_hook
 
 
 def _sources() -> dict[str, float]:
@@ -102,7 +110,7 @@ def _child(conn: socket.socket) -> None:
     with contextlib.suppress(OSError):
         os.chdir(cwd or "/")
     raw = body[1:] if body[:1] == OK else None
-    from nika_tui.hooks import run_hook
+    from nika_tui.hooks.dispatch import run_hook
 
     output = run_hook(cli, event, raw, env=env)
     send_frame(conn, OK + output.encode())

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from nika_tui.bridge import keys
 from nika_tui.domain.envelope import NikaMeta
+from nika_tui.services import bridge_keys as keys
 
 if TYPE_CHECKING:
-    from nika_tui.hooks import HookContext
+    from nika_tui.hooks.context import HookContext
 
 MAX_REPLY_CHARS = 16_000
 _CLOSE = """

@@ -11,14 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from nika_tui.hooks import HookContext
-from nika_tui.hooks.common import (
-    bookkeeping_only,
-    capture_prompt,
-    capture_turn,
-    session_start,
-)
+from nika_tui.hooks.common import bookkeeping_only, capture_turn
+from nika_tui.hooks.context import HookContext
 from nika_tui.hooks.handoff import post_compact, pre_compact, session_end
+from nika_tui.hooks.steps import capture_prompt, session_start
 
 EVENTS: tuple[str, ...] = (
     "SessionStart",

@@ -17,11 +17,13 @@ from nika_tui.domain.memory import MAX_TEXT_CHARS, Layer, content_hash
 from nika_tui.domain.requests import RecallHit, RememberRequest
 from nika_tui.domain.secret_patterns import mask_secrets
 from nika_tui.errors import StoreUnavailable
-from nika_tui.hooks import MAX_CONTEXT_BYTES, RPC_TIMEOUT_S, HookContext, bridge_turn, preview
+from nika_tui.hooks import bridge_turn
+from nika_tui.hooks.context import MAX_CONTEXT_BYTES, RPC_TIMEOUT_S, HookContext, preview
 from nika_tui.services import kernel_store, redis_keys, wm_store
 from nika_tui.services.bus import open_bus
 from nika_tui.services.memory_client import MemoryClient
-from nika_tui.services.transcripts import ContextFill, TranscriptDigest, read_digest, read_fill
+from nika_tui.services.transcripts.common import ContextFill, TranscriptDigest
+from nika_tui.services.transcripts.read import read_digest, read_fill
 
 HOOKS_FIRED_MAXLEN = 500
 MIN_PROMPT_CHARS = 12
@@ -262,49 +264,7 @@ def render_context(
     return head + "\n".join(body) + "\n" + tail
 
 
-def session_start(ctx: HookContext, event_name: str = "SessionStart") -> str:
-    """The handoff packet chosen by session and time and the project digest
-    (:mod:`nika_tui.hooks.inject`); after a compaction, the pending packet is committed first."""
-    from nika_tui.hooks import inject
-    from nika_tui.hooks.handoff import commit_compaction
-
-    if ctx.payload.get("source") == "compact":
-        commit_compaction(ctx)
-    output = inject.session_start_context(ctx, event_name)
-    bookkeeping(ctx)
-    return output
-
-
 # --- captures ------------------------------------------------------------------------------
-def capture_prompt(ctx: HookContext, event_name: str = "UserPromptSubmit") -> str:
-    """UserPromptSubmit: recall for the prompt (injected, see :mod:`nika_tui.hooks.inject`),
-    then keep the prompt (semantic) with files and tools from the transcript.
-
-    What a person states to the agent (facts, rules, decisions: "deploys happen on Fridays")
-    is knowledge that must stay current, so it goes to the semantic layer, where a later
-    contradiction supersedes it or reaches the review queue. What the agent did in a turn is
-    history (episodic, :func:`capture_turn`); keeping the two in different layers also keeps a
-    prompt and its own answer from being judged against each other.
-    """
-    from nika_tui.hooks import inject
-
-    prompt = str(ctx.payload.get("prompt") or "")
-    # The recall runs first: the prompt being stored must not answer itself.
-    output = inject.prompt_context(ctx, prompt, event_name)
-    if worth_keeping_prompt(prompt):
-        digest = digest_of(ctx)
-        meta = make_meta(ctx, digest)
-        # A prompt the bridge typed for a person on a gateway carries that turn's envelope.
-        meta = ctx.step("bridge", lambda: bridge_turn.prompt_meta(ctx, prompt, meta)) or meta
-        key = ctx.step("remember", lambda: remember(ctx, prompt, Layer.SEMANTIC, meta))
-        if key:
-            ctx.notes.append(f"captured prompt {preview(prompt)!r}")
-    else:
-        ctx.notes.append("prompt not kept (command, acknowledgement or too short)")
-    bookkeeping(ctx)
-    return output
-
-
 def capture_turn(
     ctx: HookContext,
     message: str | None,

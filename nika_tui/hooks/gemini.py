@@ -30,10 +30,11 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from nika_tui.hooks import HookContext
-from nika_tui.hooks.common import bookkeeping, capture_prompt, capture_turn, session_start
+from nika_tui.hooks.common import bookkeeping, capture_turn
+from nika_tui.hooks.context import HookContext
 from nika_tui.hooks.handoff import commit_compaction, pre_compact
 from nika_tui.hooks.prompt_inject import mark_shown, prompt_context, shown_ids, strip_injected
+from nika_tui.hooks.steps import capture_prompt, session_start
 from nika_tui.services import redis_keys, wm_store
 from nika_tui.services.gemini_sessions import (
     GeminiExchange,

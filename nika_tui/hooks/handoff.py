@@ -22,7 +22,6 @@ from nika_tui.domain.handoff import (
 )
 from nika_tui.domain.handoff_select import StoredPacket, packet_key
 from nika_tui.domain.memory import Layer
-from nika_tui.hooks import HookContext
 from nika_tui.hooks.common import (
     bookkeeping,
     digest_of,
@@ -32,9 +31,10 @@ from nika_tui.hooks.common import (
     redact,
     remember,
 )
+from nika_tui.hooks.context import HookContext
 from nika_tui.hooks.inject import forget_shown
 from nika_tui.services import kernel_store, redis_keys
-from nika_tui.services.transcripts import ContextFill, TranscriptDigest
+from nika_tui.services.transcripts.common import ContextFill, TranscriptDigest
 from nika_tui.services.wm_store import read_stream
 
 RECENT_QUERIES = 10
@@ -121,13 +121,22 @@ def build_packet(
     )
 
 
-def _packet_for(ctx: HookContext, reason: str) -> tuple[StoredPacket, NikaMeta] | None:
-    """Build this session's packet now (None when there is nothing to hand off)."""
-    digest = digest_of(ctx)
+def _packet_for(
+    ctx: HookContext,
+    reason: str,
+    digest: TranscriptDigest | None = None,
+    fill: ContextFill | None = None,
+) -> tuple[StoredPacket, NikaMeta] | None:
+    """Build this session's packet now (None when there is nothing to hand off).
+
+    ``digest`` and ``fill`` stand in for a transcript's when the CLI keeps none that nika reads
+    (OpenCode: its plugin sends the last ask, answer and usage).
+    """
+    digest = digest or digest_of(ctx)
     if reason == "session-end" and (digest is None or not digest.prompts):
         return None  # a session that never got a prompt has nothing to hand off
     # The fill and the hook record come first so the packet includes this very event.
-    fill = bookkeeping(ctx)
+    fill = bookkeeping(ctx) or fill
     rag = ctx.step("rag_state", lambda: rag_state(ctx)) or []
     fired = ctx.step("hooks_fired_read", lambda: hooks_fired(ctx)) or []
     packet = build_packet(ctx, digest, fill, rag, fired)
@@ -157,7 +166,9 @@ def _packet_for(ctx: HookContext, reason: str) -> tuple[StoredPacket, NikaMeta] 
     return stored, meta
 
 
-def pre_compact(ctx: HookContext) -> str:
+def pre_compact(
+    ctx: HookContext, digest: TranscriptDigest | None = None, fill: ContextFill | None = None
+) -> str:
     """Build the handoff packet and keep it *pending*: the CLI may still refuse to compact.
 
     Claude Code runs PreCompact even for a ``/compact`` it then refuses ("Not enough messages
@@ -167,7 +178,7 @@ def pre_compact(ctx: HookContext) -> str:
     if not ctx.session_id:
         bookkeeping(ctx)
         return ""
-    built = _packet_for(ctx, "compaction")
+    built = _packet_for(ctx, "compaction", digest, fill)
     if built is None:
         return ""
     stored, meta = built

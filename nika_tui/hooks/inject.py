@@ -23,8 +23,8 @@ from collections.abc import Iterable, Sequence
 from nika_tui.domain.handoff import HANDOFF_MARKER
 from nika_tui.domain.handoff_select import StoredPacket, select_handoff
 from nika_tui.domain.requests import RecallHit, RecallQuery, RecallResult
-from nika_tui.hooks import HookContext
 from nika_tui.hooks.common import hit_line, render_context
+from nika_tui.hooks.context import HookContext
 from nika_tui.services import redis_keys
 from nika_tui.services.memory_client import MemoryClient
 

@@ -10,8 +10,9 @@ payload on stdin, named after Claude Code's events:
   handoff packet, each shown once per session; then the prompt is captured (semantic). The
   answer's ``additionalContext`` becomes a synthetic text part of the user message.
 - ``PreCompact`` (``experimental.session.compacting``, called only when a compaction runs) →
-  the handoff packet. OpenCode keeps no transcript file we read, so the packet has the RAG
-  state and hooks fired but no files or decisions from a transcript.
+  the handoff packet. OpenCode keeps no transcript file we read: the plugin sends the
+  session's last ask, the answer before the compaction and its usage, which give the packet
+  its last ask, a decision and the fill (no files or todos).
 - ``Stop`` (bus event ``session.idle``) → the reply (episodic) and the fill: the last answer's
   ``tokens`` (input + cache read + cache write) over ``context_window``, the model's
   ``limit.context`` that OpenCode passed to ``chat.params``.
@@ -24,8 +25,8 @@ from collections.abc import Callable
 from typing import Any
 
 from nika_tui.domain.context_fill import fill_percent
-from nika_tui.hooks import HookContext
-from nika_tui.hooks.common import bookkeeping_only, capture_prompt, capture_turn, session_start
+from nika_tui.hooks.common import bookkeeping_only, capture_turn
+from nika_tui.hooks.context import HookContext
 from nika_tui.hooks.handoff import commit_compaction, pre_compact
 from nika_tui.hooks.prompt_inject import (
     already_shown,
@@ -34,8 +35,9 @@ from nika_tui.hooks.prompt_inject import (
     shown_ids,
     strip_injected,
 )
+from nika_tui.hooks.steps import capture_prompt, session_start
 from nika_tui.services import wm_store
-from nika_tui.services.transcripts import ContextFill, TranscriptFormat
+from nika_tui.services.transcripts.common import ContextFill, TranscriptDigest, TranscriptFormat
 
 EVENTS: tuple[str, ...] = ("UserPromptSubmit", "PreCompact", "Stop")
 SESSION_STARTED = "session-start"
@@ -96,10 +98,28 @@ def _fill(ctx: HookContext) -> ContextFill | None:
     )
 
 
+def _digest(ctx: HookContext) -> TranscriptDigest | None:
+    """What the plugin saw of the session (OpenCode keeps no transcript nika reads): the last
+    ask and the answer before the compaction, for the handoff packet."""
+    prompt = ctx.payload.get("last_prompt")
+    answer = ctx.payload.get("last_assistant_message")
+    prompt = strip_injected(prompt).strip() if isinstance(prompt, str) else ""
+    answer = answer.strip() if isinstance(answer, str) else ""
+    if not prompt and not answer:
+        return None
+    return TranscriptDigest(
+        format=TranscriptFormat.OPENCODE,
+        session_id=ctx.session_id,
+        prompts=[(ctx.now, prompt)] if prompt else [],
+        decisions=[(ctx.now, answer)] if answer else [],
+        last_assistant=answer,
+    )
+
+
 def _pre_compact(ctx: HookContext) -> str:
     """OpenCode calls its compacting hook only for a compaction that runs: keep the packet
     and commit it at once (there is no later event that confirms it)."""
-    out = pre_compact(ctx)
+    out = pre_compact(ctx, _digest(ctx), _fill(ctx))
     commit_compaction(ctx)
     return out
 

@@ -25,8 +25,8 @@ from collections.abc import Iterable, Sequence
 from nika_tui.domain.handoff import HANDOFF_MARKER
 from nika_tui.domain.handoff_select import StoredPacket
 from nika_tui.domain.requests import RecallQuery, RecallResult
-from nika_tui.hooks import HookContext
 from nika_tui.hooks.common import hit_line, memory_client, render_context
+from nika_tui.hooks.context import HookContext
 from nika_tui.services import redis_keys
 
 HANDOFF_TITLE = "Handoff packet from before the compaction"

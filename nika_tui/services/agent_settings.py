@@ -271,30 +271,3 @@ def install_codex_hooks(
 def codex_trust_report(tenant_id: str, env: Mapping[str, str] | None = None) -> TrustReport:
     """Whether Codex would run nika's hooks for this tenant (doctor, dashboard)."""
     return trust_report(agent_home(tenant_id, "codex", env), _ours)
-
-
-def install_agent_hooks(
-    tenant_id: str,
-    cli: str,
-    env: Mapping[str, str] | None = None,
-    workdir: Path | None = None,
-    trust_codex: bool = False,
-    workdirs: Sequence[str] = (),
-) -> InstallReport:
-    """Install our hooks for the tenant's agent CLI; a CLI without hooks (shell): none.
-
-    ``workdir`` is the kernel's working directory (Gemini CLI runs hooks only in a trusted one).
-    """
-    if cli == "claude-code":
-        return install_claude_hooks(tenant_id, env)
-    if cli == "codex":
-        return install_codex_hooks(tenant_id, env, trust=trust_codex, workdirs=workdirs)
-    if cli == "gemini-cli":
-        from nika_tui.services.gemini_settings import install_gemini_hooks
-
-        return install_gemini_hooks(tenant_id, env, workdir=workdir)
-    if cli == "opencode":
-        from nika_tui.services.opencode_settings import install_opencode_plugin
-
-        return install_opencode_plugin(tenant_id, env)
-    return InstallReport()

@@ -25,7 +25,7 @@ from typing import Any
 
 from nika_tui.domain.context_fill import fill_percent
 from nika_tui.errors import TranscriptError
-from nika_tui.services.transcripts import ContextFill, TranscriptFormat
+from nika_tui.services.transcripts.common import ContextFill, TranscriptFormat
 
 GEMINI_WINDOW = 1_048_576
 GEMMA_4_WINDOW = 256_000

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import redis
@@ -21,8 +21,9 @@ from nika_tui.domain.context_fill import (
     context_compaction_age,
     forecast_seconds_to_threshold,
 )
+from nika_tui.domain.iso_time import parse_iso_utc
 from nika_tui.services import redis_keys
-from nika_tui.services.transcripts import ContextFill
+from nika_tui.services.transcripts.common import ContextFill
 
 HISTORY_MAXLEN = 500
 COMPACTIONS_MAXLEN = 200
@@ -102,16 +103,6 @@ def _s(value: object) -> str:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
-def _ts(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    try:
-        ts = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts
-
-
 def _float(value: str | None) -> float | None:
     try:
         return float(value) if value not in (None, "") else None
@@ -122,7 +113,7 @@ def _float(value: str | None) -> float | None:
 def _samples(entries: Sequence[tuple[str, dict[str, str]]]) -> list[FillSample]:
     out: list[FillSample] = []
     for _id, fields in entries:
-        at = _ts(fields.get("at"))
+        at = parse_iso_utc(fields.get("at"))
         fill = _float(fields.get("fill"))
         if at is None or fill is None:
             continue
@@ -133,7 +124,7 @@ def _samples(entries: Sequence[tuple[str, dict[str, str]]]) -> list[FillSample]:
 def _compactions(entries: Sequence[tuple[str, dict[str, str]]]) -> list[CompactionEvent]:
     out: list[CompactionEvent] = []
     for _id, fields in entries:
-        at = _ts(fields.get("at"))
+        at = parse_iso_utc(fields.get("at"))
         if at is None:
             continue
         out.append(
@@ -202,7 +193,7 @@ def _build(
         window=int(_float(wm.get("window")) or 0),
         format=wm.get("format", ""),
         transcript=wm.get("transcript", ""),
-        updated_at=_ts(wm.get("updated_at")),
+        updated_at=parse_iso_utc(wm.get("updated_at")),
         forecast_s_to_61=_float(wm.get("forecast_s")),
         history=_samples(history),
         compactions=_compactions(compactions),

@@ -148,7 +148,7 @@ def agent_tenant(
     tmp_path: Path, mock_model: MockModelServer, redis_url: str, isolated_env: dict[str, str]
 ) -> Callable[..., AgentTenant]:
     """Build a tenant for these CLIs, hooks installed by the kernel's own installer."""
-    from nika_tui.hooks.install import install_for_tenant
+    from nika_tui.engine.kernels.hook_install import install_for_tenant
 
     def make(clis: list[str], trust_codex: bool = True) -> AgentTenant:
         project = tmp_path / "acme-shop"

@@ -17,7 +17,9 @@ Every request is logged (path, headers without credentials, JSON body) so tests 
 reached the model. Answers come from ``reply``, a function of the request body (tests set it);
 it returns a text, or a :class:`ToolCall`: then the answer is one ``tool_use`` block (Anthropic,
 ``input_json_delta``, ``stop_reason: tool_use``) or one ``function_call`` item (Responses), as
-a model asking the CLI to run a tool. :func:`tools_offered` and :func:`calls_made` read a
+a model asking the CLI to run a tool (a Codex MCP tool offered inside a ``namespace`` tool is
+named by its qualified name, ``mcp__nika__memory_recall``, and answered with ``namespace`` and
+``name`` apart, as Codex expects). :func:`tools_offered` and :func:`calls_made` read a
 request's tools and the tool calls (with their results) already in its history, for either API;
 the usage each answer reports (``input_tokens``) is settable, so a test can drive the context fill
 the CLI sees.
@@ -65,8 +67,33 @@ Reply = str | ToolCall
 
 
 def tools_offered(body: dict[str, Any]) -> list[str]:
-    """The names of the tools the request offers the model (either API)."""
-    return [str(t["name"]) for t in body.get("tools") or [] if isinstance(t, dict) and "name" in t]
+    """The names of the tools the request offers the model (either API).
+
+    A Responses ``namespace`` tool (Codex groups an MCP server's tools in one, ``mcp__nika``)
+    contributes its members' qualified names, ``mcp__nika__memory_recall``: the name a
+    :class:`ToolCall` uses, split back into ``namespace`` and ``name`` on the wire.
+    """
+    names: list[str] = []
+    for tool in body.get("tools") or []:
+        if not isinstance(tool, dict) or "name" not in tool:
+            continue
+        if tool.get("type") == "namespace":
+            members = [m["name"] for m in tool.get("tools") or [] if "name" in m]
+            names += [f"{tool['name']}__{member}" for member in members]
+        else:
+            names.append(str(tool["name"]))
+    return names
+
+
+def _namespaced(body: dict[str, Any], qualified: str) -> tuple[str | None, str]:
+    """(namespace, name) of a qualified tool name offered in a namespace, else (None, name)."""
+    for tool in body.get("tools") or []:
+        if isinstance(tool, dict) and tool.get("type") == "namespace":
+            prefix = f"{tool['name']}__"
+            members = {m.get("name") for m in tool.get("tools") or []}
+            if qualified.startswith(prefix) and qualified[len(prefix) :] in members:
+                return str(tool["name"]), qualified[len(prefix) :]
+    return None, qualified
 
 
 @dataclass(frozen=True)
@@ -98,7 +125,9 @@ def calls_made(body: dict[str, Any]) -> list[CallMade]:
                 args = json.loads(item.get("arguments") or "{}")
             except ValueError:
                 args = {}
-            calls[item["call_id"]] = (item["name"], args)
+            namespace = item.get("namespace")
+            name = f"{namespace}__{item['name']}" if namespace else item["name"]
+            calls[item["call_id"]] = (name, args)
         elif item.get("type") == "function_call_output":
             results[item["call_id"]] = _flatten(item.get("output"))
     return [CallMade(name, args, results.get(cid)) for cid, (name, args) in calls.items()]
@@ -464,11 +493,13 @@ def _responses_call_events(
     model = str(body.get("model") or "gpt-mock")
     base = {"id": resp_id, "object": "response", "model": model, "status": "in_progress"}
     arguments = json.dumps(call.arguments)
+    namespace, name = _namespaced(body, call.name)
     item = {
         "id": f"fc_{uuid.uuid4().hex[:24]}",
         "type": "function_call",
         "call_id": f"call_{uuid.uuid4().hex[:24]}",
-        "name": call.name,
+        "name": name,
+        **({"namespace": namespace} if namespace else {}),
         "arguments": "",
         "status": "in_progress",
     }

@@ -108,6 +108,9 @@ class MockModelServer:
     reply: Callable[[Logged], str | dict[str, Any]] = default_reply
     """The answer: text, or a dict that is one Gemini ``functionCall`` part's value."""
     prompt_tokens: int = 1200
+    usage: Callable[[Logged], int] | None = None
+    """The prompt tokens to report for one request (else ``prompt_tokens``): lets a test make
+    one answer overflow the window without every later one doing so too."""
     requests: list[Logged] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _httpd: ThreadingHTTPServer | None = None
@@ -259,11 +262,8 @@ class _Handler(BaseHTTPRequestHandler):
         model = str(entry.body.get("model") or "mock-model")
         ident, created = f"chatcmpl-{uuid.uuid4().hex[:12]}", int(time.time())
         out = max(1, len(text) // 4)
-        usage = {
-            "prompt_tokens": self.state.prompt_tokens,
-            "completion_tokens": out,
-            "total_tokens": self.state.prompt_tokens + out,
-        }
+        prompt = self.state.usage(entry) if self.state.usage else self.state.prompt_tokens
+        usage = {"prompt_tokens": prompt, "completion_tokens": out, "total_tokens": prompt + out}
         if not entry.body.get("stream"):
             message = {"role": "assistant", "content": text}
             choice = {"index": 0, "message": message, "finish_reason": "stop"}

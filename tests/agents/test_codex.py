@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from nika_tui.hooks.install import install_for_tenant
+from nika_tui.engine.kernels.hook_install import install_for_tenant
 from nika_tui.services.agent_settings import CODEX_EVENTS, codex_trust_report
 from nika_tui.services.codex_trust import event_label
 from nika_tui.services.config_store import load_tenant, save_tenant

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from nika_tui.domain.tenant import AgentCli, KernelConfig
+from nika_tui.engine.kernels.manager import KernelManager
 from nika_tui.services.agent_homes import claude_config_dir, codex_home
 from nika_tui.services.codex_daemon import daemon_pids
 from nika_tui.services.config_store import load_tenant, save_tenant
-from nika_tui.services.kernels import KernelManager
 from tests.helpers import retry_until
 
 pytestmark = [pytest.mark.agents, pytest.mark.tmux]

@@ -5,9 +5,9 @@
 person would: an ``opencode.json`` with an OpenAI-compatible provider pointing at the mock
 server. HOME and the XDG dirs are temp dirs, so nothing touches a real OpenCode setup.
 
-OpenCode installs ``@opencode-ai/plugin`` into every config dir it loads (npm, in the
-background); the test links a copy installed once into the CLI cache so that a run does not
-wait for the registry.
+OpenCode installs ``@opencode-ai/plugin`` into every config dir it loads (npm, on every run);
+the test gives both dirs (the tenant's and the XDG one) the tree and lock of a copy installed
+once into the CLI cache, so that a run does not wait for the registry.
 """
 
 from __future__ import annotations
@@ -70,6 +70,25 @@ def plugin_deps() -> Path:
     return prefix
 
 
+def _link(src: str, dst: str) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:  # another filesystem
+        shutil.copy2(src, dst)
+
+
+def _preinstall(folder: Path, deps: Path) -> None:
+    """Give a config dir OpenCode loads the plugin package it installs there on every run: the
+    same tree and lock (hard links), so its ``npm install`` finds nothing to fetch. A symlinked
+    ``node_modules`` is replaced by a fresh install (about a minute here)."""
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    shutil.copytree(
+        deps / "node_modules", folder / "node_modules", symlinks=True, copy_function=os.link
+    )
+    for name in ("package.json", "package-lock.json"):
+        shutil.copy(deps / name, folder / name)
+
+
 @pytest.fixture
 def model() -> Iterator[MockModelServer]:
     server = MockModelServer().start()
@@ -123,12 +142,10 @@ def opencode(
             {"provider": {"mock": provider}, "model": "mock/mock-model", "share": "disabled"}
         )
     )
-    (config_dir / "package.json").write_text(
-        json.dumps({"dependencies": {"@opencode-ai/plugin": PINNED["opencode-ai"][0]}})
-    )
-    (config_dir / "node_modules").symlink_to(plugin_deps / "node_modules")
-    install_opencode_plugin(TENANT)
     home = tmp_path / "home"
+    for folder in (config_dir, home / ".config" / "opencode"):
+        _preinstall(folder, plugin_deps)
+    install_opencode_plugin(TENANT)
     env = {
         **os.environ,
         "HOME": str(home),
@@ -191,3 +208,47 @@ def test_a_fact_typed_reaches_the_next_session_once(
     messages = json.dumps(asked[-1].body["messages"], ensure_ascii=False)
     assert "<nika-memory" in messages
     assert messages.count("10.0.9.30") == 1
+
+
+def _continue(opencode: OpenCode, prompt: str) -> None:
+    """``opencode run --continue PROMPT``: the next prompt of the last session."""
+    proc = subprocess.run(
+        [str(opencode.binary), "run", "--continue", prompt],
+        cwd=opencode.project,
+        env=opencode.env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_newest_handoff_after_two_compactions_reaches_the_model_once(
+    opencode: OpenCode, redis_url: str
+) -> None:
+    # The answer to a "…continues" prompt reports 97.5% of the window: OpenCode compacts after
+    # it (a summarizer request, then a synthetic "Continue…" turn); every other answer 0.5%.
+    overflow = int(WINDOW * 0.975)
+
+    def usage(entry: Logged) -> int:
+        agent = "summar" not in entry.system()[:400].lower()
+        return overflow if agent and "continues:" in entry.last_user() else 1_000
+
+    opencode.server.usage = usage
+    opencode.run("Task alpha continues: rename the billing module to invoicing.")
+    _continue(opencode, "Task beta continues: move the CSV export to a worker queue.")
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    assert client.xlen(redis_keys.compactions(TENANT)) == 2
+    summaries = [r for r in opencode.server.generations() if "summar" in r.system()[:400].lower()]
+    assert len(summaries) == 2  # OpenCode's own compactions
+
+    before = len(opencode.server.generations())
+    _continue(opencode, "Where were we with the export?")
+    [asked] = [r for r in _agent_requests(opencode.server)[before:] if "Where were" in r.text()]
+    text = asked.text()
+    assert text.count("HANDOFF PACKET session ses_") == 1
+    assert 'Last ask: \\"Task beta continues: move the CSV export' in text  # the newest packet
+    assert "Task alpha continues" not in text  # neither the older packet nor its history
+    assert "context fill 97.5%" in text  # the usage OpenCode had over its model's window
+    assert text.count("<nika-memory") == text.count("</nika-memory>") == 1

@@ -12,9 +12,9 @@ import libtmux
 import pytest
 import redis
 
-from nika_tui.bridge import keys
 from nika_tui.bridge.settings import load_config, save_config
 from nika_tui.domain.bridge import Gateway, normalize_sender
+from nika_tui.services import bridge_keys as keys
 from nika_tui.services.config_store import save_tenant
 from nika_tui.services.redis_keys import INGEST_STREAM
 from tests.bridge.conftest import (

@@ -11,12 +11,12 @@ import httpx
 import pytest
 import redis
 
-from nika_tui.bridge import keys
 from nika_tui.bridge.delivery import Outbox
 from nika_tui.bridge.jwt_verify import JwksCache, verify_bearer
 from nika_tui.bridge.router import Outcome, Router
 from nika_tui.domain.bridge import BridgeConfig, Gateway, InboundMessage, RateLimit, link
 from nika_tui.errors import BridgeRefused
+from nika_tui.services import bridge_keys as keys
 from tests.bridge import standins
 from tests.bridge.standins import SigningKey, Standin
 

@@ -12,9 +12,9 @@ import libtmux
 import pytest
 import redis
 
-from nika_tui.bridge import keys
 from nika_tui.bridge.settings import load_config, save_config
 from nika_tui.cli import main
+from nika_tui.services import bridge_keys as keys
 from tests.bridge import standins
 from tests.bridge.conftest import ACME_GCHAT, ACME_TEAMS, BridgeProcess
 from tests.bridge.standins import SigningKey, Standin

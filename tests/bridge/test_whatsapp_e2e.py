@@ -12,8 +12,8 @@ import libtmux
 import pytest
 import redis
 
-from nika_tui.bridge import keys
 from nika_tui.domain.bridge import Gateway, normalize_sender
+from nika_tui.services import bridge_keys as keys
 from nika_tui.services.bus import open_bus
 from nika_tui.services.redis_keys import INGEST_STREAM
 from tests.bridge import standins

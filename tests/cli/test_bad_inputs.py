@@ -13,7 +13,7 @@ import redis
 
 from nika_tui.domain.tenant import TenantConfig
 from nika_tui.errors import StoreUnavailable
-from nika_tui.hooks import HookContext
+from nika_tui.hooks.context import HookContext
 from nika_tui.paths import config_dir, data_dir, tenant_config_path, tighten_modes
 from nika_tui.services.bus import open_bus
 from nika_tui.services.config_store import save_tenant

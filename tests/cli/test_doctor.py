@@ -93,7 +93,7 @@ def test_untrusted_codex_hooks_are_reported_with_how_to_trust_them(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     from nika_tui.domain.tenant import AgentCli, KernelConfig, TenantConfig
-    from nika_tui.hooks.install import install_for_tenant
+    from nika_tui.engine.kernels.hook_install import install_for_tenant
     from nika_tui.services.config_store import save_tenant
 
     config = TenantConfig(tenant_id="acme", display_name="Acme", agent_cli=AgentCli.CODEX)

@@ -154,7 +154,7 @@ def test_cli_registers_dashboard_and_web() -> None:
 
 def test_auto_mode_of_an_action_comes_from_the_debt_action_table() -> None:
     from nika_tui.dashboard.parse import auto_action_key
-    from nika_tui.domain.debt import ACTIONS, ActionKind
+    from nika_tui.domain.debt_tables import ACTIONS, ActionKind
 
     for kind, spec in ACTIONS.items():
         assert auto_action_key(kind.value) == spec.governed_by

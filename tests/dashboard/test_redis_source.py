@@ -292,7 +292,7 @@ def test_bus_tail_follows_appends_and_keeps_raw_lines(env: dict[str, str]) -> No
 def test_kernel_actions_through_the_real_kernel_manager(
     env: dict[str, str], redis_client: redis.Redis
 ) -> None:
-    from nika_tui.services.kernels import KernelManager
+    from nika_tui.engine.kernels.manager import KernelManager
 
     _tenant(env, "acme")  # agent_cli: shell
     src = RedisDashboardSource(env)

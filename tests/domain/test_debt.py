@@ -7,13 +7,9 @@ from typing import NamedTuple
 
 import pytest
 
-from nika_tui.domain import debt
+from nika_tui.domain import debt, debt_tables
 from nika_tui.domain.debt import (
-    METRICS,
-    ActionKind,
     AuditReport,
-    Decision,
-    MetricStatus,
     build_metric,
     critical_reasons,
     decide_actions,
@@ -23,6 +19,7 @@ from nika_tui.domain.debt import (
     strategy_letters,
     suggest_strategies,
 )
+from nika_tui.domain.debt_tables import METRICS, ActionKind, Decision, MetricStatus
 from nika_tui.domain.envelope import Trigger
 from nika_tui.domain.tenant import AutoActions, AutoMode
 
@@ -45,7 +42,7 @@ def test_every_seed_metric_has_its_threshold_definition_action() -> None:
     assert {n: s.threshold for n, s in METRICS.items()} == SEED_THRESHOLDS
     for spec in METRICS.values():
         assert len(spec.definition) > 40
-        assert spec.action in debt.ACTIONS
+        assert spec.action in debt_tables.ACTIONS
         assert spec.window
 
 
@@ -166,7 +163,7 @@ def test_trigger_table_suggests_available_strategy_or_the_seed_advice() -> None:
     rows = {r["indicator"]: r for r in suggest_strategies(metrics, {"A"}, growth_days_over=3)}
     assert rows["judge_disagreement"]["available"] == ["A"]
     assert rows["pod_ttfl_p95"]["available"] == []
-    assert rows["pod_ttfl_p95"]["advice"] == debt.NO_STRATEGY_ADVICE
+    assert rows["pod_ttfl_p95"]["advice"] == debt_tables.NO_STRATEGY_ADVICE
     # growth needs 7 consecutive days over threshold
     assert "qdrant_growth_rate" not in rows
     rows7 = {r["indicator"] for r in suggest_strategies(metrics, {"A"}, growth_days_over=7)}

@@ -19,7 +19,7 @@ from nika_tui.domain.requests import RememberRequest
 from nika_tui.paths import tenant_config_path
 from nika_tui.services import redis_keys
 from nika_tui.services.agent_settings import agent_home, install_claude_hooks
-from nika_tui.services.transcripts import read_fill
+from nika_tui.services.transcripts.read import read_fill
 from nika_tui.services.wm_store import read_stream, read_working_memory
 from tests.helpers import retry_until
 

@@ -84,8 +84,8 @@ def test_escalated_reset_runs_in_the_service_once_approved(
     tmp_path: Path,  # type: ignore[no-untyped-def]
 ) -> None:
     from nika_tui.domain.tenant import AutoMode
+    from nika_tui.engine.kernels.confirmations import resolve
     from nika_tui.engine.reset_trigger import decide_reset
-    from nika_tui.services.confirmations import resolve
 
     make_tenant(TENANT)
     repo = tmp_path / "repo"

@@ -12,7 +12,7 @@ import pytest
 from nika_tui.domain.kernel_state import KernelState, StateSource
 from nika_tui.domain.memory import Layer
 from nika_tui.engine.context import EngineContext
-from nika_tui.engine.debt_schedule import DebtScheduler
+from nika_tui.engine.debt.schedule import DebtScheduler
 from nika_tui.engine.index_maintenance import IndexMaintainer, default_min_pending
 from nika_tui.errors import StoreUnavailable
 from nika_tui.services.kernel_store import set_state

@@ -15,7 +15,7 @@ from nika_tui.domain.tenant import AgentCli, AutoActions, AutoMode, KernelConfig
 from nika_tui.engine.kernel_watch import KernelWatcher
 from nika_tui.services import kernel_store, redis_keys, wm_store
 from nika_tui.services.config_store import save_tenant
-from nika_tui.services.transcripts import ContextFill, TranscriptFormat
+from nika_tui.services.transcripts.common import ContextFill, TranscriptFormat
 from tests.helpers import retry_until
 
 pytestmark = pytest.mark.tmux

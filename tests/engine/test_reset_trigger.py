@@ -6,9 +6,9 @@ import pytest
 
 from nika_tui.domain.tenant import AutoMode
 from nika_tui.engine.context import EngineContext
+from nika_tui.engine.kernels.confirmations import list_confirmations
 from nika_tui.engine.reset_trigger import KIND, decide_reset
 from nika_tui.services.config_store import load_tenant, save_tenant
-from nika_tui.services.confirmations import list_confirmations
 
 pytestmark = pytest.mark.embedder
 TENANT = "acme"

@@ -338,7 +338,7 @@ def test_additional_context_is_bounded_and_cannot_be_closed_from_inside() -> Non
 def test_log_names_invalid_fields_but_not_their_values() -> None:
     from pydantic import ValidationError
 
-    from nika_tui.hooks import describe
+    from nika_tui.hooks.context import describe
 
     try:
         RememberRequest(tenant_id=TENANT, text="secret body", meta={"timestamp": "not a time"})

@@ -16,10 +16,10 @@ import redis
 from nika_tui.domain.memory import Layer
 from nika_tui.errors import ConfigError
 from nika_tui.services import redis_keys
+from nika_tui.services.agent_install import install_agent_hooks
 from nika_tui.services.agent_settings import (
     CODEX_EVENTS,
     agent_home,
-    install_agent_hooks,
     install_codex_hooks,
 )
 from nika_tui.services.wm_store import read_working_memory

@@ -15,10 +15,10 @@ import pytest
 import redis
 
 from nika_tui.domain.tenant import AgentCli, KernelConfig, Quotas, TenantConfig
+from nika_tui.engine.kernels.manager import KernelManager
 from nika_tui.errors import ConfigError
 from nika_tui.quota.cgroups import CFS_PERIOD_US, MIB, CgroupMode, TenantCgroup, detect
 from nika_tui.services.config_store import parse_config, save_tenant
-from nika_tui.services.kernels import KernelManager
 from tests.helpers import retry_until
 
 STANDIN = [sys.executable, "-m", "nika_tui.assets.standin_agent"]

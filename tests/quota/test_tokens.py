@@ -13,10 +13,10 @@ import redis
 
 from nika_tui.billing.collect import add_tokens
 from nika_tui.domain.tenant import Quotas, TenantConfig, TokenLimitAction
+from nika_tui.engine.kernels.confirmations import list_confirmations, resolve
 from nika_tui.quota.tokens import enforce_tokens, token_status
 from nika_tui.services import redis_keys
 from nika_tui.services.config_store import save_tenant
-from nika_tui.services.confirmations import list_confirmations, resolve
 from tests.helpers import retry_until
 
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from nika_tui.domain.tenant import AutoMode, TenantConfig
+from nika_tui.engine.kernels.confirmations import list_confirmations, resolve
 from nika_tui.errors import ProviderError, ScaleError, ValidationFailed
 from nika_tui.scale.actions import apply_plan, default_factory, reconcile
 from nika_tui.scale.indicators import Indicator, Reading
@@ -16,7 +17,6 @@ from nika_tui.scale.policy import act
 from nika_tui.scale.providers.base import WorkerSpec
 from nika_tui.scale.state import ScaleState
 from nika_tui.services.config_store import save_tenant
-from nika_tui.services.confirmations import list_confirmations, resolve
 from tests.scale.conftest import scaleway_tenant
 from tests.scale.fake_clouds import CloudState
 

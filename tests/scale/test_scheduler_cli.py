@@ -10,11 +10,11 @@ from datetime import UTC, datetime, timedelta
 import redis
 
 from nika_tui.domain.tenant import TenantConfig
+from nika_tui.engine.kernels.confirmations import list_confirmations
 from nika_tui.scale.indicators import Sample
 from nika_tui.scale.sampler import load_samples, new_head, store_sample
 from nika_tui.scale.scheduler import ScaleScheduler
 from nika_tui.services import redis_keys
-from nika_tui.services.confirmations import list_confirmations
 
 
 def _saturate(client: redis.Redis, now: datetime, depth: int = 80) -> None:

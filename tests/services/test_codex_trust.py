@@ -10,7 +10,7 @@ import tomllib
 
 from nika_tui.dashboard.redis_reads import codex_trust_problems
 from nika_tui.domain.tenant import AgentCli, KernelConfig, TenantConfig
-from nika_tui.hooks.install import install_for_tenant
+from nika_tui.engine.kernels.hook_install import install_for_tenant
 from nika_tui.services.agent_settings import CODEX_EVENTS, agent_home, codex_trust_report
 from nika_tui.services.codex_trust import event_label, hook_hash, merge_trust
 from nika_tui.services.config_store import save_tenant

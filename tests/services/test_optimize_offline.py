@@ -18,7 +18,7 @@ import pytest
 from nika_tui.domain.memory import Layer
 from nika_tui.errors import StoreUnavailable
 from nika_tui.services.vectors.edge import EdgeVectorStore
-from nika_tui.services.vectors.optimize_shard import ShardOptimizer
+from nika_tui.services.vectors.optimizer import ShardOptimizer
 from tests.helpers import retry_until
 from tests.support.vector_fill import DIM, INDEXED_N, SEM, fill, fill_points
 

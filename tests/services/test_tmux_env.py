@@ -16,9 +16,10 @@ import pytest
 import redis
 
 from nika_tui.domain.tenant import AgentCli, KernelConfig, TenantConfig
+from nika_tui.engine.kernels.manager import KernelManager
+from nika_tui.engine.kernels.results import session_name
 from nika_tui.paths import tmux_socket_name
 from nika_tui.services.config_store import save_tenant
-from nika_tui.services.kernels import KernelManager, session_name
 from nika_tui.services.tmux_env import foreign_globals, server_environment
 from nika_tui.services.tmux_sessions import TmuxSessions
 from tests.helpers import retry_until

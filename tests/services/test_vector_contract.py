@@ -313,7 +313,8 @@ def test_edge_stores_the_envelope_as_one_string_and_reads_both_forms(tmp_path: P
     cost); reads give the dict back, also for points written as a nested dict before."""
     import qdrant_edge
 
-    from nika_tui.services.vectors.edge import DENSE, EdgeVectorStore
+    from nika_tui.services.vectors.common import DENSE
+    from nika_tui.services.vectors.edge import EdgeVectorStore
 
     record = _staging_record()
     text = record.text
@@ -365,7 +366,8 @@ def test_edge_indexes_no_key_that_is_constant_in_a_shard(tmp_path: Path) -> None
     from qdrant_edge import PayloadSchemaType, UpdateOperation
 
     from nika_tui.services.vectors import INDEXED_KEYS
-    from nika_tui.services.vectors.edge import EDGE_INDEXED_KEYS, EdgeVectorStore
+    from nika_tui.services.vectors.edge import EdgeVectorStore
+    from nika_tui.services.vectors.edge_codec import EDGE_INDEXED_KEYS
 
     store = EdgeVectorStore(tmp_path / "qdrant", DIM)
     store.upsert("acme", SEM, [point("acme", unit(1))])

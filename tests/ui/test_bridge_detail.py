@@ -9,7 +9,6 @@ from datetime import UTC, datetime
 import redis
 from textual.widgets import Static
 
-from nika_tui.bridge import keys
 from nika_tui.bridge.records import record_error, record_message
 from nika_tui.bridge.settings import save_config
 from nika_tui.dashboard.fixture_source import DEMO_SNAPSHOT, FixtureSource
@@ -17,6 +16,7 @@ from nika_tui.dashboard.model import BridgeView, TenantDetail
 from nika_tui.dashboard.redis_source import RedisDashboardSource
 from nika_tui.domain.bridge import BridgeConfig, Gateway, InboundMessage, link
 from nika_tui.domain.tenant import TenantConfig
+from nika_tui.services import bridge_keys as keys
 from nika_tui.services.config_store import save_tenant
 from nika_tui.ui.app import NikaDashboard
 from tests.ui.conftest import SIZE

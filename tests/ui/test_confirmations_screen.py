@@ -152,7 +152,7 @@ def test_approve_from_tenant_detail_compacts_the_kernel_after_yes(
     tmux_server: libtmux.Server,
     tmp_path: Path,
 ) -> None:
-    from nika_tui.services.kernels import KernelManager
+    from nika_tui.engine.kernels.manager import KernelManager
 
     _tenant("acme", env, tmp_path)
     manager = KernelManager(env, redis_client=redis_client)
@@ -406,13 +406,13 @@ def test_approving_imports_no_engine_in_the_dashboard_process() -> None:
     # kernel manager (compact); the engine's work happens in the service process.
     code = (
         "import json, sys\n"
-        "import nika_tui.ui.screens.confirmations, nika_tui.services.confirmations\n"
-        "import nika_tui.services.kernels, nika_tui.dashboard.redis_source\n"
+        "import nika_tui.ui.screens.confirmations, nika_tui.engine.kernels.confirmations\n"
+        "import nika_tui.engine.kernels.manager, nika_tui.dashboard.redis_source\n"
         "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules} | set(sys.modules))))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = set(json.loads(out.stdout))
-    assert "nika_tui.services.confirmations" in loaded
+    assert "nika_tui.engine.kernels.confirmations" in loaded
     heavy = {"torch", "sentence_transformers", "qdrant_client", "qdrant_edge", "transformers"}
     assert not (loaded & heavy), loaded & heavy
     assert not any(m.startswith("nika_tui.engine") for m in loaded)

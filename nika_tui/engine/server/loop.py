@@ -130,7 +130,7 @@ class MemoryService(IngestPipeline):
         self._uncommitted: list[tuple[str, RememberRequest, Mapping[str, Any]]] = []
         """Entries stored but not yet flushed and acknowledged (group commit)."""
         self._uncommitted_batches = 0
-        from nika_tui.engine.debt_schedule import DebtScheduler
+        from nika_tui.engine.debt.schedule import DebtScheduler
 
         # Debt audit every 6 h and the REM pass when kernels sleep (issue 5), from this loop.
         self.debt = DebtScheduler(ctx)

@@ -29,10 +29,12 @@ def build_rpc_table() -> dict[str, OpHandler]:
     # Imported here, not at module level: the handlers pull in the whole engine (judges,
     # stores), which the clients reading :func:`error_body` or the op names do not need.
     from nika_tui.automemory.runner import automemory_sync_op
-    from nika_tui.engine import agent_ops, audit, memory_ops, purge, snapshot
+    from nika_tui.engine import agent_ops, memory_ops, purge, snapshot
+    from nika_tui.engine.audit.history import audit_history_op
     from nika_tui.engine.compress import compress_op
-    from nika_tui.engine.debt_actions import debt_apply_op
-    from nika_tui.engine.rem import rem_run_op
+    from nika_tui.engine.debt.actions import debt_apply_op
+    from nika_tui.engine.debt.run import audit_op
+    from nika_tui.engine.rem.schedule import rem_run_op
     from nika_tui.engine.reset import compress_reset_op
     from nika_tui.engine.timeline import timeline_op
     from nika_tui.tuning.tuner import tune_adopt_op, tune_recall_op
@@ -48,8 +50,8 @@ def build_rpc_table() -> dict[str, OpHandler]:
         Op.REVIEW_RESOLVE: memory_ops.review_resolve_op,
         Op.AGENT_RETIRE: agent_ops.agent_retire_op,
         Op.AGENT_REVIEW_RESOLVE: agent_ops.agent_review_resolve_op,
-        Op.AUDIT: audit.audit_op,
-        Op.AUDIT_HISTORY: audit.audit_history_op,
+        Op.AUDIT: audit_op,
+        Op.AUDIT_HISTORY: audit_history_op,
         Op.DEBT_APPLY: debt_apply_op,
         Op.PURGE_PLAN: purge.purge_plan_op,
         Op.PURGE_APPLY: purge.purge_apply_op,

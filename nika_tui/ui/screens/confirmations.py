@@ -3,7 +3,7 @@ with a key.
 
 Reads and decisions go through the App's source (``DashboardSource.confirmations`` /
 ``resolve_confirmation``). Live, approving does exactly what ``nika confirm approve`` does —
-:func:`nika_tui.services.confirmations.resolve`: the kernel manager types ``/compact``, the
+:func:`nika_tui.engine.kernels.confirmations.resolve`: the kernel manager types ``/compact``, the
 memory service runs ``rem.run`` / ``purge.apply`` / ``debt.apply`` by RPC (so torch and the
 stores never load in the dashboard), and the decision is stored and logged on the bus.
 Rejecting only records the decision. Redis or the service being down is shown in the screen.

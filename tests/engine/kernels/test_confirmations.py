@@ -14,12 +14,12 @@ import redis
 
 from nika_tui.domain.kernel_state import KernelState
 from nika_tui.domain.tenant import AgentCli, AutoActions, AutoMode, KernelConfig, TenantConfig
+from nika_tui.engine.kernels.confirmations import list_confirmations, resolve
+from nika_tui.engine.kernels.manager import KernelManager
 from nika_tui.errors import ValidationFailed
 from nika_tui.services import kernel_store, redis_keys
 from nika_tui.services.bus import open_bus
 from nika_tui.services.config_store import save_tenant
-from nika_tui.services.confirmations import list_confirmations, resolve
-from nika_tui.services.kernels import KernelManager
 from tests.helpers import retry_until
 from tests.plugins.memory import RunningService
 

@@ -14,8 +14,10 @@ from nika_tui.domain.memory import Layer, Status
 from nika_tui.domain.ports import PointFilter
 from nika_tui.domain.tenant import AutoActions, AutoMode
 from nika_tui.domain.verdicts import Fact, Verdict
-from nika_tui.engine.audit import audit_history, measure, run_audit
+from nika_tui.engine.audit.history import audit_history
+from nika_tui.engine.audit.measure import measure
 from nika_tui.engine.context import EngineContext
+from nika_tui.engine.debt.run import run_audit
 from nika_tui.engine.review import ReviewItem, ReviewStatus
 from nika_tui.services import redis_keys
 from nika_tui.services.config_store import save_tenant
@@ -320,7 +322,7 @@ def test_audit_reads_only_current_points_for_duplicates(debt_ctx: EngineContext)
 
 
 def test_scheduler_audits_every_interval_and_asks_before_rem(debt_ctx: EngineContext) -> None:
-    from nika_tui.engine.debt_schedule import DebtScheduler
+    from nika_tui.engine.debt.schedule import DebtScheduler
 
     ticks = {"t": 0.0}
     scheduler = DebtScheduler(debt_ctx, check_every_s=60, monotonic=lambda: ticks["t"])

@@ -11,77 +11,37 @@ recently, refreshes the heartbeat while the session lives and records exits with
 from __future__ import annotations
 
 import builtins
-import importlib
 import os
 import shlex
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 import libtmux
 import redis
 
-from nika_tui.domain.agent_cli_table import spec_for
 from nika_tui.domain.compaction import CompactionDecision
 from nika_tui.domain.kernel_state import LIVE_STATES, KernelState, KernelStatus, StateSource
 from nika_tui.domain.pane_patterns import classify_pane
 from nika_tui.domain.tenant import TenantConfig
 from nika_tui.domain.tenant_id import check_tenant_id, is_valid_tenant_id
-from nika_tui.errors import KernelError, NikaError
+from nika_tui.engine.kernels import compaction as kernel_compaction
+from nika_tui.engine.kernels import stopping
+from nika_tui.engine.kernels.hook_install import install_for_tenant
+from nika_tui.engine.kernels.results import (
+    SESSION_PREFIX,
+    RestartResult,
+    SpawnResult,
+    StopResult,
+    not_running,
+    session_name,
+)
+from nika_tui.errors import KernelError
 from nika_tui.paths import tmux_socket_name
-from nika_tui.services import kernel_compaction, kernel_launch, kernel_store, redis_keys
+from nika_tui.services import kernel_launch, kernel_store, redis_keys
 from nika_tui.services.config_store import list_tenant_ids, load_tenant
 from nika_tui.services.tmux_sessions import EXIT_MARK, PaneInfo, TmuxSessions
-
-SESSION_PREFIX = "nika-tenant-"
-HOOK_INSTALLER = "nika_tui.hooks.install.install_for_tenant"
-"""``install_for_tenant(config, env)``: merges nika's hooks into the tenant's agent settings."""
-
-
-def session_name(tenant_id: str) -> str:
-    """``nika-tenant-{tenant_id}``."""
-    return f"{SESSION_PREFIX}{tenant_id}"
-
-
-@dataclass(frozen=True, slots=True)
-class SpawnResult:
-    """Outcome of :meth:`KernelManager.spawn`."""
-
-    tenant_id: str
-    session: str
-    spawned: bool
-    message: str
-    pid: int | None = None
-    pod_ttfl_s: float | None = None
-    command: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True, slots=True)
-class StopResult:
-    """Outcome of :meth:`KernelManager.stop`."""
-
-    tenant_id: str
-    session: str
-    stopped: bool
-    forced: bool
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class RestartResult:
-    """Outcome of :meth:`KernelManager.restart`."""
-
-    stop: StopResult
-    spawn: SpawnResult
-    recall: str
-
-
-def _not_running(tenant_id: str) -> KernelError:
-    return KernelError(
-        f"kernel {tenant_id} is not running", f"start it with `nika kernel spawn {tenant_id}`"
-    )
 
 
 class KernelManager:
@@ -138,7 +98,7 @@ class KernelManager:
     def _read(self, tenant_id: str) -> KernelStatus | None:
         return kernel_store.read_status(self.redis, tenant_id, self.now())
 
-    def _check_owner(self, tenant_id: str, name: str, info: PaneInfo) -> None:
+    def check_owner(self, tenant_id: str, name: str, info: PaneInfo) -> None:
         if info.owner != tenant_id:
             raise KernelError(
                 f"a tmux session named {name} already exists on socket {self.socket} "
@@ -169,7 +129,7 @@ class KernelManager:
         name = session_name(tenant_id)
         existing = self.tmux.pane(name)
         if existing is not None:
-            self._check_owner(tenant_id, name, existing)
+            self.check_owner(tenant_id, name, existing)
             if not existing.dead:
                 return SpawnResult(
                     tenant_id,
@@ -230,19 +190,8 @@ class KernelManager:
             self.bus_event(config.tenant_id, "quota.cgroup", limit_kernel(config, pid, self.env))
 
     def _install_hooks(self, config: TenantConfig) -> None:
-        """Install the agent hooks into the tenant's agent settings, when that module exists.
-
-        The installer belongs to the hooks package (:data:`HOOK_INSTALLER`); it is looked up by
-        name so that kernels keep working on their own while it is absent.
-        """
-        module_name, _, func_name = HOOK_INSTALLER.rpartition(".")
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError:
-            return
-        install = getattr(module, func_name, None)
-        if callable(install):
-            install(config, self.env)
+        """Install the agent hooks into the tenant's agent settings (:mod:`.hook_install`)."""
+        install_for_tenant(config, self.env)
 
     def _wait_first_output(
         self, tenant_id: str, name: str, config: TenantConfig, argv: list[str], started: float
@@ -378,114 +327,12 @@ class KernelManager:
         return self._read(tenant_id)
 
     def stop(self, tenant_id: str, timeout_s: float | None = None) -> StopResult:
-        """Ask the agent to exit (its exit command, then C-d), then kill after a timeout.
-
-        Returns:
-            A :class:`StopResult` (``stopped`` is False when nothing was running).
-
-        Raises:
-            KernelError: the session with that name is not nika's.
-        """
-        check_tenant_id(tenant_id)
-        name = session_name(tenant_id)
-        timeout = self.stop_timeout_s if timeout_s is None else timeout_s
-        pane = self.tmux.pane(name)
-        if pane is None:
-            self.poll(tenant_id)  # records "exited" if Redis still thought it alive
-            return StopResult(tenant_id, name, False, False, f"kernel {tenant_id} is not running")
-        self._check_owner(tenant_id, name, pane)
-        cli = kernel_store.read_fields(self.redis, tenant_id).get("cli") or "shell"
-        exit_command = spec_for(cli).exit_command
-        forced = False
-        self._stop_extra_windows(name, timeout / 2)
-        if not pane.dead:
-            if exit_command:
-                self.tmux.send_text(pane, exit_command)
-                # Codex's slash-command popup takes the first Enter: press it once more.
-                if not self.tmux.wait_dead(name, timeout / 4):
-                    self.tmux.send_key(pane, "Enter")
-            if not self.tmux.wait_dead(name, timeout / 4):
-                self.tmux.send_key(pane, "C-d")
-                forced = not self.tmux.wait_dead(name, timeout / 2)
-        self.tmux.kill(name)
-        if cli == "codex" or "codex" in self._extra_clis(tenant_id):
-            self._stop_codex_daemon(tenant_id)
-        from nika_tui.quota.enforce import release_kernel
-
-        release_kernel(tenant_id, self.env)  # its cgroup goes with it
-        how = f"killed after {timeout:g}s" if forced else "exited on request"
-        kernel_store.set_state(
-            self.redis, tenant_id, KernelState.EXITED, StateSource.MANAGER, self.now(),
-            event="stop", reason=f"stopped by nika ({how})",
-        )  # fmt: skip
-        kernel_store.clear_heartbeat(self.redis, tenant_id)
-        body = {"action": "stop", "session": name, "forced": forced}
-        self.bus_event(tenant_id, "kernel.event", body)
-        return StopResult(tenant_id, name, True, forced, f"kernel {tenant_id} stopped ({how})")
-
-    def _extra_clis(self, tenant_id: str) -> builtins.list[str]:
-        try:
-            return [c.value for c in load_tenant(tenant_id, self.env).more_agent_clis]
-        except NikaError:
-            return []
-
-    def _stop_extra_windows(self, name: str, timeout: float) -> None:
-        """Ask the agents of the session's other windows to exit (the first one goes last)."""
-        try:
-            windows = self.tmux.window_panes(name)
-        except KernelError:
-            return
-        first = self.tmux.pane(name)
-        for window, info in windows.items():
-            if info.dead or (first is not None and info.pane_id == first.pane_id):
-                continue
-            command = spec_for(window).exit_command
-            if command:
-                self.tmux.send_text(info, command)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            live = [
-                i
-                for w, i in self.tmux.window_panes(name).items()
-                if not i.dead and (first is None or i.pane_id != first.pane_id)
-            ]
-            if not live:
-                return
-            for info in live:  # a slash-command popup may have taken the first Enter
-                self.tmux.send_key(info, "Enter")
-            time.sleep(0.2)
-
-    def _stop_codex_daemon(self, tenant_id: str) -> None:
-        """Codex leaves an app-server daemon running after /quit: stop the tenant's own."""
-        from nika_tui.services import codex_daemon
-        from nika_tui.services.agent_homes import codex_home
-
-        try:
-            argv = kernel_launch.command_for(load_tenant(tenant_id, self.env), self.env)
-        except NikaError:
-            argv = []
-        home = codex_home(tenant_id, self.env)
-        codex_daemon.stop_daemon(argv[0] if argv else None, home, self.env)
+        """Ask the agent to exit, then kill after a timeout (see :func:`.stopping.stop_kernel`)."""
+        return stopping.stop_kernel(self, tenant_id, timeout_s)
 
     def restart(self, tenant_id: str) -> RestartResult:
-        """Stop then spawn again. Memory is untouched (it lives in the stores, not the kernel).
-
-        Recall is re-injected by the CLI's SessionStart hook where it has one (Claude Code);
-        for the others the result says so, and recall stays available through MCP and
-        ``nika memory recall``.
-        """
-        stopped = self.stop(tenant_id)
-        spawned = self.spawn(tenant_id)
-        cli = load_tenant(tenant_id, self.env).agent_cli
-        if spec_for(cli).session_start_hook:
-            recall = "re-injected by the SessionStart hook"
-        else:
-            recall = (
-                f"{cli.value} has no SessionStart hook: recall is available through the MCP "
-                "tools and `nika memory recall`"
-            )
-        self.bus_event(tenant_id, "kernel.event", {"action": "restart", "recall": recall})
-        return RestartResult(stop=stopped, spawn=spawned, recall=recall)
+        """Stop then spawn again (see :func:`.stopping.restart_kernel`)."""
+        return stopping.restart_kernel(self, tenant_id)
 
     # --- terminal, screen and input ---------------------------------------------------------------
     def attach_command(self, tenant_id: str) -> builtins.list[str]:
@@ -502,7 +349,7 @@ class KernelManager:
         """The last ``lines`` non-empty lines of the kernel's pane (scrollback included)."""
         pane = self.tmux.pane(session_name(tenant_id))
         if pane is None:
-            raise _not_running(tenant_id)
+            raise not_running(tenant_id)
         return "\n".join(self.tmux.history_tail(pane, lines))
 
     def screen(self, tenant_id: str) -> str:
@@ -514,7 +361,7 @@ class KernelManager:
         """Type one line into the kernel (literally, then Enter)."""
         pane = self.tmux.pane(session_name(tenant_id))
         if pane is None or pane.dead or pane.owner != tenant_id:
-            raise _not_running(tenant_id)
+            raise not_running(tenant_id)
         self.tmux.send_text(pane, text)
 
     def send_compact(
@@ -524,5 +371,5 @@ class KernelManager:
         return kernel_compaction.send_compact(self, tenant_id, trigger, fill_percent)
 
     def apply_compaction_policy(self, tenant_id: str, fill_percent: float) -> CompactionDecision:
-        """Run the 61% policy for one kernel (see :mod:`nika_tui.services.kernel_compaction`)."""
+        """Run the 61% policy for one kernel (see :mod:`nika_tui.engine.kernels.compaction`)."""
         return kernel_compaction.apply_compaction_policy(self, tenant_id, fill_percent)

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from nika_tui.errors import TranscriptError
-from nika_tui.services.transcripts import TranscriptFormat, read_digest, read_fill
+from nika_tui.services.transcripts.common import TranscriptFormat
+from nika_tui.services.transcripts.read import read_digest, read_fill
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 CLAUDE = DATA / "claude"
 CODEX = DATA / "codex"
 

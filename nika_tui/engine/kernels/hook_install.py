@@ -1,4 +1,4 @@
-"""The installer the kernel manager calls on spawn (``KernelManager.HOOK_INSTALLER``)."""
+"""The installer the kernel manager calls on spawn (:meth:`KernelManager._install_hooks`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from nika_tui.domain.tenant import TenantConfig
-from nika_tui.services.agent_settings import InstallReport, install_agent_hooks
+from nika_tui.services.agent_install import install_agent_hooks
+from nika_tui.services.agent_settings import InstallReport
 
 
 def install_for_tenant(config: TenantConfig, env: Mapping[str, str] | None = None) -> InstallReport:

@@ -6,7 +6,7 @@ Each executor is small and acts through the module that owns the thing it change
 - ``boost_recency`` / ``tighten_scope``: the tenant's ``recall_tuning`` hash, read by
   :mod:`nika_tui.engine.recall` (recency re-ranking, inferred project filter);
 - ``trim_working_memory``: the kernel's compact command
-  (:func:`nika_tui.services.kernel_compaction.send_compact`) when the kernel is live and idle;
+  (:func:`nika_tui.engine.kernels.compaction.send_compact`) when the kernel is live and idle;
 - ``audit_judge_prompt``: the tenant's configured judge re-run on its own recently judged pairs
   and compared with the rules judge and the recorded verdicts (report on the bus + Redis);
 - ``rotate_logs``: the bus files of past days gzip-archived (:meth:`Bus.archive_before`);
@@ -27,12 +27,13 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from nika_tui.domain import debt
-from nika_tui.domain.debt import ActionKind
+from nika_tui.domain import debt_tables
+from nika_tui.domain.debt_tables import ActionKind
 from nika_tui.domain.judge_rules import RulesJudge
 from nika_tui.domain.kernel_state import KernelState
 from nika_tui.domain.sampling import percentile_estimate
 from nika_tui.domain.verdicts import Fact, Verdict
+from nika_tui.engine.audit.inventory import inventory
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.judge_pairs import recent_judged_pairs
 from nika_tui.engine.recall import RECENCY_TAU_DAYS, RECENCY_WEIGHT, write_tuning
@@ -46,7 +47,7 @@ EXAMPLES_KEPT = 10
 
 
 def _rem(ctx: EngineContext, tenant_id: str, step: str) -> dict[str, Any]:
-    from nika_tui.engine.rem import run_rem
+    from nika_tui.engine.rem.run import run_rem
 
     # The audit measured every current point, so the action covers all of them too.
     result = run_rem(ctx, tenant_id, steps=(step,), window=None, trigger="audit")
@@ -79,7 +80,7 @@ def tighten_scope(ctx: EngineContext, tenant_id: str) -> dict[str, Any]:
 
 def trim_working_memory(ctx: EngineContext, tenant_id: str) -> dict[str, Any]:
     """Type the kernel's compact command when the kernel is live and idle, else report why not."""
-    from nika_tui.services.kernels import KernelManager
+    from nika_tui.engine.kernels.manager import KernelManager
 
     manager = KernelManager(ctx.env, redis_client=ctx.redis, clock=ctx.clock)
     try:
@@ -103,8 +104,6 @@ def audit_judge_prompt(ctx: EngineContext, tenant_id: str) -> dict[str, Any]:
     report (``agreement_with_rules``, ``agreement_with_recorded``, verdict counts, up to 10
     disagreements) goes to ``judge_audit(t)`` in Redis and on the bus.
     """
-    from nika_tui.engine.audit import inventory
-
     inv = inventory(ctx.vectors, tenant_id, ctx.clock(), 0, random.Random(0))
     pairs = recent_judged_pairs(ctx, tenant_id, inv.retired_payloads(), JUDGE_AUDIT_PAIRS)
     judge = ctx.judge_for(tenant_id)
@@ -237,7 +236,7 @@ def apply_action(ctx: EngineContext, tenant_id: str, kind: ActionKind | str) -> 
     result = EXECUTORS[action](ctx, tenant_id)
     ctx.bus(tenant_id).append(
         "debt.audit",
-        {"action": action.value, "text": debt.ACTIONS[action].text, "result": result},
+        {"action": action.value, "text": debt_tables.ACTIONS[action].text, "result": result},
         now=ctx.clock(),
     )
     return result

@@ -22,10 +22,12 @@ import time
 from collections.abc import Callable
 
 from nika_tui.domain.tenant import AutoMode
-from nika_tui.engine.audit import due_tenants, run_audit
+from nika_tui.engine.audit.history import due_tenants
 from nika_tui.engine.context import EngineContext
+from nika_tui.engine.debt.run import run_audit
 from nika_tui.engine.index_maintenance import IndexMaintainer
-from nika_tui.engine.rem import rem_due, run_rem
+from nika_tui.engine.rem.run import run_rem
+from nika_tui.engine.rem.schedule import rem_due
 from nika_tui.errors import NikaError
 from nika_tui.services.config_store import list_tenant_ids
 from nika_tui.services.kernel_store import pending_confirmation, queue_confirmation

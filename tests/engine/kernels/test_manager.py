@@ -20,12 +20,13 @@ import redis
 from nika_tui.domain.compaction import CompactionAction
 from nika_tui.domain.kernel_state import KernelState, KernelStatus, StateSource
 from nika_tui.domain.tenant import AgentCli, AutoActions, AutoMode, KernelConfig, TenantConfig
+from nika_tui.engine.kernels.manager import KernelManager
+from nika_tui.engine.kernels.results import session_name
 from nika_tui.errors import KernelError
 from nika_tui.paths import tenant_data_dir
 from nika_tui.services import kernel_store, redis_keys
 from nika_tui.services.bus import open_bus
 from nika_tui.services.config_store import save_tenant
-from nika_tui.services.kernels import KernelManager, session_name
 from tests.helpers import retry_until
 
 pytestmark = pytest.mark.tmux

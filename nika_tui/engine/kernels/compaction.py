@@ -19,7 +19,7 @@ from nika_tui.services import kernel_store
 from nika_tui.services.config_store import load_tenant
 
 if TYPE_CHECKING:
-    from nika_tui.services.kernels import KernelManager
+    from nika_tui.engine.kernels.manager import KernelManager
 
 
 def send_compact(

@@ -16,7 +16,7 @@ from typing import Any
 import libtmux
 import pytest
 
-from nika_tui.domain.debt import INSUFFICIENT_SAMPLE
+from nika_tui.domain.debt_tables import INSUFFICIENT_SAMPLE
 from nika_tui.domain.judge_rules import RulesJudge
 from nika_tui.domain.kernel_state import KernelState, StateSource
 from nika_tui.domain.memory import Layer
@@ -31,15 +31,16 @@ from nika_tui.domain.tenant import (
     Privacy,
 )
 from nika_tui.domain.verdicts import Fact
-from nika_tui.engine.audit import measure, run_audit
+from nika_tui.engine.audit.measure import measure
 from nika_tui.engine.context import EngineContext
-from nika_tui.engine.debt_actions import apply_action, apply_confirmation
+from nika_tui.engine.debt.actions import apply_action, apply_confirmation
+from nika_tui.engine.debt.run import run_audit
+from nika_tui.engine.kernels.manager import KernelManager
 from nika_tui.engine.recall import recall
 from nika_tui.engine.review import ReviewItem, ReviewStatus
 from nika_tui.errors import ValidationFailed
 from nika_tui.services import kernel_store, redis_keys
 from nika_tui.services.config_store import load_tenant, save_tenant
-from nika_tui.services.kernels import KernelManager
 from tests.helpers import retry_until
 from tests.plugins.debt import T0, make_record, put, unit
 

@@ -19,7 +19,9 @@ from nika_tui.domain.kernel_state import KernelState, StateSource
 from nika_tui.domain.memory import Layer, MemoryRecord, Status
 from nika_tui.domain.ports import PointFilter
 from nika_tui.engine.context import EngineContext
-from nika_tui.engine.rem import Journal, journal_path, kernels_idle, rem_due, run_rem
+from nika_tui.engine.rem.journal import Journal, journal_path
+from nika_tui.engine.rem.run import run_rem
+from nika_tui.engine.rem.schedule import kernels_idle, rem_due
 from nika_tui.engine.review import list_items
 from nika_tui.services.kernel_store import set_state
 from tests.helpers import retry_until
@@ -183,7 +185,7 @@ CRASH_SCRIPT = r"""
 import os, sys, threading
 from datetime import timedelta
 from nika_tui.engine.context import EngineContext
-from nika_tui.engine.rem import run_rem
+from nika_tui.engine.rem.run import run_rem
 from nika_tui.services.redis_server import connect
 from nika_tui.services.vectors.edge import EdgeVectorStore
 from tests.plugins.debt import T0, FixedClock, NoEmbedder

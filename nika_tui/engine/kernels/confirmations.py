@@ -101,7 +101,7 @@ def resolve(
         )
         return {"id": confirmation_id, "kind": kind, "status": "approved", "result": result}
     if kind == "compact":
-        from nika_tui.services.kernels import KernelManager
+        from nika_tui.engine.kernels.manager import KernelManager
 
         command = KernelManager(env, redis_client=client).send_compact(tenant_id)
         result = {"command": command}

@@ -1,0 +1,171 @@
+"""One audit run that acts: measure, record in ``debt_history`` and on the bus, then apply or
+queue the actions the tenant's auto-actions allow, and pause bulk ingestion past the critical
+level.
+
+The measuring lives in :mod:`nika_tui.engine.audit`; this module sits above it and above the
+executors (:mod:`nika_tui.engine.debt.actions`), so neither imports the other back.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from nika_tui.domain import debt, debt_tables
+from nika_tui.domain.debt import AuditReport
+from nika_tui.domain.debt_tables import Decision
+from nika_tui.engine.audit.history import HISTORY_MAXLEN, requested_tenants
+from nika_tui.engine.audit.measure import DUPLICATE_SAMPLE, measure
+from nika_tui.engine.context import EngineContext
+from nika_tui.engine.debt.actions import apply_action
+from nika_tui.errors import NikaError, ValidationFailed
+from nika_tui.services import redis_keys
+from nika_tui.services.kernel_store import (
+    pending_confirmation,
+    queue_confirmation,
+)
+
+PAUSE_PREFIX = "debt:"
+"""Value prefix of an ``ingest_paused`` set by the audit (it only clears its own pause)."""
+
+
+@dataclass
+class AuditOutcome:
+    """One audit: the report, the decided actions and what was done about them."""
+
+    report: AuditReport
+    inventory: dict[str, Any]
+    actions: list[dict[str, Any]] = field(default_factory=list)
+    review_request: str | None = None
+    ingest_paused: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (the ``nika audit --json`` document for one tenant)."""
+        data = self.report.model_dump(mode="json")
+        data["inventory"] = self.inventory
+        data["actions"] = self.actions
+        data["review_request"] = self.review_request
+        data["ingest_paused"] = self.ingest_paused
+        return data
+
+
+def _apply(ctx: EngineContext, tenant_id: str, kind: debt_tables.ActionKind) -> dict[str, Any]:
+    """Run the executor of one action (autonomous mode; see :mod:`.actions`)."""
+    try:
+        return apply_action(ctx, tenant_id, kind)
+    except NikaError as exc:
+        # A failed action is reported; the audit itself is still recorded.
+        return {"done": False, "error": exc.message, "hint": exc.hint}
+
+
+def run_audit(
+    ctx: EngineContext,
+    tenant_id: str,
+    *,
+    sample_size: int = DUPLICATE_SAMPLE,
+    seed: int | None = None,
+    act: bool = True,
+) -> AuditOutcome:
+    """Measure, record in ``debt_history`` and on the bus, then act as auto-actions allow.
+
+    Args:
+        ctx: Engine context.
+        tenant_id: The tenant.
+        sample_size: Points sampled for duplicate_rate.
+        seed: Random seed for reproducible samples.
+        act: False to measure and record only (no action, no pause, no review request).
+
+    Returns:
+        The outcome.
+    """
+    report, inv = measure(ctx, tenant_id, sample_size=sample_size, seed=seed)
+    outcome = AuditOutcome(
+        report,
+        {"total": inv.total, "current": inv.current, "retired": inv.retired,
+         "asserted_24h": inv.asserted_24h, "per_layer": inv.per_layer},
+    )  # fmt: skip
+    config = ctx.tenant(tenant_id)
+    now = report.at
+    if act:
+        for decision in debt.decide_actions(report, config.auto_actions):
+            entry = decision.to_dict()
+            if decision.decision is Decision.APPLY:
+                entry["result"] = _apply(ctx, tenant_id, decision.action)
+            elif decision.decision is Decision.CONFIRM:
+                kind = f"debt.{decision.action.value}"
+                existing = pending_confirmation(ctx.redis, tenant_id, kind)
+                item = existing or queue_confirmation(
+                    ctx.redis,
+                    tenant_id,
+                    kind,
+                    f"memory debt: {decision.text}",
+                    f"metrics in alert: {', '.join(decision.metrics)}",
+                    now,
+                )
+                if existing is None:
+                    ctx.bus(tenant_id).append(
+                        "confirmation.requested", {"id": item["id"], "kind": kind}, now=now
+                    )
+                entry["confirmation_id"] = item["id"]
+            outcome.actions.append(entry)
+        from nika_tui.engine.reset_trigger import decide_reset
+
+        reset_entry = decide_reset(ctx, tenant_id, report.strategies)  # strategy A (issue 22)
+        if reset_entry is not None:
+            outcome.actions.append(reset_entry)
+        paused_key = redis_keys.ingest_paused(tenant_id)
+        if report.critical:
+            line = ctx.bus(tenant_id).append(
+                "debt.review_request",
+                {"reasons": report.critical_reasons, "report": report.model_dump(mode="json")},
+                now=now,
+            )
+            outcome.review_request = str(line["id"])
+            reason = PAUSE_PREFIX + "; ".join(report.critical_reasons)
+            ctx.redis.set(paused_key, reason[:500], ex=debt_tables.PAUSE_TTL_S)
+            outcome.ingest_paused = True
+        else:
+            held = ctx.redis.get(paused_key)
+            if held is not None and str(held).startswith(PAUSE_PREFIX):
+                ctx.redis.delete(paused_key)
+    data = outcome.to_dict()
+    ctx.redis.xadd(
+        redis_keys.debt_history(tenant_id),
+        {"at": now.isoformat(), "report": json.dumps(data, default=str)},
+        maxlen=HISTORY_MAXLEN,
+        approximate=True,
+    )
+    ctx.bus(tenant_id).append(
+        "debt.audit",
+        {
+            "critical": report.critical,
+            "metrics": {
+                m.name: {"value": m.value, "status": m.status.value} for m in report.metrics
+            },
+            "actions": [
+                {"action": a["action"], "decision": a["decision"]} for a in outcome.actions
+            ],
+        },
+        now=now,
+    )
+    return outcome
+
+
+def audit_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+    sample = body.get("sample_size", DUPLICATE_SAMPLE)
+    if not isinstance(sample, int) or sample < 1:
+        raise ValidationFailed("sample_size must be a positive integer", "e.g. 1000")
+    act = bool(body.get("act", True))
+    seed = body.get("seed")
+    out = {}
+    for tenant_id in requested_tenants(ctx, body):
+        result = run_audit(
+            ctx,
+            tenant_id,
+            sample_size=sample,
+            seed=seed if isinstance(seed, int) else None,
+            act=act,
+        )
+        out[tenant_id] = result.to_dict()
+    return {"tenants": out}

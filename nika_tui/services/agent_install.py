@@ -1,0 +1,37 @@
+"""Install nika's hooks for a tenant's agent CLI: one entry over the per-CLI installers."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from nika_tui.services.agent_settings import (
+    InstallReport,
+    install_claude_hooks,
+    install_codex_hooks,
+)
+from nika_tui.services.gemini_settings import install_gemini_hooks
+from nika_tui.services.opencode_settings import install_opencode_plugin
+
+
+def install_agent_hooks(
+    tenant_id: str,
+    cli: str,
+    env: Mapping[str, str] | None = None,
+    workdir: Path | None = None,
+    trust_codex: bool = False,
+    workdirs: Sequence[str] = (),
+) -> InstallReport:
+    """Install our hooks for the tenant's agent CLI; a CLI without hooks (shell): none.
+
+    ``workdir`` is the kernel's working directory (Gemini CLI runs hooks only in a trusted one).
+    """
+    if cli == "claude-code":
+        return install_claude_hooks(tenant_id, env)
+    if cli == "codex":
+        return install_codex_hooks(tenant_id, env, trust=trust_codex, workdirs=workdirs)
+    if cli == "gemini-cli":
+        return install_gemini_hooks(tenant_id, env, workdir=workdir)
+    if cli == "opencode":
+        return install_opencode_plugin(tenant_id, env)
+    return InstallReport()
