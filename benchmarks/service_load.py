@@ -18,7 +18,8 @@ embedder; N client *processes*, each calling ``MemoryClient.recall`` back to bac
 Writes ``benchmarks/results/service_load.json`` and prints it. The machine may be shared: read
 the ratios within the run (ingest with / without reads, service / floor), not absolute numbers.
 
-Run: ``.venv/bin/python benchmarks/service_load.py [PHASE_S]``.
+Run: ``.venv/bin/python benchmarks/service_load.py [PHASE_S [PRELOAD INGEST]]`` (the issue's
+sizes are the defaults, 3,000 and 2,000; smaller ones fit a run on a loaded machine).
 """
 
 from __future__ import annotations
@@ -356,4 +357,6 @@ def main(phase_s: float) -> None:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 3:
+        PRELOAD, INGEST = int(sys.argv[2]), int(sys.argv[3])
     main(float(sys.argv[1]) if len(sys.argv) > 1 else PHASE_S)
