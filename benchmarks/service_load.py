@@ -97,6 +97,7 @@ def _client(ready: Any, go: Any, stop: Any, until: float, out: Any, seed: int) -
     go.wait()
     lat: list[float] = []
     busy = errors = 0
+    kinds: dict[str, int] = {}
     i = seed
     while not stop.is_set() and time.time() < until:
         q = RecallQuery(tenant_id=TENANT, query=QUERIES[i % len(QUERIES)])
@@ -107,11 +108,13 @@ def _client(ready: Any, go: Any, stop: Any, until: float, out: Any, seed: int) -
         except ServiceBusy:
             busy += 1
             continue
-        except NikaError:
+        except NikaError as exc:
             errors += 1
+            kind = f"{type(exc).__name__}: {exc.message[:80]}"
+            kinds[kind] = kinds.get(kind, 0) + 1
             continue
         lat.append((time.perf_counter() - t) * 1000)
-    out.put({"lat": lat, "busy": busy, "errors": errors})
+    out.put({"lat": lat, "busy": busy, "errors": errors, "kinds": kinds})
 
 
 def _ratio(a: float | None, b: float | None) -> float | None:
@@ -122,6 +125,14 @@ def _log(name: str, value: Any) -> Any:
     """Each phase's result on stderr as it comes (a run on a loaded machine is long)."""
     print(json.dumps({name: value}), file=sys.stderr, flush=True)
     return value
+
+
+def _merged(counts: list[dict[str, int]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for c in counts:
+        for k, v in c.items():
+            out[k] = out.get(k, 0) + v
+    return out
 
 
 def _pct(values: list[float], p: float) -> float | None:
@@ -166,6 +177,7 @@ def _load(n: int, seconds: float, during: Any = None) -> dict[str, Any]:
         "p99_ms": _pct(lat, 99),
         "busy_retry": sum(r["busy"] for r in results),
         "errors": sum(r["errors"] for r in results),
+        "error_kinds": _merged([r["kinds"] for r in results]),
     }
     if during is not None:
         report["during"] = during_start

@@ -95,8 +95,7 @@ class MemoryService(IngestPipeline):
             reads ``NIKA_EMBED_AHEAD`` from ``ctx.env`` (on unless ``0``).
         worker: lease-partitioned mode (its id is the consumer name); ``None``: this service
             serves every tenant alone (tests of the loop itself).
-        readers: reader threads started by :meth:`run` (``0``: the loop answers reads
-            itself, as :meth:`step` alone always does); ``None`` reads ``NIKA_READERS``.
+        readers: reader threads :meth:`run` starts (``0``: none); ``None``: ``NIKA_READERS``.
         """
         self.ctx = ctx
         self.r = ctx.redis
@@ -212,9 +211,11 @@ class MemoryService(IngestPipeline):
         self.beat(force=True)
         if self._readers > 0:
             # Started before the first step: reads are answered during the replay of a backlog.
+            beat = self.worker is None or self.worker.primary  # the primary's heartbeat only
             self.reads = ReadPool(
-                self.ctx, self.gate.query, self.consumer, self.worker, self._readers, self._shed_s
-            )
+                self.ctx, self.gate.query, self.consumer, self.worker, self._readers, self._shed_s,
+                self._started_at if beat else None,
+            )  # fmt: skip
             self.reads.start()
         log.info("memory service started (pid %s, ops: %s)", os.getpid(), ", ".join(self.ops))
         try:

@@ -33,6 +33,7 @@ import redis
 
 from nika_tui.domain.protocol import READ_ONLY_OPS
 from nika_tui.engine.context import EngineContext
+from nika_tui.engine.server.liveness import HEARTBEAT_EVERY_S, write_heartbeat
 from nika_tui.engine.server.rpc import build_rpc_table, dispatch, error_body, rpc_tenant
 from nika_tui.engine.worker import Worker
 from nika_tui.errors import ServiceBusy
@@ -67,6 +68,7 @@ class ReadPool:
         worker: Worker | None = None,
         size: int = READERS,
         shed_s: float = SHED_S,
+        heartbeat: str | None = None,
     ) -> None:
         """Args:
         ctx: the service's context (stores and Redis pool shared; caches shared).
@@ -75,12 +77,17 @@ class ReadPool:
         worker: lease-partitioned mode: a read of a tenant not held here goes to the loop.
         size: reader threads.
         shed_s: see :data:`SHED_S`.
+        heartbeat: the service's ``started_at``: the first reader writes its heartbeat every
+            :data:`HEARTBEAT_EVERY_S`, so the heartbeat never expires while reads are answered
+            (the loop beats only between batches: a long batch or replay let it lapse, and every
+            client then failed fast with "not running" — measured).
         """
         self.ctx = dataclasses.replace(ctx, embedder=query_embedder)
         self.consumer = consumer
         self.worker = worker
         self.size = max(1, size)
         self.shed_s = shed_s
+        self.heartbeat = heartbeat
         self.ops = build_rpc_table()
         self.writes: queue.SimpleQueue[Entry] = queue.SimpleQueue()
         """Entries for the loop: ops that write, reads of tenants held elsewhere."""
@@ -120,8 +127,13 @@ class ReadPool:
     def _run(self, name: str) -> None:
         r = redis.Redis(connection_pool=self.ctx.redis.connection_pool)
         cursor = "0"  # first its own entries left pending by a killed process, then new ones
+        beats = self.heartbeat if name.endswith(":read0") else None
+        last_beat = 0.0
         while not self._stop.is_set():
             try:
+                if beats is not None and time.monotonic() - last_beat >= HEARTBEAT_EVERY_S:
+                    write_heartbeat(r, beats)
+                    last_beat = time.monotonic()
                 reply: Any = r.xreadgroup(
                     redis_keys.RPC_GROUP,
                     name,
