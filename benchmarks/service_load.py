@@ -272,7 +272,10 @@ def _restart_with_backlog(root: Path, first: int) -> dict[str, Any]:
     lat: list[float] = []
     busy = 0
     # The first REPLAY_WATCH_S of the replay (on a loaded machine the whole one takes minutes).
-    while int(r.xlen(redis_keys.INGEST_STREAM)) > 0 and time.perf_counter() - t0 < REPLAY_WATCH_S:
+    t_beat = time.perf_counter()
+    while (
+        int(r.xlen(redis_keys.INGEST_STREAM)) > 0 and time.perf_counter() - t_beat < REPLAY_WATCH_S
+    ):
         t = time.perf_counter()
         try:
             client.recall(RecallQuery(tenant_id=TENANT, query=QUERIES[len(lat) % len(QUERIES)]))
@@ -301,7 +304,7 @@ def _restart_with_backlog(root: Path, first: int) -> dict[str, Any]:
     }
 
 
-def main(phase_s: float) -> None:
+def main(phase_s: float, restart_only: bool = False) -> None:
     root = Path(tempfile.mkdtemp(prefix="nika-load-"))
     os.environ.update(
         {
@@ -322,6 +325,11 @@ def main(phase_s: float) -> None:
     report["readers"] = os.environ.get("NIKA_READERS", "default")
     proc: subprocess.Popen[bytes] | None = None
     try:
+        if restart_only:  # the tenant read during the replay, then the restart alone
+            _queue(TENANT, 0, PRELOAD)
+            report["restart"] = _log("restart", _restart_with_backlog(root, PRELOAD))
+            print(json.dumps(report, indent=2))
+            return
         _queue(TENANT, 0, PRELOAD)
         proc = _serve(root)
         _wait(_alive, 300, "service up")
@@ -369,6 +377,9 @@ def main(phase_s: float) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 3:
+    if len(sys.argv) > 3 and sys.argv[1] != "restart":
         PRELOAD, INGEST = int(sys.argv[2]), int(sys.argv[3])
-    main(float(sys.argv[1]) if len(sys.argv) > 1 else PHASE_S)
+    if sys.argv[1:2] == ["restart"]:
+        main(0, restart_only=True)
+    else:
+        main(float(sys.argv[1]) if len(sys.argv) > 1 else PHASE_S)
