@@ -131,6 +131,16 @@ class ServiceBusy(ServiceNotRunning):
         super().__init__(message, hint or "retry in a moment (the service is overloaded)")
 
 
+class PreviewOnly(NikaError):
+    """An action tried in the offline preview (sample data): nothing runs there."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(
+            f"preview: sample data only, nothing was done ({what})",
+            "run `nika` (without --offline-ui) to act on your tenants",
+        )
+
+
 class PointNotFound(NikaError):
     """A point id names no point of this tenant and layer."""
 

@@ -17,8 +17,8 @@ REASONS: dict[str, str] = {
     "cross-field validators must see every section",
     "domain/fact_parse.py": "one deterministic parser (subject, slot, value, cues) whose "
     "stages share private token helpers",
-    "domain/judge_features.py": "the offline judge's feature vector: names and order are one "
-    "contract with the shipped model file",
+    "domain/judge_cues.py": "the offline judge's stance vocabulary: EN + FR cue lists, one "
+    "phrase a line as ruff formats them, and the one reader that compiles them",
     "engine/purge.py": "plan / apply / restore of one purge journal, kept together so a "
     "crash between steps is handled in one place",
     "services/tmux_sessions.py": "the one adapter over libtmux; every method translates "
@@ -27,10 +27,6 @@ REASONS: dict[str, str] = {
     "dataclasses it returns",
     "dashboard/parse.py": "the decoders of every Redis record the dashboard reads, "
     "tested as one table",
-    "dashboard/fixture_source.py": "the offline source implements the whole port from one "
-    "YAML snapshot",
-    "ui/app.py": "the Textual App: bindings, command palette and the workers that poll the "
-    "source, which Textual wants on the App class",
 }
 
 

@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from nika_tui.cli.common import add_json_flag
+from nika_tui.errors import NikaError
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -72,6 +73,34 @@ def _start_service_in_background() -> None:
     )
 
 
+def announce_background_start() -> None:
+    """Say on the terminal what opening the dashboard starts, before it does.
+
+    Silent when there is nothing to start (Redis and the service both answer) or when
+    ``NIKA_NO_AUTOSTART=1`` (then only Redis is started, and the line says so).
+    """
+    from nika_tui.services.memory_client import MemoryClient
+    from nika_tui.settings import Settings
+
+    try:
+        if MemoryClient.from_env(start_redis=False).service_alive():
+            return
+    except NikaError:
+        pass  # Redis is down: it is started below, and the service too
+    if Settings.from_env().no_autostart:
+        print(
+            "nika: starting the embedded Redis (NIKA_NO_AUTOSTART=1: not the service)",
+            file=sys.stderr,
+        )
+        return
+    print(
+        "nika: starting Redis and the memory service in the background (tmux session "
+        "nika-core); they keep running after you quit: `nika down` stops them, "
+        "NIKA_NO_AUTOSTART=1 does not start the service",
+        file=sys.stderr,
+    )
+
+
 def run_dashboard(args: argparse.Namespace) -> int:
     """Run the dashboard in this terminal until the person quits."""
     from pathlib import Path
@@ -81,23 +110,29 @@ def run_dashboard(args: argparse.Namespace) -> int:
     if args.offline_ui:
         from nika_tui.dashboard.fixture_source import DEMO_SNAPSHOT, FixtureSource
 
-        fixture = FixtureSource.from_file(Path(args.fixture) if args.fixture else DEMO_SNAPSHOT)
-        app = make_app(source=fixture, clock=lambda: fixture.now, show_welcome=args.welcome)
+        path = Path(args.fixture) if args.fixture else DEMO_SNAPSHOT
+        fixture = FixtureSource.from_file(path, preview=True)
+        app = make_app(
+            source=fixture, clock=lambda: fixture.now, show_welcome=args.welcome, preview=True
+        )
     else:
         from nika_tui.errors import StoreUnavailable
         from nika_tui.services.redis_server import redis_url
 
         try:
             # The embedded Redis is a detached daemon: start it once so the first poll has data.
+            # Said before it happens (issue 17): both outlive the dashboard.
+            announce_background_start()
             redis_url(start=True)
             _start_service_in_background()
         except StoreUnavailable as exc:
             # The dashboard still opens: its status bar says Redis is down and it keeps retrying.
             print(f"warning: {exc}", file=sys.stderr)
         # A service that dies while the dashboard runs is restarted too (pid liveness).
-        app = make_app(
-            show_welcome=True if args.welcome else None, autostart=_start_service_in_background
-        )
+        from nika_tui.settings import Settings
+
+        autostart = None if Settings.from_env().no_autostart else _start_service_in_background
+        app = make_app(show_welcome=True if args.welcome else None, autostart=autostart)
     app.run()
     return 0
 

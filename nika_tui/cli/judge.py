@@ -1,5 +1,5 @@
-"""`nika judge eval FILE... [--judge offline|rules|agent-cli|http] [--cascade] [--lodo]`: score a
-judge, one report per file (split); `nika judge train`: refit the offline judge.
+"""`nika judge eval FILE... [--judge offline|rules|agent-cli|http] [--cascade] [--lodo|--loao]`:
+score a judge, one report per file (split); `nika judge train`: refit the offline judge.
 
 The file format is DESIGN.md's (see :mod:`nika_tui.domain.judge_eval`). The human output is a
 table; ``--json`` prints the report (``n``, ``accuracy``, ``wrong_replace_rate``,
@@ -44,7 +44,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="leave-one-domain-out: retrain the offline judge without each domain of the files",
     )
     ev.add_argument(
-        "--lodo-kind", choices=("lr", "gbt"), default="lr", help="--lodo: which model to refit"
+        "--loao",
+        action="store_true",
+        help="leave-one-author-out: retrain the offline judge without each author of the files",
+    )
+    ev.add_argument(
+        "--lodo-kind", choices=("lr", "gbt"), default="gbt", help="--lodo: which model to refit"
     )
     ev.add_argument("--tenant", help="use this tenant's judge (privacy mode applies)")
     ev.add_argument("--cli", choices=("claude", "codex"), help="agent-cli: which CLI to run")
@@ -63,17 +68,17 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "files",
         nargs="*",
         metavar="FILE",
-        help="training files (default: the train split and the two older in-repo sets)",
+        help="training files (default: the three corpus splits and the two older in-repo sets)",
     )
     tr.add_argument("--out", help="model file to write (default: the shipped model)")
     tr.add_argument(
         "--max-wrong-replace",
         type=float,
         default=None,
-        help="cross-validated wrong-REPLACE target for the thresholds (default 0.015)",
+        help="cross-validated wrong-REPLACE target for the thresholds (default 0.01)",
     )
     tr.add_argument(
-        "--kind", choices=("lr", "gbt"), default="lr", help="model: logistic regression or trees"
+        "--kind", choices=("lr", "gbt"), default="gbt", help="model: boosted trees or regression"
     )
     tr.add_argument(
         "--by-domain", action="store_true", help="calibrate thresholds on held-out domains"
@@ -199,7 +204,7 @@ def _eval(args: argparse.Namespace) -> int:
     from nika_tui.domain.judge_eval import parse_eval_jsonl
 
     splits = [(path, parse_eval_jsonl(_read(path), source=path)) for path in args.files]
-    if args.lodo:
+    if args.lodo or args.loao:
         return _eval_lodo(args)
     judge, note = _build_judge(args)
     reports: list[tuple[str, Any]] = []
@@ -255,15 +260,17 @@ def _eval_lodo(args: argparse.Namespace) -> int:
     from nika_tui.domain.judge_eval import score
     from nika_tui.engine.judge_training import lodo, read_labelled
 
-    files = [read_labelled(path) for path in args.files]
+    group = "author" if args.loao else "domain"
+    name = "offline-loao" if args.loao else "offline-lodo"
+    files = [read_labelled(path, group) for path in args.files]
     per_domain = lodo(files, [], _embedder(), kind=args.lodo_kind)
-    reports = [(d, score("offline-lodo", results)) for d, results in per_domain]
+    reports = [(d, score(name, results)) for d, results in per_domain]
     everything = [r for _, results in per_domain for r in results]
-    total = score("offline-lodo", everything)
+    total = score(name, everything)
     if args.json:
         data = total.to_dict()
         data["files"] = list(args.files)
-        data["domains"] = {
+        data["authors" if args.loao else "domains"] = {
             d: {
                 "n": r.n,
                 "accuracy": round(r.accuracy, 4),
@@ -273,7 +280,7 @@ def _eval_lodo(args: argparse.Namespace) -> int:
         }
         print_json(data)
         return 0
-    lines = [f"leave-one-domain-out on {', '.join(args.files)}"]
+    lines = [f"leave-one-{group}-out on {', '.join(args.files)}"]
     for d, r in reports:
         lines.append(
             f"  {d:<16} n={r.n:<4} accuracy {_pct(r.accuracy)}"

@@ -165,6 +165,17 @@ def _session_exists() -> bool:
     return _tmux("has-session", "-t", f"={SESSION}").returncode == 0
 
 
+def kernels_running() -> list[str]:
+    """Tenants whose kernel session (``nika-tenant-{t}``) is still up on nika's tmux server.
+
+    ``nika down`` stops the service only: kernels are the person's agents, possibly mid-task,
+    so they keep running and ``down`` says so instead of leaving them unmentioned.
+    """
+    proc = _tmux("list-sessions", "-F", "#{session_name}")
+    prefix = "nika-tenant-"
+    return sorted(n[len(prefix) :] for n in proc.stdout.split() if n.startswith(prefix))
+
+
 def _session_alive() -> bool:
     """True when ``nika-core``'s pane still runs a live process (a service starting up)."""
     from nika_tui.services.liveness import process_alive
@@ -287,12 +298,14 @@ def down_cmd(args: argparse.Namespace) -> int:
         _tmux("kill-session", "-t", f"={SESSION}")
         stopped = True
     redis_stopped = stop_embedded() if args.redis else False
+    kernels = kernels_running()
     if args.json:
         print_json(
             {
                 "stopped": stopped,
                 "stopping": signalled and not stopped,
                 "redis_stopped": redis_stopped,
+                "kernels_running": kernels,
             }
         )
     else:
@@ -305,4 +318,9 @@ def down_cmd(args: argparse.Namespace) -> int:
             print("memory service was not running")
         if redis_stopped:
             print("embedded Redis stopped")
+        if kernels:
+            print(
+                f"{len(kernels)} kernel(s) keep running: {', '.join(kernels)} — "
+                "stop one with `nika kernel stop TENANT`"
+            )
     return 0

@@ -5,7 +5,8 @@ review pairs, bus lines...) and goes through the same parsers as the Redis sourc
 snapshot or a test exercises real parsing, not a patched function. Actions change the in-memory
 state (a spawned kernel starts, a resolved pair leaves the queue and is logged on the bus) and are
 recorded in :attr:`FixtureSource.actions` for tests. Used by the UI tests, the SVG snapshots and
-``nika dashboard --offline-ui`` (a preview without any running service).
+``nika dashboard --offline-ui`` (a preview without any running service): built with
+``preview=True`` it refuses every action (``PreviewOnly``) instead of pretending it happened.
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ from typing import Any
 
 import yaml
 
+from nika_tui.dashboard.fixture_confirmations import FixtureConfirmations
+from nika_tui.dashboard.fixture_memories import FixtureMemories
 from nika_tui.dashboard.model import (
     BusFilter,
     BusLineView,
     BusTail,
     DebtView,
-    PendingConfirmation,
     PurgePlanView,
     PurgeResult,
     RecallView,
@@ -50,21 +52,29 @@ from nika_tui.dashboard.parse import (
     pending_confirmations,
     worst_metric,
 )
-from nika_tui.errors import ServiceNotRunning, StoreUnavailable, TenantNotFound, ValidationFailed
+from nika_tui.errors import (
+    PreviewOnly,
+    ServiceNotRunning,
+    TenantNotFound,
+)
 
 DEMO_SNAPSHOT = Path(__file__).resolve().parents[1] / "assets" / "demo_snapshot.yaml"
 
 
-class FixtureSource:
+class FixtureSource(FixtureConfirmations, FixtureMemories):
     """Dashboard data from a fixture file; actions mutate an in-memory copy."""
 
-    def __init__(self, data: Mapping[str, Any], attach: Sequence[str] = ("true",)) -> None:
+    def __init__(
+        self, data: Mapping[str, Any], attach: Sequence[str] = ("true",), preview: bool = False
+    ) -> None:
         """Build from already-loaded fixture data.
 
         Args:
             data: The fixture mapping (see ``assets/demo_snapshot.yaml``).
             attach: The argv returned by :meth:`attach_argv` (harmless by default).
+            preview: The offline preview: refuse every action (tests act on the copy).
         """
+        self.preview = preview
         self._data: dict[str, Any] = copy.deepcopy(dict(data))
         self._attach = list(attach)
         self._lock = threading.Lock()
@@ -75,10 +85,10 @@ class FixtureSource:
 
     @classmethod
     def from_file(
-        cls, path: Path = DEMO_SNAPSHOT, attach: Sequence[str] = ("true",)
+        cls, path: Path = DEMO_SNAPSHOT, attach: Sequence[str] = ("true",), preview: bool = False
     ) -> FixtureSource:
         """Load a YAML (or JSON) fixture file."""
-        return cls(yaml.safe_load(path.read_text(encoding="utf-8")) or {}, attach)
+        return cls(yaml.safe_load(path.read_text(encoding="utf-8")) or {}, attach, preview)
 
     @property
     def now(self) -> datetime:
@@ -110,6 +120,10 @@ class FixtureSource:
             if t.get("tenant_id") == tenant_id:
                 return t
         raise TenantNotFound(f"unknown tenant {tenant_id!r}", "pick a tenant from the overview")
+
+    def _refuse_in_preview(self, what: str) -> None:
+        if self.preview:
+            raise PreviewOnly(what)
 
     def _need_service(self) -> None:
         if not self.service_ok:
@@ -189,6 +203,7 @@ class FixtureSource:
 
     def run_audit(self, tenant_id: str) -> DebtView:
         """Re-append the latest report with the fixture's clock (an audit 'now')."""
+        self._refuse_in_preview("run an audit")
         self._need_service()
         with self._lock:
             t = self._t(tenant_id)
@@ -215,6 +230,7 @@ class FixtureSource:
             with self._lock:
                 self.actions.append(("review", tenant_id, item_id, "skip"))
             return f"skipped {item_id}: it stays in the queue"
+        self._refuse_in_preview(f"{resolution} review {item_id}")
         self._need_service()
         with self._lock:
             t = self._t(tenant_id)
@@ -242,6 +258,7 @@ class FixtureSource:
     def apply_purge(self, tenant_id: str, confirm_tenant_id: str) -> PurgeResult:
         """Refuse a wrong id; otherwise remove the unblocked items."""
         check_purge_confirmation(tenant_id, confirm_tenant_id)
+        self._refuse_in_preview("purge")
         plan = self.purge_plan(tenant_id)
         with self._lock:
             t = self._t(tenant_id)
@@ -249,71 +266,6 @@ class FixtureSource:
             t["purge"] = {"items": blocked}
             self.actions.append(("purge", tenant_id))
         return PurgeResult(plan.dry_run_count, plan.blocked_count, "applied")
-
-    def confirmations(self, tenant_id: str | None) -> Sequence[PendingConfirmation]:
-        """The fixture's pending confirmations, oldest first.
-
-        Raises:
-            StoreUnavailable: the fixture plays Redis down (``redis_ok`` false).
-        """
-        if not self.redis_ok:
-            raise StoreUnavailable(
-                "Redis is not reachable (ConnectionError)", "start it with `nika up`"
-            )
-        with self._lock:
-            tenants = [self._t(tenant_id)] if tenant_id else self._tenants()
-            out = [
-                PendingConfirmation(t["tenant_id"], view)
-                for t in tenants
-                for view in pending_confirmations(t.get("confirmations") or [])
-            ]
-        return sorted(
-            out, key=lambda p: (p.view.created_at is None, str(p.view.created_at), p.tenant_id)
-        )
-
-    def resolve_confirmation(self, tenant_id: str, confirmation_id: str, approve: bool) -> str:
-        """Mark the confirmation approved / rejected (kept, as the live hash keeps it), log it.
-
-        Approving any kind but ``compact`` (the kernel manager's) needs the memory service.
-
-        Raises:
-            ValidationFailed: no pending confirmation has that id.
-            ServiceNotRunning: approving needs the service and the fixture plays it down.
-        """
-        if approve:
-            with self._lock:
-                item = self._pending_confirmation(tenant_id, confirmation_id)
-            if item.get("kind") != "compact":
-                self._need_service()
-        status = "approved" if approve else "rejected"
-        with self._lock:
-            item = self._pending_confirmation(tenant_id, confirmation_id)
-            item["status"] = status
-            item["resolved_at"] = self._data.get("now")
-            kind = str(item.get("kind", ""))
-            self.actions.append(("confirmation", tenant_id, confirmation_id, status))
-            self._log(
-                tenant_id,
-                f"conf-{confirmation_id}",
-                "confirmation.resolved",
-                "system",
-                {"id": confirmation_id, "kind": kind, "status": status},
-            )
-        return f"{status} {kind} for {tenant_id}"
-
-    def _pending_confirmation(self, tenant_id: str, confirmation_id: str) -> dict[str, Any]:
-        """The stored pending entry (the caller holds the lock)."""
-        for item in self._t(tenant_id).get("confirmations") or []:
-            if (
-                isinstance(item, dict)
-                and item.get("id") == confirmation_id
-                and item.get("status", "pending") == "pending"
-            ):
-                return item
-        raise ValidationFailed(
-            f"no pending confirmation {confirmation_id!r} for tenant {tenant_id}",
-            f"list them with `nika confirm list --tenant {tenant_id}`",
-        )
 
     def bus_tail(self, flt: BusFilter, after: str | None) -> BusTail:
         """Lines after the cursor (an index per tenant)."""
@@ -348,6 +300,7 @@ class FixtureSource:
         return RecallView(tenant_id, query, (), f"no memory for {query}")
 
     def _kernel(self, tenant_id: str, verb: str, state: str) -> str:
+        self._refuse_in_preview(f"{verb} the kernel of {tenant_id}")
         with self._lock:
             t = self._t(tenant_id)
             t["kernel"] = {
@@ -374,6 +327,7 @@ class FixtureSource:
 
     def attach_argv(self, tenant_id: str) -> list[str]:
         """The configured harmless argv."""
+        self._refuse_in_preview(f"attach to {tenant_id}")
         self._t(tenant_id)
         with self._lock:
             self.actions.append(("attach", tenant_id))

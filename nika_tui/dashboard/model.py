@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from nika_tui.dashboard.memory_views import MemoryBrowserPort
 from nika_tui.errors import ValidationFailed
 
 FILL_MARK = 61.0
@@ -96,7 +97,9 @@ class MetricView:
     action: str = ""
     strategy: str = ""
     history: tuple[float, ...] = ()
-    """Values of this metric over the recent audits, oldest first (for the sparkline)."""
+    """Values of this metric over the recent audits, oldest first."""
+    series: tuple[tuple[datetime, float], ...] = ()
+    """``(audit time, value)`` over the recent audits, oldest first (for the chart)."""
     auto_mode: str = ""
     """off | escalate | autonomous: what the tenant's auto-actions would do with ``action``."""
     window: str = ""
@@ -320,6 +323,8 @@ class BusLineView:
     domain: str = ""
     summary: str = ""
     unreadable: bool = False
+    memory_id: str = ""
+    """The memory the line is about (``memory_id`` / ``old_id`` of its body), '' when none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,6 +346,10 @@ class RecallHitView:
     cosine: float | None = None
     layer: str = ""
     envelope: Mapping[str, Any] = field(default_factory=dict)
+    status: str = ""
+    """current | retired (an as-of recall may return a since-retired version)."""
+    valid_from: datetime | None = None
+    superseded_by: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,13 +363,14 @@ class RecallView:
 
 
 @runtime_checkable
-class DashboardSource(Protocol):
+class DashboardSource(MemoryBrowserPort, Protocol):
     """Where the dashboard gets its data and sends its actions.
 
     Read methods never raise for missing or malformed data: they return empty or
     ``unreadable`` views. Actions raise :class:`nika_tui.errors.NikaError` subclasses with a
     message and a hint (service down, unknown tenant, wrong confirmation...). Every method may
-    block: the UI calls them from worker threads only.
+    block: the UI calls them from worker threads only. The memory browser's methods are in
+    :class:`~nika_tui.dashboard.memory_views.MemoryBrowserPort`.
     """
 
     def snapshot(self, now: datetime) -> Snapshot:

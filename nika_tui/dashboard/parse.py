@@ -170,11 +170,15 @@ def parse_debt(
     if not isinstance(latest, dict) or not isinstance(latest.get("metrics"), list):
         return DebtView(tenant_id, unreadable=True, ingest_paused=ingest_paused)
     history: dict[str, list[float]] = {}
+    series: dict[str, list[tuple[datetime, float]]] = {}
     for report in parsed:
         if isinstance(report, dict) and isinstance(report.get("metrics"), list):
+            at = as_datetime(report.get("at"))
             for m in report["metrics"]:
                 if isinstance(m, dict) and (v := as_float(m.get("value"))) is not None:
                     history.setdefault(_str(m.get("name")), []).append(v)
+                    if at is not None:
+                        series.setdefault(_str(m.get("name")), []).append((at, v))
     auto = auto_actions or {}
     metrics: list[MetricView] = []
     for m in latest["metrics"]:
@@ -192,6 +196,7 @@ def parse_debt(
                 action=action_text(action),
                 strategy=strategy,
                 history=tuple(history.get(name, ())),
+                series=tuple(series.get(name, ())),
                 auto_mode=auto.get(key, "") if key else "",
                 window=_str(m.get("window")),
                 sample_size=_int(m.get("sample_size")),
@@ -360,6 +365,7 @@ def parse_bus_line(tenant_id: str, raw: str) -> BusLineView:
         action_type=_str(meta.get("action_type")),
         domain=_str(meta.get("domain")),
         summary=summary,
+        memory_id=_str(body.get("memory_id") or body.get("old_id") or ""),
     )
 
 
@@ -385,6 +391,11 @@ def parse_recall(tenant_id: str, query: str, data: object) -> RecallView:
                 cosine=as_float(h.get("cosine")),
                 layer=_str(record.get("layer")),
                 envelope=_dict(record.get("meta")),
+                status=_str(record.get("status")) or "current",
+                valid_from=as_datetime(
+                    record.get("valid_from") or _dict(record.get("meta")).get("timestamp")
+                ),
+                superseded_by=_str(record.get("superseded_by")),
             )
         )
     palace = data.get("palace")

@@ -196,15 +196,23 @@ class RedisReads:
             self._kernels = KernelManager(self.env)
         return self._kernels
 
-    def _maybe_autostart(self) -> None:
-        """Restart a dead service (DESIGN: the dashboard starts it when absent), rate-limited."""
+    def _maybe_autostart(self) -> str:
+        """Restart a dead service (DESIGN: the dashboard starts it when absent), rate-limited.
+
+        Returns:
+            The status-bar line saying so ('' when this source never starts it): a service
+            started behind the person's back is what issue 17 asked to end.
+        """
         if self._autostart is None:
-            return
+            return ""
         now = time.monotonic()
-        if now - self._last_autostart < AUTOSTART_EVERY_S:
-            return
-        self._last_autostart = now
-        self._autostart()
+        if now - self._last_autostart >= AUTOSTART_EVERY_S:
+            self._last_autostart = now
+            self._autostart()
+        return (
+            "memory service down — starting it in the background (nika-core; it outlives the "
+            "dashboard; NIKA_NO_AUTOSTART=1 to not start it)"
+        )
 
     def _read_rows(
         self, ids: Sequence[str], day: str

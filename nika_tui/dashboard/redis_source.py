@@ -50,9 +50,9 @@ from nika_tui.dashboard.parse import (
     parse_review_item,
     provenance,
 )
+from nika_tui.dashboard.redis_memories import RedisMemories
 from nika_tui.dashboard.redis_reads import (
     REDIS_ERRORS,
-    RedisReads,
     bus_files,
     codex_trust_problems,
     hash_reply,
@@ -68,7 +68,7 @@ from nika_tui.services import redis_keys as keys
 from nika_tui.services.config_store import list_tenant_ids
 from nika_tui.services.redis_server import redis_url
 
-REVIEW_DECISION = {"replace": "approve", "keep": "reject"}
+REVIEW_DECISION = {"replace": "approve", "keep": "keep"}
 """Dashboard wording → the engine's review decision (approve = retire the old one)."""
 MAX_PROVENANCE = 20
 MAX_TAIL_LINES = 500
@@ -77,10 +77,11 @@ RESOLVE_SOCKET_TIMEOUT_S = 5.0
 :meth:`RedisDashboardSource.resolve_confirmation`)."""
 
 
-class RedisDashboardSource(RedisReads):
+class RedisDashboardSource(RedisMemories):
     """The live :class:`~nika_tui.dashboard.model.DashboardSource`."""
 
-    # The constructor, the plumbing and the overview rows are in RedisReads (redis_reads.py).
+    # The constructor, the plumbing and the overview rows are in RedisReads (redis_reads.py),
+    # the memory browser's calls in RedisMemories (redis_memories.py).
 
     def snapshot(self, now: datetime) -> Snapshot:
         """Every tenant's row; Redis and service health. Never raises."""
@@ -93,11 +94,9 @@ class RedisDashboardSource(RedisReads):
             problem = f"Redis unreachable ({type(exc).__name__}) — start it with `nika up`"
             return Snapshot(now, rows, redis_ok=False, service_ok=False, problems=(problem,))
         rows = tuple(self._row(t, raw[t], now) for t in ids)
-        if not service_ok:
-            self._maybe_autostart()
-        problems: tuple[str, ...] = (
-            () if service_ok else ("memory service down — start it with `nika up`",)
-        )
+        starting = "" if service_ok else self._maybe_autostart()
+        down = starting or "memory service down — start it with `nika up`"
+        problems: tuple[str, ...] = () if service_ok else (down,)
         # A tenant whose store failed is parked by the service: an alarm, on the status bar
         # and on its row, until its entries are stored again.
         problems += tuple(

@@ -315,14 +315,19 @@ def _judge(
     warnings: list[str],
 ) -> JudgeConfig:
     old = base.judge if base is not None else JudgeConfig()
+    # The learned offline judge is the default (decision 60); a tenant that chose the rules
+    # judge by hand keeps it when the wizard runs again.
+    offline = JudgeConfig(
+        kind=JudgeKind.RULES if old.kind is JudgeKind.RULES else JudgeKind.OFFLINE
+    )
     if privacy is Privacy.CLOUD:
         url = endpoint or (old.endpoint if old.kind is JudgeKind.HTTP else None)
         if not url:
             warnings.append(
-                "privacy 'cloud' needs an OpenAI-compatible endpoint: the rules judge is used "
-                "until one is set with `nika setup privacy`"
+                f"privacy 'cloud' needs an OpenAI-compatible endpoint: the {offline.kind.value} "
+                "judge is used until one is set with `nika setup privacy`"
             )
-            return JudgeConfig(kind=JudgeKind.RULES)
+            return offline
         return JudgeConfig(
             kind=JudgeKind.HTTP, endpoint=url, model=model or old.model, api_key=old.api_key
         )
@@ -330,14 +335,14 @@ def _judge(
         if agent_cli is AgentCli.SHELL:
             warnings.append(
                 "privacy 'default' judges with the agent CLI, but the agent is a plain shell: "
-                "the offline rules judge is used"
+                f"the {offline.kind.value} judge is used"
             )
-            return JudgeConfig(kind=JudgeKind.RULES)
+            return offline
         return JudgeConfig(kind=JudgeKind.AGENT_CLI)
     # local: nothing leaves the machine; a local endpoint set by hand is kept.
     if old.kind is JudgeKind.HTTP and old.endpoint and _is_local_url(old.endpoint):
         return old
-    return JudgeConfig(kind=JudgeKind.RULES)
+    return offline
 
 
 def _is_local_url(url: str) -> bool:

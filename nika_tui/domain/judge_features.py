@@ -21,208 +21,13 @@ import re
 from dataclasses import dataclass
 from datetime import timedelta
 
-from nika_tui.domain.fact_parse import ParsedFact, fold, parse_fact
+from nika_tui.domain.fact_parse import ParsedFact, parse_fact
+from nika_tui.domain.judge_cues import bare_subject, stance
 from nika_tui.domain.judge_rules import SAME_TIME, Conflict, compare, decide
 from nika_tui.domain.quantities import same_quantities
 from nika_tui.domain.verdicts import Fact, Verdict
 
-# Stance cues, accent-free lower case, matched on word boundaries. General vocabulary only.
-PLAN_CUES: tuple[str, ...] = (
-    "booked",
-    "planned for",
-    "scheduled for",
-    "will",
-    "going to",
-    "plan",
-    "plans",
-    "planned",
-    "planning",
-    "next week",
-    "next month",
-    "next quarter",
-    "next sprint",
-    "scheduled",
-    "roadmap",
-    "target",
-    "by end of",
-    "once",
-    "prevu",
-    "prevue",
-    "on va",
-    "va passer",
-    "vont",
-    "compte",
-    "d'ici",
-    "le mois prochain",
-    "la semaine prochaine",
-    "au prochain",
-    "planifie",
-)
-PROPOSAL_CUES: tuple[str, ...] = (
-    "proposing",
-    "please comment",
-    "vote",
-    "thoughts?",
-    "should we",
-    "we should",
-    "what if",
-    "how about",
-    "suggest",
-    "suggested",
-    "propose",
-    "proposed",
-    "proposal",
-    "idea",
-    "could we",
-    "let's consider",
-    "rfc",
-    "draft",
-    "on pourrait",
-    "je propose",
-    "proposition",
-    "suggere",
-    "et si",
-    "faudrait",
-    "devrait",
-    "devrions",
-)
-HEDGE_CUES: tuple[str, ...] = (
-    "maybe",
-    "might",
-    "perhaps",
-    "probably",
-    "possibly",
-    "not sure",
-    "i think",
-    "i believe",
-    "i guess",
-    "apparently",
-    "rumour",
-    "rumor",
-    "heard",
-    "someone said",
-    "unconfirmed",
-    "tbc",
-    "tbd",
-    "not decided",
-    "nothing is decided",
-    "if i remember",
-    "pretty sure",
-    "should be",
-    "plutot",
-    "on envisage",
-    "on parle de",
-    "rien n'est acte",
-    "iirc",
-    "peut-etre",
-    "peut etre",
-    "il parait",
-    "je crois",
-    "je pense",
-    "a confirmer",
-    "a verifier",
-    "pas sur",
-    "rien n'est decide",
-    "rien de decide",
-    "semble",
-    "serait",
-    "aurait",
-    "rumeur",
-    "on m'a dit",
-    "si je me souviens",
-)
-TEMPORARY_CUES: tuple[str, ...] = (
-    "temporarily",
-    "temporary",
-    "for now",
-    "until",
-    "for the time being",
-    "during",
-    "this week only",
-    "while",
-    "temporairement",
-    "temporaire",
-    "pour l'instant",
-    "jusqu'a",
-    "jusqu'au",
-    "pendant",
-    "le temps de",
-)
-RETRACTION_CUES: tuple[str, ...] = (
-    "no longer",
-    "not anymore",
-    "anymore",
-    "any more",
-    "was wrong",
-    "is wrong",
-    "ignore",
-    "disregard",
-    "correction",
-    "actually",
-    "turns out",
-    "scrap",
-    "cancelled",
-    "canceled",
-    "rolled back",
-    "reverted",
-    "n'est plus",
-    "ne sont plus",
-    "plus de",
-    "etait faux",
-    "erreur",
-    "en fait",
-    "finalement",
-    "annule",
-    "annulee",
-    "abandonne",
-)
-ADDITIVE_CUES: tuple[str, ...] = (
-    "too",
-    "also",
-    "as well",
-    "additionally",
-    "in addition",
-    "besides",
-    "alongside",
-    "on top of",
-    "aussi",
-    "egalement",
-    "en plus",
-    "de plus",
-    "en complement",
-)
-
-
-def _cue_pattern(cues: tuple[str, ...]) -> re.Pattern[str]:
-    alternatives = "|".join(re.escape(c) for c in sorted(cues, key=len, reverse=True))
-    return re.compile(rf"(?<![\w]){alternatives}(?![\w])")
-
-
-_PLAN = _cue_pattern(PLAN_CUES)
-_PROPOSAL = _cue_pattern(PROPOSAL_CUES)
-_HEDGE = _cue_pattern(HEDGE_CUES)
-_TEMPORARY = _cue_pattern(TEMPORARY_CUES)
-_RETRACTION = _cue_pattern(RETRACTION_CUES)
-_ADDITIVE = _cue_pattern(ADDITIVE_CUES)
-# The plan cues firm enough to say "not yet": the gate ignores "will"/"on va", which also
-# announce present changes ("deploys will go through Argo from now on").
-_DATED_PLAN = _cue_pattern(
-    (
-        "booked",
-        "planned for",
-        "scheduled for",
-        "next week",
-        "next month",
-        "next quarter",
-        "next sprint",
-        "prevu",
-        "prevue",
-        "planifie",
-        "le mois prochain",
-        "la semaine prochaine",
-    )
-)
-_LIST_SPLIT = re.compile(r",|\band\b|\bet\b|\+|/")
+_LIST_SPLIT = re.compile(r",|;|:|\band\b|\bet\b|\+|/")
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,40 +38,6 @@ class PairSimilarity:
     """Cosine of the two sentences."""
     masked: float | None
     """Cosine of the two sentences with their values masked: same slot?"""
-
-
-@dataclass(frozen=True, slots=True)
-class Stance:
-    """How one sentence states its content."""
-
-    hedge: bool
-    plan: bool
-    proposal: bool
-    question: bool
-    temporary: bool
-    retraction: bool
-    additive: bool
-
-
-def stance(text: str) -> Stance:
-    """Read the stance cues of one sentence (English and French).
-
-    Args:
-        text: A fact.
-
-    Returns:
-        Which cues it carries.
-    """
-    folded = fold(text).replace("’", "'")
-    return Stance(
-        hedge=bool(_HEDGE.search(folded)),
-        plan=bool(_PLAN.search(folded)),
-        proposal=bool(_PROPOSAL.search(folded)),
-        question="?" in text,
-        temporary=bool(_TEMPORARY.search(folded)),
-        retraction=bool(_RETRACTION.search(folded)),
-        additive=bool(_ADDITIVE.search(folded)),
-    )
 
 
 def _values(p: ParsedFact) -> set[tuple[str, str]]:
@@ -304,22 +75,32 @@ FEATURE_NAMES: tuple[str, ...] = (
     "values_new_only",
     "values_old_only",
     "any_value_changed",
-    "env_differ",
+    "old_values_kept",
+    "words_new_only",
+    "words_old_only",
     "env_one_side",
-    "tickets_differ",
     "new_hedge",
     "new_plan",
+    "new_dated_plan",
     "new_proposal",
     "new_question",
     "new_temporary",
     "new_retraction",
     "new_additive",
+    "new_reaffirm",
+    "new_complete",
+    "new_update",
     "new_change_cue",
     "new_negated",
     "polarity_flip",
     "old_hedge_or_plan",
+    "old_intent",
     "old_temporary",
+    "retracts_intent",
+    "reaffirms_state",
+    "bare_subject",
     "list_growth",
+    "list_items",
     "quantities_restated",
     "quantities_changed",
     "new_less_specific",
@@ -330,7 +111,7 @@ FEATURE_NAMES: tuple[str, ...] = (
 
 @dataclass(frozen=True, slots=True)
 class PairFeatures:
-    """The features of one pair, plus the two gates decided before any model."""
+    """The features of one pair, plus the gates decided before (or around) any model."""
 
     values: tuple[float, ...]
     backdated: bool
@@ -338,14 +119,40 @@ class PairFeatures:
     rules_verdict: Verdict
     rules_reason: str
     tentative: bool = False
-    """The new fact is hedged, a question, a proposal, a dated plan or a temporary change: it
-    does not state a present value, so it never retires one."""
+    """The new fact is hedged, a question or a proposal: it does not claim a present value, so
+    it never retires one (UNCERTAIN)."""
+    provisional: bool = False
+    """The new fact is a temporary change or a firm dated plan: the old value is still the
+    standing one (KEEP)."""
     additive: bool = False
     """The new fact adds ("also", "aussi") and retracts nothing."""
+    other_entity: bool = False
+    """The two facts name different environments or different work items."""
+    reaffirms: bool = False
+    """The new fact calls off a change the old one never stated and keeps a value ("forget
+    what I said about X, we stay on Y" against "we use Y"): it confirms the old fact (KEEP)."""
+
+    @property
+    def gated(self) -> bool:
+        """Decided by a gate whatever the model says (backdated, another entity, same time):
+        not an example the model learns the content question from."""
+        return self.backdated or self.other_entity or self.same_time
 
     def as_dict(self) -> dict[str, float]:
-        """Feature name → value (for reading and for the reason)."""
+        """Feature name → value (for reading)."""
         return dict(zip(FEATURE_NAMES, self.values, strict=True))
+
+
+SAME_TIME_AS_IF_DAYS = 90.0
+"""A same-time pair is read as if its facts were this far apart: the gate asks the model
+"would these conflict?", and no training pair is that close (same-time pairs are gated)."""
+
+
+def _gap_days(delta: timedelta) -> float:
+    """The valid-time gap the model reads (days, ≥ 0; see :data:`SAME_TIME_AS_IF_DAYS`)."""
+    if abs(delta) <= SAME_TIME:
+        return SAME_TIME_AS_IF_DAYS
+    return max(delta.total_seconds(), 0.0) / 86400.0
 
 
 def pair_features(old: Fact, new: Fact, sim: PairSimilarity) -> PairFeatures:
@@ -357,7 +164,7 @@ def pair_features(old: Fact, new: Fact, sim: PairSimilarity) -> PairFeatures:
         sim: The embedder's cosines for the pair (``None`` fields when unavailable).
 
     Returns:
-        The feature vector in :data:`FEATURE_NAMES` order and the time gates.
+        The feature vector in :data:`FEATURE_NAMES` order and the gates.
     """
     po, pn = parse_fact(old.text), parse_fact(new.text)
     delta: timedelta = new.timestamp - old.timestamp
@@ -375,7 +182,9 @@ def pair_features(old: Fact, new: Fact, sim: PairSimilarity) -> PairFeatures:
     env_one_side = bool(po.environments) != bool(pn.environments)
     to, tn = po.values.get("ticket", frozenset()), pn.values.get("ticket", frozenset())
     restated, q_changed = same_quantities(old.text, new.text)
-    days = max(delta.total_seconds(), 0.0) / 86400.0
+    hedged = sn.hedge or pn.hedged
+    old_intent = so.intent and not so.temporary
+    reaffirms = sn.retraction and sn.reaffirm and not old_intent
     flags = (
         float(rules_verdict is Verdict.REPLACE),
         float(rules_verdict is Verdict.UNCERTAIN),
@@ -398,27 +207,37 @@ def pair_features(old: Fact, new: Fact, sim: PairSimilarity) -> PairFeatures:
         float(len(vn - vo)),
         float(len(vo - vn)),
         float(bool(vn - vo) and bool(vo - vn)),
-        float(env_differ),
+        float(bool(vo) and vo <= vn),
+        float(len(pn.content - po.content)),
+        float(len(po.content - pn.content)),
         float(env_one_side),
-        float(bool(to and tn and not to & tn)),
-        float(sn.hedge or pn.hedged),
+        float(hedged),
         float(sn.plan),
+        float(sn.dated_plan),
         float(sn.proposal),
         float(sn.question),
         float(sn.temporary),
         float(sn.retraction),
         float(sn.additive),
+        float(sn.reaffirm),
+        float(sn.complete),
+        float(sn.update),
         float(pn.change_cue),
         float(pn.negated),
         float(po.negated != pn.negated),
         float(so.hedge or so.plan or so.proposal or so.question),
+        float(old_intent),
         float(so.temporary),
+        float(sn.retraction and old_intent),
+        float(reaffirms),
+        float(bare_subject(old.text, new.text)),
         float(_list_size(new.text) - _list_size(old.text)),
+        float(min(_list_size(new.text), _list_size(old.text))),
         float(restated),
         float(q_changed),
         float(bool(pn.content) and pn.content < po.content),
         math.log((len(new.text) + 1) / (len(old.text) + 1)),
-        math.log1p(days),
+        math.log1p(_gap_days(delta)),
     )
     return PairFeatures(
         values=values,
@@ -426,11 +245,9 @@ def pair_features(old: Fact, new: Fact, sim: PairSimilarity) -> PairFeatures:
         same_time=abs(delta) <= SAME_TIME,
         rules_verdict=rules_verdict,
         rules_reason=rules_reason,
-        tentative=sn.hedge
-        or pn.hedged
-        or sn.question
-        or sn.proposal
-        or sn.temporary
-        or bool(_DATED_PLAN.search(fold(new.text))),
+        tentative=hedged or sn.question or sn.proposal,
+        provisional=sn.temporary or sn.dated_plan,
         additive=(sn.additive or pn.additive) and not sn.retraction,
+        reaffirms=reaffirms,
+        other_entity=env_differ or bool(to and tn and not to & tn),
     )

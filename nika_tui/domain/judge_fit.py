@@ -14,26 +14,26 @@ cross-validated accuracy. Nothing of a dev or test split is read here.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
 from nika_tui.domain.judge_features import FEATURE_NAMES, PairFeatures
-from nika_tui.domain.judge_model import CLASSES, JudgeModel, Tree, decide_with
+from nika_tui.domain.judge_model import CLASSES, JudgeModel, Tree, rule_verdict
 from nika_tui.domain.verdicts import Verdict
 
-DEFAULT_KIND = "lr"
-"""Logistic regression ships (decision 61): trees score higher by leave-one-domain-out on
-TRAIN+DEV, but fitted on TRAIN alone they calibrate to a 0.98 REPLACE threshold that floods the
-review queue and retires no true update (docs/judges.md)."""
+DEFAULT_KIND = "gbt"
+"""Boosted trees ship (decision 181): fitted on three authors they beat the regression by
+leave-one-author-out (docs/judges.md); on one author they calibrated far too strictly
+(decision 61), which is why the regression shipped before."""
 TREE_DEPTH = 3
 TREE_STAGES = 100
 TREE_LEARNING_RATE = 0.1
 DEFAULT_L2 = 1.0
 DEFAULT_FOLDS = 5
-DEFAULT_MAX_WRONG_REPLACE = 0.015
+DEFAULT_MAX_WRONG_REPLACE = 0.01
 STEPS = 3000
 LEARNING_RATE = 0.2
 
@@ -162,12 +162,15 @@ def fold_of(pair_id: str, folds: int) -> int:
 
 
 def _scores(
-    model: JudgeModel, examples: Sequence[Example], probs: Sequence[dict[Verdict, float]]
+    oof: Sequence[tuple[JudgeModel, Example]],
+    probs: Sequence[Mapping[Verdict, float]],
+    t_r: float,
+    t_k: float,
 ) -> tuple[int, int]:
-    """(correct, wrong REPLACE) of ``model`` on ``examples`` whose probabilities are given."""
+    """(correct, wrong REPLACE) at thresholds ``(t_r, t_k)`` of out-of-fold probabilities."""
     correct = wrong = 0
-    for e, p in zip(examples, probs, strict=True):
-        verdict = decide_with(model, e.features, p).verdict
+    for (_, e), p in zip(oof, probs, strict=True):
+        verdict = rule_verdict(e.features, p[Verdict.REPLACE], p[Verdict.KEEP], t_r, t_k, 0.0)[0]
         correct += verdict is e.label
         wrong += verdict is Verdict.REPLACE and e.label is not Verdict.REPLACE
     return correct, wrong
@@ -180,19 +183,10 @@ def choose_thresholds(
     n = len(oof)
     probs = [model.probabilities(e.features.values) for model, e in oof]
     grid = [round(0.30 + 0.02 * i, 2) for i in range(35)]  # 0.30 … 0.98
-
-    def run(t_r: float, t_k: float) -> tuple[int, int]:
-        correct = wrong = 0
-        for (model, e), p in zip(oof, probs, strict=True):
-            c, w = _scores(_with(model, t_r, t_k), [e], [p])
-            correct += c
-            wrong += w
-        return correct, wrong
-
     best: tuple[int, float, float] | None = None
     for t_r in grid:
         for t_k in grid:
-            correct, wrong = run(t_r, t_k)
+            correct, wrong = _scores(oof, probs, t_r, t_k)
             if wrong > max_wrong_replace * n:
                 continue
             # Ties go to the higher REPLACE threshold: the cautious side.
@@ -203,10 +197,6 @@ def choose_thresholds(
     return best[1], best[2]
 
 
-def _with(model: JudgeModel, t_r: float, t_k: float) -> JudgeModel:
-    return replace(model, replace_threshold=t_r, keep_threshold=t_k)
-
-
 def train_model(
     examples: Sequence[Example],
     l2: float = DEFAULT_L2,
@@ -215,6 +205,7 @@ def train_model(
     meta: dict[str, object] | None = None,
     kind: str = DEFAULT_KIND,
     by_domain: bool = False,
+    skip_gated: bool = True,
 ) -> JudgeModel:
     """Cross-validate thresholds on ``examples``, then fit on all of them.
 
@@ -227,6 +218,8 @@ def train_model(
         kind: ``lr`` (default) or ``gbt``.
         by_domain: Hold out one domain per fold (pairs without a domain always train)
             instead of folds by id.
+        skip_gated: Fit the model on the pairs no gate decides (backdated, another entity,
+            same time); the thresholds are still chosen on every pair.
 
     Returns:
         The fitted model with its thresholds; ``meta`` also records the cross-validated
@@ -252,14 +245,10 @@ def train_model(
         outer = [e for e in examples if fold(e) == k]
         if not inner or not outer:
             continue
-        model = build_model(inner, l2, kind=kind)
+        model = build_model(_fit_set(inner, skip_gated), l2, kind=kind)
         oof.extend((model, e) for e in outer)
     t_r, t_k = choose_thresholds(oof, max_wrong_replace)
-    correct = wrong = 0
-    for model, e in oof:
-        c, w = _scores(_with(model, t_r, t_k), [e], [model.probabilities(e.features.values)])
-        correct += c
-        wrong += w
+    correct, wrong = _scores(oof, [m.probabilities(e.features.values) for m, e in oof], t_r, t_k)
     info: dict[str, object] = dict(meta or {})
     info.update(
         {
@@ -271,4 +260,10 @@ def train_model(
             "cv_wrong_replace_rate": round(wrong / len(oof), 4) if oof else None,
         }
     )
-    return build_model(examples, l2, t_r, t_k, info, kind=kind)
+    return build_model(_fit_set(examples, skip_gated), l2, t_r, t_k, info, kind=kind)
+
+
+def _fit_set(examples: Sequence[Example], skip_gated: bool) -> list[Example]:
+    """The pairs the model learns from: a gated pair's label says what its gate decides
+    (a backdated KEEP, a same-time UNCERTAIN), not whether the two sentences conflict."""
+    return [e for e in examples if not (skip_gated and e.features.gated)]

@@ -1,23 +1,24 @@
 """The learned judge's model and decision. Pure: no I/O, no clock; parameters are data.
 
-A multinomial logistic regression over :data:`~nika_tui.domain.judge_features.FEATURE_NAMES`
-(standardised), fitted by :mod:`nika_tui.domain.judge_fit` and stored as JSON in
-``nika_tui/assets/judge_model.json`` (retrained by ``nika judge train``). The decision around
-it, in order:
+Gradient-boosted trees (or a multinomial logistic regression) over
+:data:`~nika_tui.domain.judge_features.FEATURE_NAMES`, fitted by
+:mod:`nika_tui.domain.judge_fit` and stored as JSON in ``nika_tui/assets/judge_model.json``
+(retrained by ``nika judge train``). The decision around it, in order:
 
 1. the new fact is backdated (valid time more than 15 min before the old one's) → KEEP: a
    backdated fact never retires a newer one;
 2. different environments or different work items → KEEP: another entity;
-3. valid times within 15 min → KEEP when the model is sure both hold, else UNCERTAIN: no
-   order to decide by;
-4. ``P(REPLACE) ≥ replace_threshold`` → REPLACE, unless the new fact is tentative (hedge,
-   question, proposal, dated plan, temporary change) or additive: then UNCERTAIN, never a
-   REPLACE on a statement that does not claim a present value (the threshold is chosen by
-   cross-validation on the training split so that wrong REPLACEs stay at or under a target);
-5. ``P(KEEP) ≥ keep_threshold`` → KEEP; otherwise UNCERTAIN.
+3. valid times within 15 min → KEEP when the model (reading the pair as if apart) is sure
+   both hold, else UNCERTAIN: no order to decide by;
+4. ``P(REPLACE) ≥ replace_threshold`` → REPLACE, unless the new fact does not claim a present
+   value: a hedge, question or proposal → UNCERTAIN; a temporary change or a firm dated plan,
+   an addition, or a retraction of some other change that keeps the old value → KEEP (the
+   threshold is chosen by cross-validation so that wrong REPLACEs stay at or under a target);
+5. ``P(KEEP) ≥ keep_threshold`` → KEEP; otherwise UNCERTAIN (the abstain band).
 
-A verdict whose deciding probability lies within ``margin`` of its threshold is *near the
-threshold*: the cascade sends it, with every UNCERTAIN, to an LLM judge when privacy allows.
+A verdict whose deciding probability lies within ``margin`` of its threshold, or that a gate
+turned away from REPLACE, is *near the threshold*: the cascade sends it, with every
+UNCERTAIN, to an LLM judge when privacy allows.
 """
 
 from __future__ import annotations
@@ -205,40 +206,59 @@ def decide_pair(model: JudgeModel, features: PairFeatures) -> Decision:
 def decide_with(
     model: JudgeModel, features: PairFeatures, probs: Mapping[Verdict, float]
 ) -> Decision:
-    """:func:`decide_pair` with the class probabilities already computed (threshold search)."""
+    """:func:`decide_pair` with the class probabilities already computed."""
     p_r, p_k = probs[Verdict.REPLACE], probs[Verdict.KEEP]
-    shown = f"P(replace) {_percent(p_r)}, P(keep) {_percent(p_k)}"
-    named = features.as_dict()
-    if features.backdated:
-        return Decision(
-            Verdict.KEEP, "the new fact is backdated: the old one is still valid", probs, False
-        )
-    if named["env_differ"] or named["tickets_differ"]:
-        return Decision(
-            Verdict.KEEP, "another environment or work item: both can be current", probs, False
-        )
-    if features.same_time:
-        if p_k >= model.keep_threshold:
-            return Decision(Verdict.KEEP, f"same time, compatible ({shown})", probs, False)
-        return Decision(
-            Verdict.UNCERTAIN,
-            f"stated at nearly the same time, may conflict ({shown})",
-            probs,
-            True,
-        )
-    if p_r >= model.replace_threshold and (features.tentative or features.additive):
-        why = "tentative (hedge, plan, proposal, question or temporary)"
-        if features.additive:
-            why = "additive (also, aussi)"
-        return Decision(
-            Verdict.UNCERTAIN, f"the new fact is {why}: not retired ({shown})", probs, True
-        )
-    if p_r >= model.replace_threshold:
-        near = p_r < model.replace_threshold + model.margin
-        return Decision(Verdict.REPLACE, f"same slot, new value later ({shown})", probs, near)
-    if p_k >= model.keep_threshold:
-        near = p_k < model.keep_threshold + model.margin or p_r >= model.replace_threshold - 0.2
-        return Decision(Verdict.KEEP, f"both can be current ({shown})", probs, near)
-    return Decision(
-        Verdict.UNCERTAIN, f"may conflict, evidence insufficient ({shown})", probs, True
+    verdict, why, near = rule_verdict(
+        features, p_r, p_k, model.replace_threshold, model.keep_threshold, model.margin
     )
+    shown = f"P(replace) {_percent(p_r)}, P(keep) {_percent(p_k)}"
+    return Decision(verdict, _REASONS[why].format(shown=shown), probs, near)
+
+
+_REASONS: dict[str, str] = {
+    "backdated": "the new fact is backdated: the old one is still valid",
+    "other_entity": "another environment or work item: both can be current",
+    "same_time_keep": "same time, compatible ({shown})",
+    "same_time": "stated at nearly the same time, may conflict ({shown})",
+    "additive": "the new fact adds to the old one (also, aussi): both current ({shown})",
+    "provisional": (
+        "the new fact is temporary or a dated plan: the old one still stands ({shown})"
+    ),
+    "tentative": "the new fact is hedged, a question or a proposal: not retired ({shown})",
+    "reaffirms": "the new fact calls off another change and keeps the old value ({shown})",
+    "replace": "same slot, new value later ({shown})",
+    "keep": "both can be current ({shown})",
+    "uncertain": "may conflict, evidence insufficient ({shown})",
+}
+
+
+def rule_verdict(
+    features: PairFeatures, p_r: float, p_k: float, t_r: float, t_k: float, margin: float
+) -> tuple[Verdict, str, bool]:
+    """The decision rules of the module docstring, on bare numbers (the threshold search
+    calls this for every grid point, so it builds nothing).
+
+    Returns:
+        (verdict, reason key, near the threshold).
+    """
+    if features.backdated:
+        return Verdict.KEEP, "backdated", False
+    if features.other_entity:
+        return Verdict.KEEP, "other_entity", False
+    if features.same_time:
+        if p_k >= t_k and p_r < t_r:
+            return Verdict.KEEP, "same_time_keep", False
+        return Verdict.UNCERTAIN, "same_time", True
+    if p_r >= t_r:
+        if features.tentative:
+            return Verdict.UNCERTAIN, "tentative", True
+        if features.provisional:
+            return Verdict.KEEP, "provisional", True
+        if features.additive:
+            return Verdict.KEEP, "additive", True
+        if features.reaffirms:
+            return Verdict.KEEP, "reaffirms", True
+        return Verdict.REPLACE, "replace", p_r < t_r + margin
+    if p_k >= t_k:
+        return Verdict.KEEP, "keep", p_k < t_k + margin or p_r >= t_r - 0.2
+    return Verdict.UNCERTAIN, "uncertain", True

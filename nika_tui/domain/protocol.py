@@ -31,6 +31,10 @@ class Op(StrEnum):
     RECENT = "recent"
     REVIEW_LIST = "review.list"
     REVIEW_RESOLVE = "review.resolve"
+    MEMORY_LIST = "memory.list"
+    MEMORY_RETIRE = "memory.retire"
+    MEMORY_RESTORE = "memory.restore"
+    MEMORY_SEND_REVIEW = "memory.review"
     AGENT_RETIRE = "agent.retire"
     AGENT_REVIEW_RESOLVE = "agent.review.resolve"
     AUDIT = "audit"
@@ -49,7 +53,9 @@ class Op(StrEnum):
     TUNE_ADOPT = "tune.adopt"
 
 
-READ_ONLY_OPS: frozenset[Op] = frozenset({Op.RECALL, Op.HISTORY, Op.REVIEW_LIST, Op.STATS, Op.PING})
+READ_ONLY_OPS: frozenset[Op] = frozenset(
+    {Op.RECALL, Op.HISTORY, Op.REVIEW_LIST, Op.STATS, Op.PING, Op.MEMORY_LIST}
+)
 """Ops that write nothing; after any other op the service flushes the store before replying."""
 
 

@@ -1,10 +1,11 @@
 """Retrain the offline judge from labelled files (``nika judge train``) and score it by
 leave-one-domain-out (``nika judge eval --lodo``).
 
-The training data is the TRAIN split only (``tests/data/judge_corpus/train.jsonl``) plus the
-two older in-repo sets (``judge_dev.jsonl``, ``judge_holdout.jsonl``); the DEV split
-(``dev.jsonl``) and the lead's TEST split are never read here. Deterministic: same files, same
-model file.
+The training data is every labelled split in the repo: the three authors of
+``tests/data/judge_corpus/`` (alpha, bravo, charlie; their TEST split was run once and is now
+spent, decision 180) plus the two older in-repo sets (``judge_dev.jsonl``,
+``judge_holdout.jsonl``). The untouched split the judge is measured on lives outside the repo
+and is never read here. Deterministic: same files, same model file.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from nika_tui.services.judges.offline import OfflineJudge
 
 DEFAULT_TRAINING_FILES: tuple[str, ...] = (
     "tests/data/judge_corpus/train.jsonl",
+    "tests/data/judge_corpus/dev.jsonl",
+    "tests/data/judge_corpus/test.jsonl",
     "tests/data/judge_dev.jsonl",
     "tests/data/judge_holdout.jsonl",
 )
@@ -38,7 +41,8 @@ DEFAULT_TRAINING_FILES: tuple[str, ...] = (
 
 @dataclass(frozen=True, slots=True)
 class LabelledFile:
-    """Pairs of one file with each pair's domain (``domain`` field, else the file name)."""
+    """Pairs of one file with each pair's group (its ``domain`` field by default, or its
+    ``author``; empty when the line has none)."""
 
     path: str
     pairs: list[LabelledPair]
@@ -46,8 +50,13 @@ class LabelledFile:
     sha256: str
 
 
-def read_labelled(path: str) -> LabelledFile:
-    """Read a labelled JSONL file (DESIGN.md format, optional ``domain`` per line).
+def read_labelled(path: str, group_field: str = "domain") -> LabelledFile:
+    """Read a labelled JSONL file (DESIGN.md format, optional ``domain`` / ``author`` per line).
+
+    Args:
+        path: The file.
+        group_field: The field that groups pairs for leave-one-group-out (``domain`` or
+            ``author``).
 
     Raises:
         ConfigError: The file cannot be read.
@@ -63,7 +72,7 @@ def read_labelled(path: str) -> LabelledFile:
     for line in text.splitlines():
         if line.strip():
             data = json.loads(line)
-            domains[str(data.get("id"))] = str(data.get("domain") or "")
+            domains[str(data.get("id"))] = str(data.get(group_field) or "")
     return LabelledFile(path, pairs, domains, hashlib.sha256(raw).hexdigest())
 
 
@@ -128,11 +137,13 @@ def lodo(
     max_wrong_replace: float = DEFAULT_MAX_WRONG_REPLACE,
     kind: str = DEFAULT_KIND,
 ) -> list[tuple[str, list[tuple[LabelledPair, Judgement]]]]:
-    """Leave-one-domain-out: for each domain of ``eval_files``, train on every other pair of
-    ``eval_files`` plus ``extra_training`` (same thresholds procedure), judge that domain.
+    """Leave-one-group-out (domain or author, as the files were read): for each group of
+    ``eval_files``, train on every other pair of ``eval_files`` plus ``extra_training`` (same
+    thresholds procedure), judge that group. Pairs without a group (the older in-repo sets)
+    are always trained on, never held out.
 
     Returns:
-        ``(domain, [(pair, judgement)…])`` per domain, domains sorted.
+        ``(group, [(pair, judgement)…])`` per group, groups sorted.
     """
     probe = OfflineJudge(model=_EMPTY, embedder=embedder)
     labelled = [(p, f.domains.get(p.id, "")) for f in eval_files for p in f.pairs]
@@ -140,7 +151,7 @@ def lodo(
     extra = examples_of(probe, extra_training)
     by_id = {e.id: e for e in examples}
     out: list[tuple[str, list[tuple[LabelledPair, Judgement]]]] = []
-    for domain in sorted({d for _, d in labelled}):
+    for domain in sorted({d for _, d in labelled if d}):
         train = [e for e in examples if e.group != domain] + extra
         model = train_model(train, l2=l2, max_wrong_replace=max_wrong_replace, kind=kind)
         results = []

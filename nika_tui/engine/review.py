@@ -35,7 +35,10 @@ class ReviewStatus(StrEnum):
 
 class Decision(StrEnum):
     APPROVE = "approve"
+    KEEP = "keep"
+    """Keep both memories current (what the dashboard's "keep both" sends)."""
     REJECT = "reject"
+    """The CLI's older name for :attr:`KEEP`: logged as ``keep``, since both stay current."""
 
 
 class ReviewItem(BaseModel):
@@ -212,7 +215,8 @@ def resolve(
         "review.resolved",
         {
             "review_id": item_id,
-            "decision": decision.value,
+            # "reject" kept both memories: the bus says what happened, not the CLI's verb.
+            "decision": "keep" if decision is Decision.REJECT else decision.value,
             "old_id": item.old_id,
             "new_id": item.new_id,
             "note": note,

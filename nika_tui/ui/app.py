@@ -9,18 +9,15 @@ command-palette entry share (spawn, attach, stop, restart, open a screen).
 from __future__ import annotations
 
 import os
-import subprocess
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events, work
-from textual.app import App, SuspendNotSupported
+from textual.app import App
 from textual.binding import Binding, BindingType
-from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.message import Message
 from textual.theme import Theme
 from textual.timer import Timer
@@ -35,67 +32,8 @@ from nika_tui.services.ui_settings import (
 )
 from nika_tui.ui.gc import IdleCollector
 from nika_tui.ui.host import Clock, DashboardHost
-
-# (action, title, help): every action reachable from the palette.
-PALETTE: tuple[tuple[str, str, str], ...] = (
-    ("spawn", "Spawn kernel", "start the selected tenant's agent in its tmux kernel"),
-    (
-        "attach",
-        "Attach to kernel",
-        "suspend the dashboard and attach to the kernel (detach to return)",
-    ),
-    ("stop", "Stop kernel", "stop the selected tenant's kernel"),
-    ("restart", "Restart kernel", "restart the selected tenant's kernel"),
-    ("detail", "Tenant detail", "live pane, context history, memory counts, strategies"),
-    ("debt", "Memory debt", "metrics against thresholds; run the audit"),
-    ("review", "Review queue", "UNCERTAIN pairs: approve-replace, keep both, skip"),
-    ("purge", "Purge confirmations", "the purge plan, dry-run count, confirm by typing the id"),
-    ("confirmations", "Confirmations", "escalated actions waiting for you: approve or reject"),
-    ("bus", "Bus / log tail", "the JSONL bus, live, filterable"),
-    ("recall", "Recall", "search the selected tenant's memory"),
-    ("filter_state", "Filter by state", "cycle the kernel-state filter of the overview"),
-    ("toggle_needs_me", "Filter: needs me", "show only tenants waiting for you"),
-    ("cycle_sort", "Sort overview", "cycle the overview's sort order"),
-    ("refresh", "Refresh now", "poll every source now"),
-    ("help", "Help", "keys and screens"),
-)
-
-
-class DashboardCommands(Provider):
-    """Command-palette entries: every dashboard action, plus per-tenant variants."""
-
-    def _entries(self) -> list[tuple[str, str, Callable[[], Any]]]:
-        app = self.app
-        assert isinstance(app, NikaDashboard)
-        out: list[tuple[str, str, Callable[[], Any]]] = [
-            (title, text, partial(app.run_palette_action, action, None))
-            for action, title, text in PALETTE
-        ]
-        tenants = [r.tenant_id for r in app.snapshot.tenants] if app.snapshot else []
-        for tenant in tenants:
-            for action in ("attach", "detail", "spawn", "review", "purge", "debt", "confirmations"):
-                title = dict((a, t) for a, t, _ in PALETTE)[action]
-                out.append(
-                    (
-                        f"{title}: {tenant}",
-                        f"{action} for {tenant}",
-                        partial(app.run_palette_action, action, tenant),
-                    )
-                )
-        return out
-
-    async def discover(self) -> Hits:
-        """Shown before typing: the generic actions."""
-        for title, text, callback in self._entries()[: len(PALETTE)]:
-            yield DiscoveryHit(title, callback, help=text)
-
-    async def search(self, query: str) -> Hits:
-        """Fuzzy match over every entry."""
-        matcher = self.matcher(query)
-        for title, text, callback in self._entries():
-            score = matcher.match(title)
-            if score > 0:
-                yield Hit(score, matcher.highlight(title), callback, help=text)
+from nika_tui.ui.kernel_actions import KernelActions
+from nika_tui.ui.palette import DashboardCommands
 
 
 class SnapshotReady(Message):
@@ -114,16 +52,6 @@ class SourceFailed(Message):
         self.error = error
 
 
-class ActionDone(Message):
-    """A kernel / memory action finished (``error`` empty on success)."""
-
-    def __init__(self, label: str, outcome: str, error: str = "") -> None:
-        super().__init__()
-        self.label = label
-        self.outcome = outcome
-        self.error = error
-
-
 @dataclass
 class DashboardOptions:
     """What the factory decided: source, clock, settings."""
@@ -134,9 +62,11 @@ class DashboardOptions:
     settings_file: Path | None
     show_welcome: bool
     env: Mapping[str, str]
+    preview: bool = False
+    """The offline preview (``--offline-ui``): a banner on every screen, actions refused."""
 
 
-class NikaDashboard(App[None]):
+class NikaDashboard(KernelActions):
     """The nika-os console: every tenant, kernel, memory and decision."""
 
     TITLE = "nika-os"
@@ -144,7 +74,7 @@ class NikaDashboard(App[None]):
     CSS_PATH = "styles/dashboard.tcss"
     COMMANDS: ClassVar[set[Any]] = App.COMMANDS | {DashboardCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("q", "quit", "Quit"),
+        Binding("q", "leave", "Quit"),
         Binding("question_mark", "help", "Help"),
         Binding("ctrl+r", "refresh", "Refresh", show=False),
     ]
@@ -157,6 +87,8 @@ class NikaDashboard(App[None]):
         self.settings: UiSettings = options.settings
         self.snapshot: Snapshot | None = None
         """The latest overview snapshot (``None`` before the first poll answers)."""
+        self.preview: bool = options.preview
+        """True in the offline preview: screens show a banner, the source refuses actions."""
         self.selected_tenant: str | None = None
         """The tenant under the overview's cursor: the target of every tenant action."""
         self._poll_timer: Timer | None = None
@@ -298,126 +230,6 @@ class NikaDashboard(App[None]):
             self.notify("no tenant selected", severity="warning")
         return self.selected_tenant
 
-    @work(thread=True, exit_on_error=False, group="actions")
-    def run_kernel_action(self, label: str, fn: Callable[[], str]) -> None:
-        """Run one action in a worker and report its outcome."""
-        from nika_tui.errors import NikaError
-
-        try:
-            outcome = fn()
-        except NikaError as exc:
-            self.post_message(ActionDone(label, "", str(exc)))
-        except Exception as exc:  # noqa: BLE001 - UI edge: shown to the person
-            self.post_message(ActionDone(label, "", f"{type(exc).__name__}: {exc}"))
-        else:
-            self.post_message(ActionDone(label, outcome))
-
-    def on_action_done(self, message: ActionDone) -> None:
-        if message.error:
-            self.notify(message.error, title=f"{message.label} failed", severity="error")
-        else:
-            self.notify(message.outcome, title=message.label)
-        self.request_refresh()
-
-    def action_spawn(self) -> None:
-        """Spawn the selected tenant's kernel."""
-        if (t := self._tenant()) is not None:
-            self.run_kernel_action("spawn", partial(self.source.spawn, t))
-
-    def action_stop(self) -> None:
-        """Stop the selected tenant's kernel."""
-        if (t := self._tenant()) is not None:
-            self.run_kernel_action("stop", partial(self.source.stop, t))
-
-    def action_restart(self) -> None:
-        """Restart the selected tenant's kernel."""
-        if (t := self._tenant()) is not None:
-            self.run_kernel_action("restart", partial(self.source.restart, t))
-
-    def action_attach(self) -> None:
-        """Suspend the dashboard, attach to the kernel, come back when it detaches."""
-        if (t := self._tenant()) is None:
-            return
-        try:
-            argv = self.source.attach_argv(t)
-        except Exception as exc:  # noqa: BLE001 - UI edge
-            self.notify(str(exc), title="attach failed", severity="error")
-            return
-        code = self.run_suspended(argv)
-        if code is not None:
-            self.notify(f"back from {t} (exit {code})", title="attach")
-        self.request_refresh()
-
-    def run_suspended(self, argv: Sequence[str]) -> int | None:
-        """Give the terminal to ``argv`` and take it back; ``None`` when it could not run.
-
-        Headless (tests) there is no terminal to hand over: the command runs without one.
-        In a browser (``nika web``) suspending is impossible: the person is told what to run.
-        """
-        env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
-        try:
-            with self.suspend():
-                return subprocess.call(list(argv), env=env)
-        except SuspendNotSupported:
-            if self.is_headless:
-                return subprocess.call(list(argv), env=env, stdin=subprocess.DEVNULL)
-            self.notify(f"run in a terminal: {' '.join(argv)}", title="cannot suspend here")
-        except OSError as exc:
-            self.notify(f"{argv[0]}: {exc.strerror}", title="command failed", severity="error")
-        return None
-
-    def _open(self, factory: Callable[[str], Any]) -> None:
-        if (t := self._tenant()) is not None:
-            self.push_screen(factory(t))
-
-    def action_detail(self) -> None:
-        """Open the tenant detail screen."""
-        from nika_tui.ui.screens.tenant_detail import TenantDetailScreen
-
-        self._open(TenantDetailScreen)
-
-    def action_debt(self) -> None:
-        """Open the memory-debt screen."""
-        from nika_tui.ui.screens.debt import DebtScreen
-
-        self._open(DebtScreen)
-
-    def action_review(self) -> None:
-        """Open the review queue."""
-        from nika_tui.ui.screens.review import ReviewScreen
-
-        self._open(ReviewScreen)
-
-    def action_purge(self) -> None:
-        """Open the purge confirmations."""
-        from nika_tui.ui.screens.purge import PurgeScreen
-
-        self._open(PurgeScreen)
-
-    def action_confirmations(self) -> None:
-        """Open the confirmations of the selected tenant (every tenant when none is selected)."""
-        from nika_tui.ui.screens.confirmations import ConfirmationsScreen
-
-        self.push_screen(ConfirmationsScreen(self.selected_tenant))
-
-    def action_recall(self) -> None:
-        """Open the recall search."""
-        from nika_tui.ui.screens.recall import RecallScreen
-
-        self._open(RecallScreen)
-
-    def action_bus(self) -> None:
-        """Open the bus tail (filtered on the selected tenant when there is one)."""
-        from nika_tui.ui.screens.bus import BusScreen
-
-        self.push_screen(BusScreen(self.selected_tenant or ""))
-
-    def action_help(self) -> None:
-        """Show the help screen."""
-        from nika_tui.ui.screens.help import HelpScreen
-
-        self.push_screen(HelpScreen())
-
     def action_refresh(self) -> None:
         """Poll now."""
         self.request_refresh()
@@ -463,7 +275,8 @@ class NikaDashboard(App[None]):
         """Show the bundled sample data instead of the live stores (the welcome's preview)."""
         from nika_tui.dashboard.fixture_source import FixtureSource
 
-        source = FixtureSource.from_file()
+        source = FixtureSource.from_file(preview=True)
+        self.preview = True
         self.clock = lambda: source.now  # sample data has its own fixed clock
         self.use_source(source)
 
@@ -475,6 +288,7 @@ def make_app(
     show_welcome: bool | None = None,
     settings_file: Path | None = None,
     autostart: Callable[[], None] | None = None,
+    preview: bool = False,
 ) -> NikaDashboard:
     """Build settings and services, then the App.
 
@@ -485,6 +299,7 @@ def make_app(
         show_welcome: Open on the welcome screen; default: when no tenant is configured.
         settings_file: The UI settings file; ``{config}/ui.yaml`` when ``None``.
         autostart: Starts the memory service when the live source finds it dead.
+        preview: The offline preview (``--offline-ui``): banner, actions refused.
 
     Returns:
         The App, not yet running.
@@ -506,6 +321,7 @@ def make_app(
         settings_file=path,
         show_welcome=welcome,
         env=e,
+        preview=preview,
     )
     return NikaDashboard(options)
 

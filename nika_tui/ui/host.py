@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Protocol
 
+from nika_tui.dashboard.memory_views import MemoryFilter
 from nika_tui.dashboard.model import DashboardSource, Snapshot
 
 Clock = Callable[[], datetime]
@@ -22,6 +23,11 @@ class DashboardHost(Protocol):
 
     selected_tenant: str | None
     """The tenant under the overview's cursor (set by the overview): each tenant action's target."""
+
+    @property
+    def preview(self) -> bool:
+        """True in the offline preview (sample data): screens say so, actions are refused."""
+        ...
 
     @property
     def source(self) -> DashboardSource:
@@ -60,3 +66,6 @@ class DashboardHost(Protocol):
 
     def action_detail(self) -> None:
         """Open the tenant detail screen for the selected tenant."""
+
+    def open_memories(self, tenant_id: str, flt: MemoryFilter) -> None:
+        """Open the memory browser on ``tenant_id`` with ``flt``."""

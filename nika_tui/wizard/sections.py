@@ -44,7 +44,7 @@ from nika_tui.wizard.prompts import Prompter
 from nika_tui.wizard.summary import quotas_text
 
 _PRIVACY_LABELS = {
-    Privacy.LOCAL: "local    nothing leaves this machine (rules judge or a local endpoint)",
+    Privacy.LOCAL: "local    nothing leaves this machine (offline judge or a local endpoint)",
     Privacy.DEFAULT: "default  the agent's own subscription does the judging",
     Privacy.CLOUD: "cloud    a configured OpenAI-compatible endpoint judges",
 }

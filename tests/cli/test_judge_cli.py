@@ -93,7 +93,7 @@ CORPUS = DATA / "judge_corpus"
 
 def test_corpus_splits_are_complete_and_disjoint() -> None:
     splits = {}
-    for name in ("train", "dev"):
+    for name in ("train", "dev", "test"):
         rows = [json.loads(x) for x in (CORPUS / f"{name}.jsonl").read_text("utf-8").splitlines()]
         assert (CORPUS / f"{name}.notes.md").is_file()
         assert len(rows) >= 200
@@ -102,15 +102,22 @@ def test_corpus_splits_are_complete_and_disjoint() -> None:
         splits[name] = rows
     domains = {n: {r["domain"] for r in rows} for n, rows in splits.items()}
     authors = {n: {r["author"] for r in rows} for n, rows in splits.items()}
-    assert not domains["train"] & domains["dev"] and not authors["train"] & authors["dev"]
+    for a, b in (("train", "dev"), ("train", "test"), ("dev", "test")):
+        assert not domains[a] & domains[b] and not authors[a] & authors[b]
 
 
-def test_shipped_model_was_trained_on_the_train_split_only() -> None:
+def test_shipped_model_was_trained_on_the_files_as_they_are_now() -> None:
+    """Every in-repo split trains (decision 180), and a corpus edit without a retrain fails."""
+    import hashlib
+
+    from nika_tui.engine.judge_training import DEFAULT_TRAINING_FILES
     from nika_tui.services.judges.offline import load_model
 
     files = load_model().meta["training_files"]
-    assert "tests/data/judge_corpus/train.jsonl" in files
-    assert not any("judge_corpus/dev" in f or "judge_corpus/test" in f for f in files)
+    assert set(files) == set(DEFAULT_TRAINING_FILES)
+    root = Path(__file__).resolve().parents[2]
+    for name, digest in files.items():
+        assert hashlib.sha256((root / name).read_bytes()).hexdigest() == digest, name
 
 
 @pytest.mark.embedder
@@ -162,6 +169,9 @@ def _mini_corpus(path: Path) -> None:
                     "new": {"text": new.format(x=domain), "timestamp": "2026-02-01T09:00:00Z"},
                     "label": label,
                     "domain": domain,
+                    # One author per domain, and one pair with none (always trained on,
+                    # never held out).
+                    **({"author": f"{domain[0]}-author"} if i else {}),
                 }
             )
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
@@ -175,6 +185,20 @@ def test_lodo_leaves_each_domain_out(tmp_path: Path, capsys: pytest.CaptureFixtu
     report = json.loads(capsys.readouterr().out)
     assert set(report["domains"]) == {"alpha", "beta", "gamma"}
     assert report["n"] == 18 and all(d["n"] == 6 for d in report["domains"].values())
+
+
+@pytest.mark.embedder
+def test_loao_leaves_each_author_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    corpus = tmp_path / "mini.jsonl"
+    _mini_corpus(corpus)
+    assert main(["judge", "eval", str(corpus), "--loao", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["judge"] == "offline-loao"
+    assert {a: d["n"] for a, d in report["authors"].items()} == {
+        "a-author": 5,
+        "b-author": 5,
+        "g-author": 5,
+    }
 
 
 @pytest.mark.embedder

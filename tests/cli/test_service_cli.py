@@ -23,6 +23,21 @@ def embedded_redis_cleanup() -> Iterator[None]:
     stop_embedded()
 
 
+def test_down_says_which_kernels_keep_running(
+    tmux_server: libtmux.Server,
+    embedded_redis_cleanup: None,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # A kernel is an agent's tmux session: `down` leaves it alone, and says so (issue 17).
+    tmux_server.new_session("nika-tenant-acme", window_command="sleep 600", detach=True)
+    assert main(["down"]) == 0
+    out = capsys.readouterr().out
+    assert "1 kernel(s) keep running: acme" in out and "nika kernel stop TENANT" in out
+    assert tmux_server.has_session("nika-tenant-acme")
+    assert main(["down", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["kernels_running"] == ["acme"]
+
+
 def test_up_reuses_and_down_stops(
     tmux_server: libtmux.Server,
     embedded_redis_cleanup: None,
@@ -41,5 +56,10 @@ def test_up_reuses_and_down_stops(
 
     assert main(["down", "--redis", "--json"]) == 0
     down = json.loads(capsys.readouterr().out)
-    assert down == {"stopped": True, "stopping": False, "redis_stopped": True}
+    assert down == {
+        "stopped": True,
+        "stopping": False,
+        "redis_stopped": True,
+        "kernels_running": [],
+    }
     assert not tmux_server.has_session("nika-core")

@@ -14,6 +14,11 @@ MODULES = [
     "nika_tui.dashboard.redis_reads",
     "nika_tui.dashboard.redis_source",
     "nika_tui.dashboard.fixture_source",
+    "nika_tui.dashboard.memory_views",
+    "nika_tui.dashboard.memory_parse",
+    "nika_tui.dashboard.redis_memories",
+    "nika_tui.dashboard.fixture_memories",
+    "nika_tui.dashboard.leaving",
 ]
 
 

@@ -380,7 +380,8 @@ def test_review_items_in_the_engine_shape_and_decisions(
     src.resolve_review("acme", "rv-1", "keep")
     assert calls == [
         ("review.resolve", {"tenant_id": "acme", "id": "rv-1", "decision": "approve"}),
-        ("review.resolve", {"tenant_id": "acme", "id": "rv-1", "decision": "reject"}),
+        # "keep both" is sent (and logged by the engine) as keep, not reject (issue 17).
+        ("review.resolve", {"tenant_id": "acme", "id": "rv-1", "decision": "keep"}),
     ]
 
 

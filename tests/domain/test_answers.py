@@ -11,6 +11,7 @@ from nika_tui.domain.answers import build_setup, config_to_answers
 from nika_tui.domain.tenant import (
     PLAN_QUOTAS,
     AutoMode,
+    JudgeConfig,
     JudgeKind,
     Plan,
     Provider,
@@ -198,21 +199,40 @@ class JudgeCase(NamedTuple):
     endpoint: str | None
     kind: JudgeKind
     warns: bool
+    before: JudgeKind | None = None
+    """The judge of the existing config (``None``: a first setup)."""
 
 
 JUDGES = [
-    JudgeCase("local-rules", "local", "claude-code", None, JudgeKind.RULES, False),
+    JudgeCase("local-offline", "local", "claude-code", None, JudgeKind.OFFLINE, False),
     JudgeCase("default-agent", "default", "codex", None, JudgeKind.AGENT_CLI, False),
-    JudgeCase("default-shell", "default", "shell", None, JudgeKind.RULES, True),
+    JudgeCase("default-shell", "default", "shell", None, JudgeKind.OFFLINE, True),
     JudgeCase("cloud-endpoint", "cloud", "shell", "https://llm.example/v1", JudgeKind.HTTP, False),
-    JudgeCase("cloud-no-endpoint", "cloud", "shell", None, JudgeKind.RULES, True),
+    JudgeCase("cloud-no-endpoint", "cloud", "shell", None, JudgeKind.OFFLINE, True),
+    JudgeCase(
+        "local-rules-kept", "local", "claude-code", None, JudgeKind.RULES, False, JudgeKind.RULES
+    ),
+    JudgeCase(
+        "local-agent-to-offline",
+        "local",
+        "claude-code",
+        None,
+        JudgeKind.OFFLINE,
+        False,
+        JudgeKind.AGENT_CLI,
+    ),
+    JudgeCase("shell-rules-kept", "default", "shell", None, JudgeKind.RULES, True, JudgeKind.RULES),
 ]
 
 
 @pytest.mark.parametrize("case", JUDGES, ids=[c.test_id for c in JUDGES])
 def test_privacy_picks_the_judge(case: JudgeCase) -> None:
     raw = answers(providers=[], auto_actions=None, privacy=case.privacy, agent_cli=case.agent)
-    plan = build_setup(raw, judge_endpoint=case.endpoint)
+    base = None
+    if case.before is not None:
+        first = build_setup(answers(providers=[], auto_actions=None), accept_risk=True)
+        base = first.config.model_copy(update={"judge": JudgeConfig(kind=case.before)})
+    plan = build_setup(raw, judge_endpoint=case.endpoint, base=base)
     assert plan.config.judge.kind is case.kind
     assert bool(plan.warnings) == case.warns
 

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 
 import pytest
 
 from nika_tui.domain.fact_parse import mask_values
-from nika_tui.domain.judge_features import FEATURE_NAMES, PairSimilarity, pair_features, stance
+from nika_tui.domain.judge_cues import bare_subject, stance
+from nika_tui.domain.judge_features import (
+    FEATURE_NAMES,
+    SAME_TIME_AS_IF_DAYS,
+    PairSimilarity,
+    pair_features,
+)
 from nika_tui.domain.judge_fit import Example, build_model, fold_of, train_model
 from nika_tui.domain.judge_model import JudgeModel, ModelFormatError, decide_pair
 from nika_tui.domain.quantities import same_quantities
@@ -58,6 +65,13 @@ def test_mask_values_keeps_the_slot_and_drops_the_value() -> None:
 @pytest.mark.parametrize(
     ("text", "flag"),
     [
+        ("We're not doing GraphQL after all, the backend stays REST.", "retraction"),
+        ("Oubliez le prélèvement SEPA, on reste sur les virements.", "retraction"),
+        ("Nx is on the table as a replacement for Turborepo.", "proposal"),
+        ("Standup is at 11:00 tomorrow only, because of the offsite.", "temporary"),
+        ("Supported locales after the cleanup: en-US, fr-FR.", "complete"),
+        ("Sunset for v1 pushed to 2026-03-31.", "update"),
+        ("Starting next month, Fridays are no-meeting days.", "intent"),
         ("I think the partner API might switch to mTLS.", "hedge"),
         ("Proposing we cap PAT lifetime at 90 days, please comment.", "proposal"),
         ("Le passage à Vite est prévu le mois prochain.", "plan"),
@@ -93,20 +107,112 @@ def test_same_minute_conflict_is_uncertain() -> None:
     assert decide_pair(_model(r=9.0), pair_features(old, new, NO_SIM)).verdict is Verdict.UNCERTAIN
 
 
+def test_a_same_time_pair_is_read_as_if_apart_and_kept_only_when_surely_compatible() -> None:
+    old = Fact("The release is on Tuesday.", T0)
+    new = Fact("The release is on Thursday.", T0 + timedelta(minutes=1))
+    features = pair_features(old, new, NO_SIM)
+    assert features.same_time and features.gated
+    assert features.as_dict()["log_days"] == pytest.approx(math.log1p(SAME_TIME_AS_IF_DAYS))
+    assert decide_pair(_model(r=0.0, k=9.0), features).verdict is Verdict.KEEP
+    assert decide_pair(_model(r=0.0, k=0.0, u=9.0), features).verdict is Verdict.UNCERTAIN
+
+
 @pytest.mark.parametrize(
     "new_text",
     [
         "Maybe the staging server moved to host-b, not sure.",
         "Should we move the staging server to host-b?",
-        "The staging server move to host-b is scheduled for next month.",
-        "Staging runs on host-b temporarily, until Friday.",
-        "Staging also has host-b now.",
+        "Proposing we move the staging server to host-b, thoughts?",
+        "Apparemment le serveur de staging passerait sur host-b.",
     ],
 )
-def test_tentative_or_additive_never_replaces(new_text: str) -> None:
+def test_a_hedge_question_or_proposal_never_replaces(new_text: str) -> None:
     old, new = Fact("The staging server is host-a.", T0), Fact(new_text, T0 + timedelta(days=9))
     decision = decide_pair(_model(r=9.0), pair_features(old, new, NO_SIM))
     assert decision.verdict is Verdict.UNCERTAIN and decision.near_threshold
+
+
+class KeepCase(NamedTuple):
+    test_id: str
+    old: str
+    new: str
+    why: str
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        KeepCase(
+            "dated-plan",
+            "The staging server is host-a.",
+            "The staging server move to host-b is scheduled for next month.",
+            "temporary or a dated plan",
+        ),
+        KeepCase(
+            "temporary",
+            "The staging server is host-a.",
+            "Staging runs on host-b temporarily, until Friday.",
+            "temporary or a dated plan",
+        ),
+        KeepCase(
+            "additive", "The staging server is host-a.", "Staging also has host-b now.", "adds"
+        ),
+        KeepCase(
+            "reaffirmed",
+            "Card payments are processed by Stripe.",
+            "Forget what I said about Mollie, we are staying on Stripe for cards.",
+            "keeps the old value",
+        ),
+    ],
+    ids=lambda c: c.test_id,
+)
+def test_a_temporary_dated_additive_or_reaffirming_fact_keeps_the_old_one(case: KeepCase) -> None:
+    """The three corpus authors agree: the standing value stays (KEEP), and a model sure of a
+    conflict does not retire it."""
+    old, new = Fact(case.old, T0), Fact(case.new, T0 + timedelta(days=9))
+    decision = decide_pair(_model(r=9.0), pair_features(old, new, NO_SIM))
+    assert decision.verdict is Verdict.KEEP and case.why in decision.reason
+
+
+def test_retracting_a_plan_is_read_as_such() -> None:
+    old = Fact("We will migrate the reporting DB to ClickHouse this quarter.", T0)
+    new = Fact("Not moving reporting to ClickHouse after all.", T0 + timedelta(days=9))
+    named = pair_features(old, new, NO_SIM).as_dict()
+    assert named["retracts_intent"] == 1.0 and named["reaffirms_state"] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "bare"),
+    [
+        ("The catalog database is 180 GB.", "The database is at 420 GB now.", True),
+        ("The gateway in lab A runs firmware 2.5.0.", "The gateway is on 2.6.0 now.", True),
+        ("The catalog database is 180 GB.", "The catalog database is 420 GB.", False),
+        ("The database is 180 GB.", "The catalog database is 420 GB.", False),
+    ],
+)
+def test_a_subject_named_with_fewer_qualifiers_is_flagged(old: str, new: str, bare: bool) -> None:
+    assert bare_subject(old, new) is bare
+
+
+def test_gated_pairs_do_not_teach_the_model() -> None:
+    """A backdated pair's label says what the gate decides, not whether the texts conflict."""
+    examples = _examples()
+    backdated = [
+        Example(
+            f"b{i}",
+            pair_features(
+                Fact("The cache TTL is 60 s.", T0),
+                Fact("The cache TTL is now 30 s.", T0 - timedelta(days=30)),
+                NO_SIM,
+            ),
+            Verdict.KEEP,
+        )
+        for i in range(30)
+    ]
+    with_gated = train_model(examples + backdated, folds=3, kind="lr")
+    without = train_model(examples, folds=3, kind="lr")
+    assert with_gated.weights == without.weights
+    assert with_gated.meta["n_train"] == len(examples) + len(backdated)
 
 
 def test_other_environment_is_keep() -> None:

@@ -77,8 +77,11 @@ def test_the_dashboard_sees_a_killed_service_at_once_and_restarts_it(
     redis_client.set(redis_keys.SERVICE_HEARTBEAT, json.dumps(beat), ex=10)
     now = datetime.now(UTC)
     try:
-        assert not source.snapshot(now).service_ok
+        down = source.snapshot(now)
+        assert not down.service_ok
         assert started == [1]
+        # Started in the background, and said so on the status bar (issue 17).
+        assert any("starting it in the background" in p for p in down.problems)
         source.snapshot(now)
         assert started == [1]  # not again before AUTOSTART_EVERY_S
         beat["pid"] = os.getpid()

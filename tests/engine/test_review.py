@@ -98,10 +98,24 @@ def test_reject_keeps_both_and_is_logged(
     assert resolved["status"] == "rejected"
     assert _status(svc, old_id) is Status.CURRENT and _status(svc, new_id) is Status.CURRENT
     [logged] = _bus(svc, "review.resolved")
-    assert logged["decision"] == "reject"
+    # Both stayed current: the bus says "keep" (issue 17), whatever verb the CLI used.
+    assert logged["decision"] == "keep"
     assert [i["status"] for i in svc.client.review_list("acme", include_resolved=True)] == [
         "rejected"
     ]
+
+
+def test_keep_keeps_both_and_is_logged_as_keep(
+    running_service: RunningService, make_tenant: Callable[..., TenantConfig]
+) -> None:
+    make_tenant("acme")
+    svc = running_service
+    review_id, old_id, new_id = _queue_pair(svc)
+    resolved = svc.client.review_resolve("acme", review_id, "keep")
+    assert resolved["status"] == "rejected"  # the judge's training reads it as KEEP
+    assert _status(svc, old_id) is Status.CURRENT and _status(svc, new_id) is Status.CURRENT
+    [logged] = _bus(svc, "review.resolved")
+    assert logged["decision"] == "keep"
 
 
 def test_unknown_review_id_is_a_clear_error(

@@ -402,8 +402,8 @@ def test_the_screen_resolves_through_the_apps_source(
 
 
 def test_approving_imports_no_engine_in_the_dashboard_process() -> None:
-    # Everything an approval runs in the dashboard: the screen, the CLI's resolve and the
-    # kernel manager (compact); the engine's work happens in the service process.
+    # Everything an approval runs in the dashboard: the screen, resolve and the kernel
+    # manager (compact); the engine's work happens in the service process.
     code = (
         "import json, sys\n"
         "import nika_tui.ui.screens.confirmations, nika_tui.engine.kernels.confirmations\n"
@@ -415,4 +415,9 @@ def test_approving_imports_no_engine_in_the_dashboard_process() -> None:
     assert "nika_tui.engine.kernels.confirmations" in loaded
     heavy = {"torch", "sentence_transformers", "qdrant_client", "qdrant_edge", "transformers"}
     assert not (loaded & heavy), loaded & heavy
-    assert not any(m.startswith("nika_tui.engine") for m in loaded)
+    # The kernels package lives under engine/ (application logic, issue #12) but imports no
+    # other part of the engine: no store, judge or embedder code runs in the dashboard.
+    engine = {m for m in loaded if m.startswith("nika_tui.engine")}
+    assert engine - {"nika_tui.engine"} and all(
+        m == "nika_tui.engine" or m.startswith("nika_tui.engine.kernels") for m in engine
+    ), engine

@@ -68,8 +68,17 @@ def test_spawn_stop_restart_keys_reach_the_source(
                 lambda: app.snapshot and app.snapshot.row("delta").kernel.state == "starting",  # type: ignore[union-attr]
                 "delta starting",
             )
+            # x asks first (issue 17): "n" leaves the kernel alone, "y" stops it.
             await pilot.press("x")
+            await screen_is(pilot, "AskYesNo")
+            await pilot.press("n")
+            await screen_is(pilot, "OverviewScreen")
+            assert ("stop", "delta") not in fixture_source.actions
+            await pilot.press("x")
+            await screen_is(pilot, "AskYesNo")
+            await pilot.press("y")
             await wait_for(pilot, lambda: ("stop", "delta") in fixture_source.actions, "stop")
+            await screen_is(pilot, "OverviewScreen")
             await pilot.press("R")
             await wait_for(pilot, lambda: ("restart", "delta") in fixture_source.actions, "restart")
 

@@ -10,9 +10,11 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import DataTable
 
 from nika_tui.dashboard.fixture_source import FixtureSource
 from nika_tui.ui.app import NikaDashboard, make_app
+from nika_tui.ui.widgets.charts import TimeChart
 from tests.ui.conftest import SIZE
 from tests.ui.pilot_helpers import ready, screen_is, wait_for
 
@@ -55,13 +57,28 @@ def _text(app: NikaDashboard, selector: str) -> str:
     return str(app.screen.query_one(selector).render())
 
 
+def _rows(app: NikaDashboard, selector: str) -> int:
+    return int(app.screen.query_one(selector, DataTable).row_count)
+
+
+def _has_chart(app: NikaDashboard) -> bool:
+    chart = app.screen.query_one("#fill-history", TimeChart)
+    # Drawn at its full height: the layout after the data arrived has run (else a loaded
+    # machine snapshots the two-line "no data" frame).
+    return chart.has_data and chart.size.height > 2
+
+
 CASES: dict[str, Before] = {
     "overview": _then(screen="OverviewScreen"),
     "overview_needs_me": _then("n", screen="OverviewScreen"),
     "detail": _then(
         "enter",
         screen="TenantDetailScreen",
-        probe=lambda a: "semantic" in _text(a, "#memory-counts") and "rm -rf" in _text(a, "#pane"),
+        probe=lambda a: (
+            "semantic" in _text(a, "#memory-counts")
+            and "rm -rf" in _text(a, "#pane")
+            and _has_chart(a)
+        ),
     ),
     "debt": _then("d", screen="DebtScreen", probe=lambda a: len(a.screen.query("MetricRow")) == 2),
     "review": _then(
@@ -76,6 +93,29 @@ CASES: dict[str, Before] = {
     "bus": _then("b", screen="BusScreen", probe=lambda a: getattr(a.screen, "lines_shown", 0) == 3),
     "recall": _then("down", "slash", screen="RecallScreen"),
     "help": _then("question_mark", screen="HelpScreen"),
+    # Issue 17: the memory browser (table, timeline) and the charts, with data and without.
+    "memories": _then(
+        "o", "up", "m", screen="MemoryBrowserScreen", probe=lambda a: _rows(a, "#mem-table") == 4
+    ),
+    "memories_timeline": _then(
+        "o",
+        "up",
+        "m",
+        "T",
+        screen="MemoryBrowserScreen",
+        probe=lambda a: _rows(a, "#mem-table") == 4 and "timeline" in _text(a, "#mem-title"),
+    ),
+    "detail_fill_chart": _then("o", "up", "enter", screen="TenantDetailScreen", probe=_has_chart),
+    "detail_no_data": _then(
+        "o",
+        "down",
+        "enter",
+        screen="TenantDetailScreen",
+        probe=lambda a: "heartbeat" in _text(a, "#detail-title") and not _has_chart(a),
+    ),
+    "debt_charts_and_no_data": _then(
+        "o", "up", "d", screen="DebtScreen", probe=lambda a: len(a.screen.query("MetricRow")) == 3
+    ),
 }
 
 

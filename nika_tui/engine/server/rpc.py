@@ -29,7 +29,7 @@ def build_rpc_table() -> dict[str, OpHandler]:
     # Imported here, not at module level: the handlers pull in the whole engine (judges,
     # stores), which the clients reading :func:`error_body` or the op names do not need.
     from nika_tui.automemory.runner import automemory_sync_op
-    from nika_tui.engine import agent_ops, memory_ops, purge, snapshot
+    from nika_tui.engine import agent_ops, browse, memory_ops, purge, snapshot
     from nika_tui.engine.audit.history import audit_history_op
     from nika_tui.engine.compress import compress_op
     from nika_tui.engine.debt.actions import debt_apply_op
@@ -48,6 +48,10 @@ def build_rpc_table() -> dict[str, OpHandler]:
         Op.RECENT: agent_ops.recent_op,
         Op.REVIEW_LIST: memory_ops.review_list_op,
         Op.REVIEW_RESOLVE: memory_ops.review_resolve_op,
+        Op.MEMORY_LIST: browse.list_memories,
+        Op.MEMORY_RETIRE: browse.person_retire,
+        Op.MEMORY_RESTORE: browse.restore,
+        Op.MEMORY_SEND_REVIEW: browse.send_to_review,
         Op.AGENT_RETIRE: agent_ops.agent_retire_op,
         Op.AGENT_REVIEW_RESOLVE: agent_ops.agent_review_resolve_op,
         Op.AUDIT: audit_op,

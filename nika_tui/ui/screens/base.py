@@ -1,4 +1,9 @@
-"""What every dashboard screen shares: header, status bar, footer, and the snapshot hook."""
+"""What every dashboard screen shares: header, status bar, footer, and the snapshot hook.
+
+Also the keys every tenant screen shares (:data:`TENANT_BINDINGS`: the overview and the tenant
+detail answer the same letters), the PREVIEW banner of the offline preview, and ``escape``
+shown only where there is somewhere to go back to.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +14,29 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Header
+from textual.widgets import Header, Static
 
 from nika_tui.dashboard.model import Snapshot
 from nika_tui.ui.host import DashboardHost
 from nika_tui.ui.widgets.key_bar import KeyBar
 from nika_tui.ui.widgets.status_bar import StatusBar
+
+TENANT_BINDINGS: list[BindingType] = [
+    Binding("s", "app.spawn", "Spawn"),
+    Binding("a", "app.attach", "Attach"),
+    Binding("x", "app.stop", "Stop"),
+    Binding("R", "app.restart", "Restart"),
+    Binding("m", "app.memories", "Memories"),
+    Binding("d", "app.debt", "Debt"),
+    Binding("v", "app.review", "Review"),
+    Binding("p", "app.purge", "Purge"),
+    Binding("c", "app.confirmations", "Confirm"),
+    Binding("b", "app.bus", "Bus"),
+    Binding("slash", "app.recall", "Recall"),
+]
+"""The selected tenant's actions, the same letters on the overview and the tenant detail."""
+
+PREVIEW_BANNER = "PREVIEW · sample data · no service, no kernel: actions are refused, nothing runs"
 
 
 class DashboardScreen(Screen[None]):
@@ -33,8 +55,16 @@ class DashboardScreen(Screen[None]):
         """The app, as the narrow protocol screens may use (not ``app.py``: no import cycle)."""
         return cast(DashboardHost, self.app)
 
+    HELP_TITLE: ClassVar[str] = ""
+    """The help screen's title for this screen (``?``)."""
+    HELP: ClassVar[str] = ""
+    """What this screen shows, in a paragraph of Markdown, under its keys in the help."""
+
     def compose(self) -> ComposeResult:
         yield Header()
+        banner = Static(PREVIEW_BANNER, classes="preview-banner")
+        banner.display = self.dashboard.preview  # the welcome's preview turns it on later
+        yield banner
         yield from self.compose_body()
         yield StatusBar()
         yield KeyBar()
@@ -49,6 +79,7 @@ class DashboardScreen(Screen[None]):
 
     def show_snapshot(self, snapshot: Snapshot) -> None:
         """A new overview snapshot arrived (status bar; subclasses add their part)."""
+        self.query_one(".preview-banner").display = self.dashboard.preview
         bar = self.query_one(StatusBar)
         bar.error = ""
         bar.snapshot = snapshot
@@ -71,6 +102,14 @@ class DashboardScreen(Screen[None]):
         if name in timers:
             timers[name].stop()
         timers[name] = self.set_timer(delay, poll)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Hide ``escape``'s "Back" on the root screen: there is nothing to go back to."""
+        if action != "back":
+            return True
+        stack = self.app.screen_stack
+        # The root is the first screen above Textual's default one (the overview).
+        return not (len(stack) > 1 and stack[1] is self)
 
     def action_back(self) -> None:
         """Back to the previous screen."""

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
+from rich.style import Style
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Input, RichLog
 
+from nika_tui.dashboard.memory_views import MemoryFilter
 from nika_tui.dashboard.model import BusFilter, BusLineView, BusTail
 from nika_tui.ui.screens.base import DashboardScreen
 
@@ -26,12 +31,24 @@ def line_text(line: BusLineView) -> Text:
         return text
     text.append(f"{line.kind:<22}", style="cyan")
     text.append(f" [{line.action_type or '-'}/{line.domain or '-'}] ", style="magenta")
+    if line.memory_id:
+        # Clickable: opens the memory browser on the memory the line is about.
+        call = f"screen.open({line.tenant_id!r}, {line.memory_id!r})"
+        text.append(f"⟶ {line.memory_id} ", style=Style(underline=True, meta={"@click": call}))
     text.append(line.summary)
     return text
 
 
 class BusScreen(DashboardScreen):
     """The bus of every tenant (or one), newest at the bottom."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("m", "open_latest", "Open latest memory"),
+    ]
+    HELP_TITLE = "Bus / log"
+    HELP = """Every tenant's JSONL bus, live, newest at the bottom; the three boxes filter by
+tenant, action_type and domain. A line about a memory shows its id underlined: click it to open
+that memory in the memory browser (`m`: the newest such line)."""
 
     class Tail(Message):
         """New lines since the cursor."""
@@ -48,6 +65,8 @@ class BusScreen(DashboardScreen):
         self._generation = 0
         self.lines_shown = 0
         """How many lines the log holds (tests read it)."""
+        self.latest_memory: tuple[str, str] | None = None
+        """``(tenant, memory id)`` of the newest line about a memory."""
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="bus-filters"):
@@ -88,6 +107,8 @@ class BusScreen(DashboardScreen):
             log = self.query_one("#bus-log", RichLog)
             for line in message.tail.lines:
                 log.write(line_text(line))
+                if line.memory_id:
+                    self.latest_memory = (line.tenant_id, line.memory_id)
             self.lines_shown += len(message.tail.lines)
         self.reschedule("bus", BUS_EVERY_S, self._poll)
 
@@ -101,5 +122,17 @@ class BusScreen(DashboardScreen):
         self._generation += 1
         self._cursor = None
         self.lines_shown = 0
+        self.latest_memory = None
         self.query_one("#bus-log", RichLog).clear()
         self._poll()
+
+    def open(self, tenant_id: str, memory_id: str) -> None:
+        """Open the memory browser on one memory (a line's memory id was clicked)."""
+        self.dashboard.open_memories(tenant_id, MemoryFilter(text=memory_id))
+
+    def action_open_latest(self) -> None:
+        """Open the memory of the newest line about one."""
+        if self.latest_memory is None:
+            self.notify("no line about a memory yet", severity="warning")
+            return
+        self.open(*self.latest_memory)

@@ -22,7 +22,15 @@ DEBT_EVERY_S = 5.0
 class DebtScreen(DashboardScreen):
     """One tenant's memory-debt metrics."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("r", "run_audit", "Run audit now")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("r", "run_audit", "Run audit now"),
+        Binding("m", "app.memories", "Memories"),
+    ]
+    HELP_TITLE = "Memory debt"
+    HELP = """Each metric of the latest audit against its threshold, the action it proposes and
+whether the tenant's auto-actions would apply it; under it, the metric over the recent audits
+(time on the x axis) with its threshold as a red line. A metric no audit measured says
+*no data*. `r` runs an audit now; `m` opens the memories themselves."""
 
     class DebtReady(Message):
         """A debt read (or an audit run) answered."""

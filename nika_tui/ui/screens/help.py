@@ -1,4 +1,8 @@
-"""Help: keys and screens."""
+"""Help: the keys of the screen in front (read from its live bindings), then what it shows.
+
+The key table is built from the screen's active bindings, so it cannot drift from what the
+keys do; each screen may add a paragraph (its ``HELP`` class attribute).
+"""
 
 from __future__ import annotations
 
@@ -7,46 +11,56 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Markdown
 
-HELP = """\
-# nika-os dashboard
-
-**Overview** — one row per tenant: kernel state (and whether a *hook* or the *pane* decided
-it), CLI, context fill with the **61%** compaction mark (`│`) and the time until it is reached,
-the worst memory-debt metric, review-queue and confirmation counts, heartbeat age.
-A `●` marks a tenant that needs you.
-
-| key | action |
-|---|---|
-| `enter` | tenant detail (live pane, fill history, memory, strategies) |
-| `s` / `x` / `R` | spawn / stop / restart the kernel |
-| `a` | attach: the dashboard steps aside; detach (`C-b d`) to come back |
-| `d` | memory debt (`r` runs the audit now) |
-| `v` | review queue (`a` replace, `k` keep both, `s` skip, `space` mark, `A`/`K` batch) |
-| `p` | purge plan (`c` apply: type the tenant id to confirm) |
-| `c` | confirmations waiting for you (`a` approve, `x` reject, `t` this tenant / all) |
-| `b` | bus / log tail (filters: tenant, action_type, domain) |
-| `/` | recall in the selected tenant's memory |
-| `f` / `n` / `o` | filter by state / needs me / change sort (or click a header) |
-| `ctrl+p` | command palette: every action, per tenant too; *Theme* changes the theme |
-| `escape` | back |
-| `q` | quit |
+GENERAL = """\
+`ctrl+p` opens the command palette: every screen and action, per tenant too (memory browser,
+setup, add a tenant, demo…); *Theme* changes the theme. `q` quits: the memory service and the
+kernels keep running (`nika down` stops the service, `nika kernel stop T` a kernel).
 
 When Redis or the memory service is down the status bar says so and the dashboard keeps
 polling: it recovers by itself once they are back (`nika up`).
 """
 
 
+def keys_table(screen: Screen[object]) -> str:
+    """A Markdown table of the screen's shown bindings (app-wide ones included): the keys the
+    key bar offers, each with what it does."""
+    rows: list[str] = []
+    seen: set[str] = set()
+    for key, (_node, binding, enabled, _tip) in screen.active_bindings.items():
+        # Shown bindings only: the focused table's cursor keys would bury the screen's own.
+        if not binding.show or not binding.description or binding.action in seen:
+            continue
+        seen.add(binding.action)
+        shown = screen.app.get_key_display(binding).replace("|", "\\|")
+        note = "" if enabled else " *(not now)*"
+        rows.append(f"| `{shown}` | {binding.description}{note} |")
+        del key
+    return "| key | action |\n|---|---|\n" + "\n".join(rows)
+
+
+def help_text(screen: Screen[object]) -> str:
+    """The whole help of ``screen``: title, its keys, its paragraph, the general part."""
+    title = str(getattr(screen, "HELP_TITLE", "") or type(screen).__name__)
+    own = str(getattr(screen, "HELP", "") or "")
+    return f"# {title}\n\n{keys_table(screen)}\n\n{own}\n\n{GENERAL}"
+
+
 class HelpScreen(ModalScreen[None]):
-    """Keys and screens."""
+    """The keys of the screen it was opened from."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "app.pop_screen", "Close"),
         Binding("question_mark", "app.pop_screen", "Close", show=False),
     ]
 
+    def __init__(self, screen: Screen[object]) -> None:
+        super().__init__()
+        self.text = help_text(screen)
+        """The Markdown shown (built when opened: the bindings of that moment)."""
+
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-box"):
-            yield Markdown(HELP)
+            yield Markdown(self.text)

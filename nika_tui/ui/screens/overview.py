@@ -20,7 +20,7 @@ from nika_tui.dashboard.model import (
     TenantRow,
     format_duration,
 )
-from nika_tui.ui.screens.base import DashboardScreen
+from nika_tui.ui.screens.base import TENANT_BINDINGS, DashboardScreen
 from nika_tui.ui.widgets.fill_bar import fill_bar_text, forecast_text
 from nika_tui.ui.widgets.tenant_table import TenantTable
 
@@ -129,16 +129,7 @@ class OverviewScreen(DashboardScreen):
     """Every tenant at a glance."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("s", "app.spawn", "Spawn"),
-        Binding("a", "app.attach", "Attach"),
-        Binding("x", "app.stop", "Stop"),
-        Binding("R", "app.restart", "Restart"),
-        Binding("d", "app.debt", "Debt"),
-        Binding("v", "app.review", "Review"),
-        Binding("p", "app.purge", "Purge"),
-        Binding("c", "app.confirmations", "Confirm"),
-        Binding("b", "app.bus", "Bus"),
-        Binding("slash", "app.recall", "Recall"),
+        *TENANT_BINDINGS,
         Binding("f", "filter_state", "Filter"),
         Binding("n", "toggle_needs_me", "Needs me"),
         Binding("o", "cycle_sort", "Sort"),
@@ -150,6 +141,13 @@ class OverviewScreen(DashboardScreen):
     """Show only tenants waiting for a person."""
     sort_key: reactive[str] = reactive("needs me")
     """One of :data:`SORTS`."""
+
+    HELP_TITLE = "Overview"
+    HELP = """One row per tenant: kernel state (and whether a *hook* or the *pane* decided
+it), CLI, context fill with the **61%** compaction mark (`│`) and the time until it is reached,
+the worst memory-debt metric, review-queue and confirmation counts, heartbeat age.
+A `●` marks a tenant that needs you. The letters act on the tenant under the cursor; the
+tenant detail answers the same ones. Click a header to sort."""
 
     def __init__(self) -> None:
         super().__init__(id="overview")

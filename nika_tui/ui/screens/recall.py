@@ -7,14 +7,18 @@ time (docs/memory.md); empty means now.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import ClassVar
 
+from rich.style import Style
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Static
 
+from nika_tui.dashboard.memory_views import MemoryFilter
 from nika_tui.dashboard.model import RecallView
 from nika_tui.domain.timeline import parse_as_of
 from nika_tui.ui.screens.base import DashboardScreen
@@ -33,14 +37,35 @@ ENVELOPE_KEYS = (
 )
 
 
+SCORE_NOTE = (
+    "cos = cosine similarity of the memory to the question (what `nika memory recall` prints; "
+    "1 = same meaning, under ~0.3 = unrelated). rank = the fused hybrid score (dense + keyword "
+    "+ recency) that orders the hits; small by construction, compare it only between hits."
+)
+
+
 def recall_text(view: RecallView) -> Text:
-    """Hits (score, layer, text, envelope) or the PALACE line."""
+    """Hits (cosine as the CLI shows it, rank, status, valid time, text, envelope) or PALACE.
+
+    Each id is clickable: it opens the memory browser on that memory.
+    """
     if not view.hits:
         return Text(view.palace or f"no memory for {view.query}", style="bold yellow")
-    text = Text()
+    text = Text(SCORE_NOTE + "\n\n", style="dim italic")
     for hit in view.hits:
-        text.append(f"{hit.score:.2f} ", style="bold cyan")
-        text.append(f"{hit.id} [{hit.layer}]", style="dim")
+        cos = f"cos {hit.cosine:.2f}" if hit.cosine is not None else "cos —"
+        text.append(f"{cos} ", style="bold cyan")
+        text.append(f"rank {hit.score:.3f}  ", style="dim")
+        text.append(
+            hit.id, style=Style(underline=True, meta={"@click": f"screen.open({hit.id!r})"})
+        )
+        status = hit.status or "current"
+        if hit.superseded_by:
+            status += f" → {hit.superseded_by}"
+        text.append(f" [{hit.layer}] ", style="dim")
+        text.append(status, style="green" if status == "current" else "yellow")
+        valid = f"{hit.valid_from:%Y-%m-%d %H:%M}" if hit.valid_from else "—"
+        text.append(f" · valid from {valid}", style="dim")
         text.append(f"\n  {hit.text}\n")
         env = " · ".join(f"{k}={hit.envelope[k]}" for k in ENVELOPE_KEYS if hit.envelope.get(k))
         text.append(f"  {env}\n\n", style="magenta")
@@ -49,6 +74,17 @@ def recall_text(view: RecallView) -> Text:
 
 class RecallScreen(DashboardScreen):
     """Search one tenant's memory."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+o", "open_top", "Open top hit in memories"),
+    ]
+    HELP_TITLE = "Recall"
+    HELP = (
+        """Type a question, `enter`. An *as of* date answers with what was current then,
+by valid time. Click a hit's id (or `ctrl+o` for the first hit) to open it in the memory
+browser: status, valid time, source and its supersede chain. """
+        + SCORE_NOTE
+    )
 
     class Answer(Message):
         """The recall came back."""
@@ -61,6 +97,8 @@ class RecallScreen(DashboardScreen):
     def __init__(self, tenant_id: str) -> None:
         super().__init__(id="recall")
         self.tenant_id = tenant_id
+        self.view: RecallView | None = None
+        """The last answer shown."""
 
     def compose_body(self) -> ComposeResult:
         yield Input(placeholder=f"recall in {self.tenant_id}… (enter)", id="recall-query")
@@ -102,4 +140,16 @@ class RecallScreen(DashboardScreen):
         if message.view is None:
             hits.update(Text(f"recall failed: {message.error}", style="red"))
         else:
+            self.view = message.view
             hits.update(recall_text(message.view))
+
+    def open(self, memory_id: str) -> None:
+        """Open the memory browser on one memory (a hit's id was clicked)."""
+        self.dashboard.open_memories(self.tenant_id, MemoryFilter(text=memory_id))
+
+    def action_open_top(self) -> None:
+        """Open the first hit in the memory browser."""
+        if self.view is None or not self.view.hits:
+            self.notify("no hit to open: recall something first", severity="warning")
+            return
+        self.open(self.view.hits[0].id)

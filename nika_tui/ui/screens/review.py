@@ -13,6 +13,7 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
+from nika_tui.dashboard.memory_views import MemoryFilter
 from nika_tui.dashboard.model import MemorySide, ReviewItemView, ReviewResolution
 from nika_tui.ui.screens.base import DashboardScreen
 
@@ -42,7 +43,13 @@ class ReviewScreen(DashboardScreen):
         Binding("space", "mark", "Mark"),
         Binding("A", "batch('replace')", "Replace marked"),
         Binding("K", "batch('keep')", "Keep marked"),
+        Binding("m", "open_memory", "Open in memories"),
     ]
+    HELP_TITLE = "Review queue"
+    HELP = """UNCERTAIN pairs the judge could not settle, oldest first: the OLD memory on the
+left, the NEW one on the right, with valid time and provenance. `a` retires the old one
+(replaced by the new), `k` keeps both current (logged as *keep*), `s` skips. `space` marks
+pairs for `A` / `K`. `m` opens the old memory in the memory browser with its chain."""
 
     class ItemsReady(Message):
         """The queue was read."""
@@ -144,6 +151,14 @@ class ReviewScreen(DashboardScreen):
         new.update(side_text("NEW", item.new))
         queued = f"{item.created_at:%Y-%m-%d %H:%M}" if item.created_at else "—"
         reason.update(Text(f"judge {item.judge or '—'}: {item.reason}   (queued {queued})"))
+
+    def action_open_memory(self) -> None:
+        """Open the pair's old memory (with its chain) in the memory browser."""
+        item = self.current()
+        if item is None or item.unreadable or not item.old.id:
+            self.notify("no pair selected", severity="warning")
+            return
+        self.dashboard.open_memories(self.tenant_id, MemoryFilter(text=item.old.id))
 
     def action_mark(self) -> None:
         """Mark or unmark the pair for a batch action."""

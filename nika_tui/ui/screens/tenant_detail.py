@@ -7,13 +7,14 @@ from typing import ClassVar
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
-from textual.widgets import Label, Sparkline, Static
+from textual.widgets import Label, Static
 
-from nika_tui.dashboard.model import BridgeView, TenantDetail, format_duration
-from nika_tui.ui.screens.base import DashboardScreen
+from nika_tui.dashboard.model import FILL_MARK, BridgeView, FillView, TenantDetail, format_duration
+from nika_tui.ui.screens.base import TENANT_BINDINGS, DashboardScreen
+from nika_tui.ui.widgets.charts import Series, TimeChart
 from nika_tui.ui.widgets.fill_bar import FillBar
 
 PANE_LINES = 200
@@ -21,18 +22,30 @@ PANE_EVERY_S = 0.5
 DETAIL_EVERY_S = 2.0
 
 
+def fill_series(fill: FillView) -> Series:
+    """The context fill over time, the 61% line and the compactions, as a chart."""
+    return Series(
+        points=fill.history,
+        line=FILL_MARK,
+        line_label="61% line",
+        marks=tuple(c.at for c in fill.compactions),
+        mark_label="compaction",
+        title="context fill",
+        unit="%",
+        empty="no data: no fill sample recorded yet (the kernel's hooks report it)",
+        y_max=100.0,
+    )
+
+
 class TenantDetailScreen(DashboardScreen):
     """One tenant, in depth."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("a", "app.attach", "Attach"),
-        Binding("s", "app.spawn", "Spawn"),
-        Binding("x", "app.stop", "Stop"),
-        Binding("R", "app.restart", "Restart"),
-        Binding("d", "app.debt", "Debt"),
-        Binding("v", "app.review", "Review"),
-        Binding("c", "app.confirmations", "Confirm"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = TENANT_BINDINGS
+    HELP_TITLE = "Tenant detail"
+    HELP = """The kernel's live pane on the left; on the right the context fill over time
+against the **61%** line (red) with each compaction marked (magenta), the memory counts
+(`m` browses the memories themselves), strategies, confirmations and the bridge. The letters
+are the overview's, for this tenant."""
 
     class PaneReady(Message):
         """The pane capture answered."""
@@ -61,7 +74,7 @@ class TenantDetailScreen(DashboardScreen):
             with VerticalScroll(id="detail-side"):
                 yield Label("Context fill", classes="section")
                 yield FillBar(id="detail-fill")
-                yield Sparkline([0.0], id="fill-history", summary_function=max)
+                yield TimeChart(fill_series(FillView()), id="fill-history")
                 yield Static("", id="compactions")
                 yield Label("Memory (layer × status)", classes="section")
                 yield Static("", id="memory-counts")
@@ -129,12 +142,12 @@ class TenantDetailScreen(DashboardScreen):
             title.append(f"\n⚠ {problem}", style="yellow")
         self.query_one("#detail-title", Static).update(title)
         self.query_one(FillBar).fill = row.fill
-        values = [f for _, f in row.fill.history]
-        self.query_one("#fill-history", Sparkline).data = values or [0.0]
+        self.query_one("#fill-history", TimeChart).show(fill_series(row.fill))
         comps = Text()
         if row.fill.history:
             start, end = row.fill.history[0][0], row.fill.history[-1][0]
-            comps.append(f"{len(values)} samples {start:%H:%M}–{end:%H:%M}\n", style="dim")
+            n = len(row.fill.history)
+            comps.append(f"{n} samples {start:%H:%M}–{end:%H:%M}\n", style="dim")
         for c in row.fill.compactions[-5:]:
             fill = f" at {c.fill:.0f}%" if c.fill is not None else ""
             comps.append(f"⟲ compaction {c.at:%Y-%m-%d %H:%M} ({c.trigger}){fill}\n")

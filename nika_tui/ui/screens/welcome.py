@@ -30,6 +30,10 @@ class WelcomeScreen(Screen[None]):
     """Shown instead of an empty overview."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("q", "app.quit", "Quit")]
+    HELP_TITLE = "Welcome"
+    HELP = """No tenant is configured yet. The buttons (`tab` / arrows, `enter`): the wizard
+creates a tenant (`nika setup`), the demo fills a scripted demo tenant (`nika demo`), the
+preview shows the dashboard on sample data (nothing runs there). `q` quits."""
 
     def compose(self) -> ComposeResult:
         with Center(), Vertical(id="welcome-box"):

@@ -74,7 +74,9 @@ class FillBar(Widget):
     """The fill shown; assign a new :class:`FillView` to update."""
 
     def render(self) -> Text:
-        """The bar across the widget's width, plus the forecast."""
+        """The bar across the widget's width, plus the forecast; "no data" without a sample."""
+        if self.fill.percent is None and not self.fill.unreadable:
+            return Text("no data: the kernel has not reported its context fill", style="dim")
         bar = fill_bar_text(self.fill, width=max(10, self.size.width - 22))
         bar.append("  ")
         bar.append_text(forecast_text(self.fill))

@@ -1,20 +1,29 @@
-"""One memory-debt metric: value against threshold, sparkline of its history, action."""
+"""One memory-debt metric: value against threshold, the proposed action, and its chart.
+
+The chart is the metric over the recent audits against its threshold, with time and value
+axes; a metric never measured says "no data" rather than drawing a bar.
+"""
 
 from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Horizontal
-from textual.widgets import Label, Sparkline
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Label
 
 from nika_tui.dashboard.model import MetricView, format_metric
+from nika_tui.ui.widgets.charts import Series, TimeChart
 
 STATUS_STYLE = {"ok": "green", "warn": "yellow", "alert": "bold red", "unknown": "dim"}
 
 
 def metric_text(metric: MetricView) -> Text:
-    """``duplicate_rate  0.072 / 0.05  ALERT``."""
+    """``duplicate_rate  0.072 / 0.05  ALERT`` (``no data`` when never measured)."""
     text = Text(f"{metric.name:<24}")
+    if metric.value is None:
+        text.append(f"{'no data':>8} / {format_metric(metric.threshold):<8}", style="dim")
+        text.append(f" {'—':<7}", style="dim")
+        return text
     text.append(f"{format_metric(metric.value):>8} / {format_metric(metric.threshold):<8}")
     text.append(f" {metric.status.upper():<7}", style=STATUS_STYLE.get(metric.status, ""))
     return text
@@ -34,14 +43,26 @@ def action_text(metric: MetricView) -> Text:
     return text
 
 
-class MetricRow(Horizontal):
-    """A metric line; the debt screen has one per metric (a handful, not one per tenant)."""
+def metric_series(metric: MetricView) -> Series:
+    """The metric over the recent audits against its threshold."""
+    return Series(
+        points=metric.series,
+        line=metric.threshold,
+        line_label=f"threshold {format_metric(metric.threshold)}",
+        title=metric.name,
+        empty="no data: no audit measured it yet (press r to run one)",
+    )
+
+
+class MetricRow(Vertical):
+    """A metric: its line, then its chart (the debt screen has a handful, not one per tenant)."""
 
     DEFAULT_CSS = """
-    MetricRow { height: 2; }
-    MetricRow > .metric-name { width: 50; }
-    MetricRow > Sparkline { width: 20; margin: 0 1; }
-    MetricRow > .metric-action { width: 1fr; }
+    MetricRow { height: auto; margin-bottom: 1; }
+    MetricRow > Horizontal { height: 1; }
+    MetricRow .metric-name { width: 50; }
+    MetricRow .metric-action { width: 1fr; }
+    MetricRow > TimeChart { height: 9; }
     """
 
     def __init__(self, metric: MetricView) -> None:
@@ -49,6 +70,7 @@ class MetricRow(Horizontal):
         self.metric = metric
 
     def compose(self) -> ComposeResult:
-        yield Label(metric_text(self.metric), classes="metric-name")
-        yield Sparkline(list(self.metric.history) or [0.0], summary_function=max)
-        yield Label(action_text(self.metric), classes="metric-action")
+        with Horizontal():
+            yield Label(metric_text(self.metric), classes="metric-name")
+            yield Label(action_text(self.metric), classes="metric-action")
+        yield TimeChart(metric_series(self.metric))

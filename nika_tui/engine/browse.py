@@ -1,0 +1,164 @@
+"""The dashboard's memory browser ops: list a tenant's memories, retire, restore, send to review.
+
+A person (not an agent) acts here, so a retire is applied at once (as ``nika review`` approving
+a pair would be) and restore is allowed; both are logged on the bus with who asked. The list is
+one scroll of the tenant's layers (the store has no ordered index): linear in the tenant's size,
+fine for a screen opened by hand, and capped at :data:`LIST_MAX` rows.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from nika_tui.domain.memory import Layer, MemoryRecord, Status
+from nika_tui.domain.ports import PointFilter
+from nika_tui.domain.protocol import body_str
+from nika_tui.domain.timeline import current_at, parse_as_of, valid_until
+from nika_tui.domain.verdicts import Judgement, Verdict
+from nika_tui.engine.context import EngineContext
+from nika_tui.engine.retire import load_record, retire
+from nika_tui.engine.review import ReviewStatus, enqueue_many, list_items, new_item
+from nika_tui.errors import ValidationFailed
+
+LIST_MAX = 500
+"""Most rows one ``memory.list`` returns (newest valid time first)."""
+SCROLL_BATCH = 512
+
+
+def _in_review(ctx: EngineContext, tenant_id: str) -> dict[str, str]:
+    """``{memory id: review id}`` of the memories named by a pending review pair."""
+    out: dict[str, str] = {}
+    for item in list_items(ctx.redis, tenant_id):
+        if item.status is ReviewStatus.PENDING:
+            for memory_id in (item.old_id, item.new_id):
+                if memory_id:
+                    out[memory_id] = item.id
+    return out
+
+
+def _matches(rec: MemoryRecord, body: dict[str, Any], review: dict[str, str]) -> bool:
+    status = str(body.get("status") or "")
+    if status == "review" and rec.id not in review:
+        return False
+    if status in (Status.CURRENT.value, Status.RETIRED.value) and rec.status.value != status:
+        return False
+    project = str(body.get("project_id") or "")
+    if project and rec.meta.project_id != project:
+        return False
+    needle = str(body.get("text") or "").casefold()
+    return not needle or needle in rec.text.casefold() or needle == rec.id
+
+
+def list_memories(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+    """Every memory of a tenant matching the filters, newest valid time first.
+
+    Body: ``tenant_id``; optional ``layer``, ``project_id``, ``status`` (current | retired |
+    review), ``text`` (a substring, or an exact id), ``as_of`` (keep what was current then, by
+    valid time), ``limit`` (≤ :data:`LIST_MAX`).
+
+    Returns:
+        ``{"records": [record + valid_until + review_id], "total": matched before the cap}``.
+    """
+    tenant_id = body_str(body, "tenant_id")
+    ctx.tenant(tenant_id)
+    layer_name = str(body.get("layer") or "")
+    try:
+        layers = [Layer(layer_name)] if layer_name else list(Layer)
+        as_of: datetime | None = parse_as_of(str(body["as_of"])) if body.get("as_of") else None
+    except ValueError as exc:
+        raise ValidationFailed(f"invalid memory filter: {exc}", "fix the filter") from exc
+    limit = max(1, min(int(body.get("limit", LIST_MAX)), LIST_MAX))
+    review = _in_review(ctx, tenant_id)
+    every: dict[str, MemoryRecord] = {}
+    for layer in layers:
+        for p in ctx.vectors.scroll(tenant_id, layer, PointFilter(), batch=SCROLL_BATCH):
+            rec = MemoryRecord.from_payload(dict(p.payload))
+            every[rec.id] = rec
+    rows: list[tuple[MemoryRecord, datetime | None]] = []
+    for rec in every.values():
+        successor = every.get(rec.superseded_by) if rec.superseded_by else None
+        if not _matches(rec, body, review):
+            continue
+        if as_of is not None and not current_at(rec, successor, as_of):
+            continue
+        rows.append((rec, valid_until(rec, successor)))
+    rows.sort(key=lambda r: (r[0].valid_from, r[0].id), reverse=True)
+    records = [
+        {
+            **rec.model_dump(mode="json"),
+            "valid_until": until.isoformat() if until else None,
+            "review_id": review.get(rec.id, ""),
+        }
+        for rec, until in rows[:limit]
+    ]
+    return {"records": records, "total": len(rows)}
+
+
+def _record(ctx: EngineContext, tenant_id: str, memory_id: str) -> MemoryRecord:
+    rec = load_record(ctx, tenant_id, memory_id)
+    if rec is None:
+        raise ValidationFailed(
+            f"no memory {memory_id} in tenant {tenant_id!r}", "refresh the memory browser"
+        )
+    return rec
+
+
+def person_retire(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+    """Retire one memory now, for a person (body: tenant_id, memory_id, reason)."""
+    tenant_id = body_str(body, "tenant_id")
+    ctx.tenant(tenant_id)
+    rec = _record(ctx, tenant_id, body_str(body, "memory_id"))
+    if rec.status is Status.RETIRED:
+        return {"status": "already-retired", "id": rec.id}
+    reason = str(body.get("reason") or "retired from the dashboard")[:500]
+    retire(ctx, tenant_id, rec.layer, rec.id, None, f"person: {reason}")
+    return {"status": "retired", "id": rec.id}
+
+
+def restore(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+    """Make a retired memory current again (body: tenant_id, memory_id).
+
+    Its successor, if any, stays current too: two current facts is what a person restoring
+    asks for; the judge or a review settles them later. Logged as ``memory.restored``.
+    """
+    tenant_id = body_str(body, "tenant_id")
+    ctx.tenant(tenant_id)
+    rec = _record(ctx, tenant_id, body_str(body, "memory_id"))
+    if rec.status is Status.CURRENT:
+        return {"status": "already-current", "id": rec.id}
+    patch = {"status": Status.CURRENT.value, "retired_at": None}
+    patch |= {"superseded_by": None, "retire_reason": None}
+    ctx.vectors.set_payload(tenant_id, rec.layer, rec.id, patch)
+    now = ctx.clock()
+    ctx.bus(tenant_id).append(
+        "memory.restored",
+        {"memory_id": rec.id, "layer": rec.layer.value, "was_superseded_by": rec.superseded_by},
+        now=now,
+    )
+    return {"status": "restored", "id": rec.id, "was_superseded_by": rec.superseded_by}
+
+
+def send_to_review(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+    """Queue "retire this?" for a later decision (body: tenant_id, memory_id, reason).
+
+    The pair's new side names the request, as an agent's retire request does; approving it in
+    the review queue retires the memory, keeping both leaves it current.
+    """
+    tenant_id = body_str(body, "tenant_id")
+    ctx.tenant(tenant_id)
+    rec = _record(ctx, tenant_id, body_str(body, "memory_id"))
+    reason = str(body.get("reason") or "sent to review from the dashboard")[:500]
+    judgement = Judgement(
+        verdict=Verdict.UNCERTAIN, reason=f"person asks: {reason}", judge="person"
+    )
+    item = new_item(ctx, rec, rec, judgement).model_copy(
+        update={
+            "id": f"p{rec.id.replace('-', '')[:11]}",
+            "new_id": "",
+            "new_text": f"(retire? {reason})",
+            "new_valid_from": ctx.clock(),
+        }
+    )
+    queued = enqueue_many(ctx, [item])[0]
+    return {"status": "review", "review_id": queued.id, "id": rec.id}

@@ -1,0 +1,319 @@
+"""The memory browser: every memory of a tenant, filtered and searched, with its chain.
+
+One DataTable row per memory (status, layer, valid time, project, source, text); the pane
+below shows the one under the cursor in full with its supersede chain. ``T`` turns the table
+into a timeline over valid time (a bar per memory, ``│`` at the as-of date); the as-of box
+keeps what was current then (issue 21). Retire, restore and send-to-review ask first, then go
+through the memory service like ``nika review`` does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
+from textual.widgets import DataTable, Input, Static
+
+from nika_tui.dashboard.memory_views import (
+    LAYER_FILTERS,
+    STATUS_FILTERS,
+    ChainVersion,
+    MemoryFilter,
+    MemoryList,
+    MemoryView,
+)
+from nika_tui.domain.timeline import parse_as_of
+from nika_tui.ui.screens.ask import AskYesNo
+from nika_tui.ui.screens.base import DashboardScreen
+from nika_tui.ui.widgets.memory_text import (
+    STATUS_STYLE,
+    detail_text,
+    short,
+    source_text,
+    span_bar,
+    time_range,
+    when,
+)
+
+COLUMNS = ("Status", "Layer", "Valid from", "Until", "Project", "Source", "Text")
+TIMELINE_COLUMNS = ("Status", "Valid time", "Valid from", "Until", "Text")
+
+
+class MemoryBrowserScreen(DashboardScreen):
+    """Browse one tenant's memories; act on one with confirmation."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "focus_search", "Search"),
+        Binding("l", "cycle_layer", "Layer"),
+        Binding("t", "cycle_status", "Status"),
+        Binding("T", "toggle_timeline", "Timeline"),
+        Binding("r", "retire", "Retire"),
+        Binding("u", "restore", "Restore"),
+        Binding("v", "send_review", "To review"),
+        Binding("ctrl+r", "reload", "Reload", show=False),
+    ]
+    HELP_TITLE = "Memory browser"
+    HELP = """Every memory of the tenant, newest valid time first: status (current, retired,
+in review), layer, when it became true and until when, project, who wrote it (agent · session ·
+hook, or the imported file) and its text. The pane below shows the memory under the cursor in
+full with its supersede chain. `/` searches (a substring or an exact id; `enter` applies the
+search, project and *as of* boxes); *as of* keeps what was current at that date. `l` / `t`
+cycle the layer / status filters; `T` draws each memory's valid time as a bar (the timeline),
+`│` at the as-of date. `r` retire, `u` restore, `v` send to review: each asks first."""
+
+    class Listed(Message):
+        """The list came back (``error`` set when it failed)."""
+
+        def __init__(self, listing: MemoryList | None, error: str = "") -> None:
+            super().__init__()
+            self.listing = listing
+            self.error = error
+
+    class Chained(Message):
+        """The chain of the memory under the cursor came back."""
+
+        def __init__(self, memory_id: str, chain: tuple[ChainVersion, ...]) -> None:
+            super().__init__()
+            self.memory_id = memory_id
+            self.chain = chain
+
+    class Acted(Message):
+        """An action finished."""
+
+        def __init__(self, outcome: str, error: str = "") -> None:
+            super().__init__()
+            self.outcome = outcome
+            self.error = error
+
+    def __init__(self, tenant_id: str, flt: MemoryFilter | None = None) -> None:
+        super().__init__(id="memories")
+        self.tenant_id = tenant_id
+        self.flt = flt or MemoryFilter()
+        """The filters in force (the search, as-of and project boxes, the layer and status keys)."""
+        self.listing = MemoryList(tenant_id)
+        self.timeline = False
+        """True when the table shows valid-time bars (``T``)."""
+        self._chain: tuple[str, tuple[ChainVersion, ...]] = ("", ())
+
+    def compose_body(self) -> ComposeResult:
+        yield Static("", id="mem-title")
+        with Horizontal(id="mem-filters"):
+            yield Input(self.flt.text, placeholder="search text or id (enter)", id="mem-search")
+            yield Input(self.flt.project, placeholder="project", id="mem-project")
+            yield Input(
+                self.flt.as_of.isoformat() if self.flt.as_of else "",
+                placeholder="as of (2026-03-15; empty = every version)",
+                id="mem-as-of",
+            )
+        table: DataTable[Text | str] = DataTable(id="mem-table", cursor_type="row")
+        yield table
+        with VerticalScroll(id="mem-detail-box"):
+            yield Static(Text("loading…", style="dim"), id="mem-detail")
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.sub_title = f"{self.tenant_id} · memories"
+        self._columns()
+        self.query_one("#mem-table", DataTable).focus()
+        self._title()
+        self._load()
+
+    # --- reads --------------------------------------------------------------------------
+    @work(thread=True, exclusive=True, exit_on_error=False, group="memories")
+    def _load(self) -> None:
+        try:
+            listing = self.dashboard.source.memories(self.tenant_id, self.flt)
+        except Exception as exc:  # noqa: BLE001 - UI edge: shown in the pane
+            self.post_message(self.Listed(None, str(exc)))
+            return
+        self.post_message(self.Listed(listing))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="memory-chain")
+    def _load_chain(self, memory_id: str) -> None:
+        try:
+            chain = self.dashboard.source.memory_chain(self.tenant_id, memory_id)
+        except Exception:  # noqa: BLE001 - UI edge: the pane shows the memory without it
+            chain = ()
+        self.post_message(self.Chained(memory_id, chain))
+
+    def on_memory_browser_screen_listed(self, message: Listed) -> None:
+        if message.listing is None:
+            self.query_one("#mem-detail", Static).update(
+                Text(f"memories unavailable: {message.error}", style="red")
+            )
+            return
+        self.listing = message.listing
+        self._fill()
+
+    def on_memory_browser_screen_chained(self, message: Chained) -> None:
+        self._chain = (message.memory_id, message.chain)
+        self._show_current()
+
+    # --- rendering ----------------------------------------------------------------------
+    def _columns(self) -> None:
+        table = self.query_one("#mem-table", DataTable)
+        table.clear(columns=True)
+        table.add_columns(*(TIMELINE_COLUMNS if self.timeline else COLUMNS))
+
+    def _title(self) -> None:
+        f = self.flt
+        text = Text(f"{self.tenant_id}: memories", style="bold")
+        shown, total = len(self.listing.memories), self.listing.total
+        text.append(f" · {shown} shown" + (f" of {total}" if total > shown else ""))
+        text.append(f" · layer {f.layer or 'all'} · status {f.status or 'all'}", style="dim")
+        if f.as_of is not None:
+            text.append(f" · current as of {f.as_of:%Y-%m-%d %H:%M}", style="magenta")
+        if self.timeline:
+            text.append(" · timeline (valid time)", style="cyan")
+        self.query_one("#mem-title", Static).update(text)
+
+    def _fill(self) -> None:
+        table = self.query_one("#mem-table", DataTable)
+        current = self.current()
+        table.clear()
+        memories = self.listing.memories
+        lo, hi = time_range(memories, self.dashboard.clock())
+        for m in memories:
+            status = Text(m.status, style=STATUS_STYLE.get(m.status, ""))
+            if self.timeline:
+                bar = span_bar(m, lo, hi, self.flt.as_of)
+                cells: tuple[Text | str, ...] = (status, bar, when(m.valid_from))
+                cells += (when(m.valid_until), short(m.text, 50))
+            else:
+                cells = (status, m.layer, when(m.valid_from), when(m.valid_until), m.project)
+                cells += (short(source_text(m), 28), short(m.text))
+            table.add_row(*cells, key=m.id)
+        ids = [m.id for m in memories]
+        if current is not None and current.id in ids:
+            table.move_cursor(row=ids.index(current.id), animate=False)
+        self._title()
+        self._show_current()
+
+    def current(self) -> MemoryView | None:
+        """The memory under the cursor."""
+        table = self.query_one("#mem-table", DataTable)
+        memories = self.listing.memories
+        if not table.row_count or not memories:
+            return None
+        return memories[min(table.cursor_row, len(memories) - 1)]
+
+    def on_data_table_row_highlighted(self) -> None:
+        self._show_current()
+
+    def _show_current(self) -> None:
+        pane = self.query_one("#mem-detail", Static)
+        m = self.current()
+        if m is None:
+            pane.update(Text("no memory matches these filters", style="dim"))
+            return
+        chain_id, chain = self._chain
+        if chain_id != m.id:
+            self._chain = (m.id, ())
+            self._load_chain(m.id)
+        pane.update(detail_text(m, chain if chain_id == m.id else ()))
+
+    # --- filters ------------------------------------------------------------------------
+    def _set_filter(self, flt: MemoryFilter) -> None:
+        self.flt = flt
+        self._title()
+        self._load()
+
+    @on(Input.Submitted)
+    def _filters_submitted(self) -> None:
+        when_text = self.query_one("#mem-as-of", Input).value.strip()
+        try:
+            as_of = parse_as_of(when_text) if when_text else None
+        except ValueError as exc:
+            self.notify(str(exc), title="as of", severity="error")
+            return
+        self._set_filter(
+            MemoryFilter(
+                text=self.query_one("#mem-search", Input).value.strip(),
+                layer=self.flt.layer,
+                project=self.query_one("#mem-project", Input).value.strip(),
+                status=self.flt.status,
+                as_of=as_of,
+            )
+        )
+        self.query_one("#mem-table", DataTable).focus()
+
+    def action_focus_search(self) -> None:
+        """Type a search (enter applies every box)."""
+        self.query_one("#mem-search", Input).focus()
+
+    def action_cycle_layer(self) -> None:
+        """All layers → semantic → episodic → all."""
+        i = (LAYER_FILTERS.index(self.flt.layer) + 1) % len(LAYER_FILTERS)
+        self._set_filter(replace(self.flt, layer=LAYER_FILTERS[i]))
+
+    def action_cycle_status(self) -> None:
+        """All → current → retired → in review → all."""
+        i = (STATUS_FILTERS.index(self.flt.status) + 1) % len(STATUS_FILTERS)
+        self._set_filter(replace(self.flt, status=STATUS_FILTERS[i]))
+
+    def action_toggle_timeline(self) -> None:
+        """Table ↔ timeline over valid time."""
+        self.timeline = not self.timeline
+        self._columns()
+        self._fill()
+
+    def action_reload(self) -> None:
+        """Read the list again."""
+        self._load()
+
+    # --- actions ------------------------------------------------------------------------
+    def _ask(self, verb: str, detail: str, run: str) -> None:
+        m = self.current()
+        if m is None:
+            self.notify("no memory selected", severity="warning")
+            return
+        question = f"{verb} memory {m.id} of {self.tenant_id}?"
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._act(run, m.id)
+
+        self.app.push_screen(AskYesNo(question, f"{short(m.text, 200)}\n{detail}", verb), answered)
+
+    def action_retire(self) -> None:
+        """Retire the memory under the cursor (asks first)."""
+        self._ask("Retire", "Recall stops returning it; history keeps it; `u` restores.", "retire")
+
+    def action_restore(self) -> None:
+        """Make the retired memory under the cursor current again (asks first)."""
+        self._ask("Restore", "It becomes current again, beside what replaced it.", "restore")
+
+    def action_send_review(self) -> None:
+        """Queue "retire this?" in the review queue (asks first)."""
+        self._ask("Send to review", "A pair waits in the review queue (`v` there).", "review")
+
+    @work(thread=True, exit_on_error=False, group="memory-action")
+    def _act(self, run: str, memory_id: str) -> None:
+        source, t = self.dashboard.source, self.tenant_id
+        reason = "from the dashboard's memory browser"
+        try:
+            if run == "retire":
+                outcome = source.retire_memory(t, memory_id, reason)
+            elif run == "restore":
+                outcome = source.restore_memory(t, memory_id)
+            else:
+                outcome = source.review_memory(t, memory_id, reason)
+        except Exception as exc:  # noqa: BLE001 - UI edge: shown to the person
+            self.post_message(self.Acted("", str(exc)))
+            return
+        self.post_message(self.Acted(outcome))
+
+    def on_memory_browser_screen_acted(self, message: Acted) -> None:
+        if message.error:
+            self.notify(message.error, title="memory action failed", severity="error")
+        else:
+            self.notify(message.outcome, title="memory")
+        self._chain = ("", ())
+        self._load()
+        self.dashboard.request_refresh()

@@ -1,0 +1,79 @@
+"""The memory browser's calls against the real memory service (engine loop in a thread, real
+stores, real embedder): list with filters and as-of, retire, restore, send to review."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from nika_tui.dashboard.memory_views import MemoryFilter
+from nika_tui.dashboard.redis_source import RedisDashboardSource
+from nika_tui.domain.envelope import NikaMeta
+from nika_tui.domain.requests import RememberRequest
+from nika_tui.domain.tenant import TenantConfig
+from nika_tui.errors import ValidationFailed
+from nika_tui.services.memory_client import MemoryClient
+from tests.plugins.memory import RunningService
+
+pytestmark = [pytest.mark.embedder, pytest.mark.slow]
+
+STAGING = "The staging server is staging-1.acme.internal"
+CI = "CI runs on the self-hosted runner ci-7 since the summer"
+
+
+def _remember(client: MemoryClient, text: str, when: datetime) -> Any:
+    meta = NikaMeta(timestamp=when, project_id="web", session_id="s-1", agent_type="codex")
+    req = RememberRequest(tenant_id="acme", text=text, meta=meta)
+    return client.wait_ingested("acme", client.remember(req), timeout=30)
+
+
+def test_browse_retire_restore_and_review_through_the_service(
+    running_service: RunningService, make_tenant: Callable[..., TenantConfig]
+) -> None:
+    make_tenant("acme")
+    svc = running_service
+    staging = _remember(svc.client, STAGING, datetime(2026, 3, 1, tzinfo=UTC))["id"]
+    ci = _remember(svc.client, CI, datetime(2026, 6, 1, tzinfo=UTC))["id"]
+    src = RedisDashboardSource(dict(os.environ))
+
+    listing = src.memories("acme", MemoryFilter())
+    assert [m.id for m in listing.memories] == [ci, staging]  # newest valid time first
+    first = listing.memories[1]
+    assert (first.status, first.project, first.agent, first.session) == (
+        "current",
+        "web",
+        "codex",
+        "s-1",
+    )
+    assert first.valid_from == datetime(2026, 3, 1, tzinfo=UTC)
+    assert [m.id for m in src.memories("acme", MemoryFilter(text="STAGING-1")).memories] == [
+        staging
+    ]
+    assert [m.id for m in src.memories("acme", MemoryFilter(text=ci)).memories] == [ci]
+    april = MemoryFilter(as_of=datetime(2026, 4, 1, tzinfo=UTC))
+    assert [m.id for m in src.memories("acme", april).memories] == [staging]
+
+    assert src.retire_memory("acme", staging, "wrong server") == f"{staging}: retired"
+    retired = src.memories("acme", MemoryFilter(status="retired")).memories
+    assert [(m.id, m.status) for m in retired] == [(staging, "retired")]
+    assert "wrong server" in retired[0].retire_reason
+    assert retired[0].valid_until is not None  # it stopped being true when retired
+    assert [v.memory.id for v in src.memory_chain("acme", staging)] == [staging]
+
+    assert src.restore_memory("acme", staging) == f"{staging}: restored"
+    assert src.memories("acme", MemoryFilter(status="retired")).memories == ()
+    kinds = [ln.data["kind"] for ln in svc.ctx.bus("acme").read() if ln.data]
+    assert "memory.retired" in kinds and "memory.restored" in kinds
+
+    assert "in review as" in src.review_memory("acme", ci, "is this still true?")
+    in_review = src.memories("acme", MemoryFilter(status="review")).memories
+    assert [(m.id, m.status) for m in in_review] == [(ci, "in review")]
+    (item,) = src.review_items("acme")
+    assert item.old.id == ci and "is this still true?" in item.reason
+
+    with pytest.raises(ValidationFailed, match="no memory"):
+        src.retire_memory("acme", "00000000-0000-0000-0000-000000000000", "x")
