@@ -202,7 +202,7 @@ class QuotaError(NikaError):
 
 
 class ResetUnavailable(NikaError):
-    """The store cannot switch generations (a Qdrant server)."""
+    """The store cannot switch generations (an adapter without them)."""
 
 
 class PublishFailed(NikaError):

@@ -21,6 +21,9 @@ REASONS: dict[str, str] = {
     "phrase a line as ruff formats them, and the one reader that compiles them",
     "engine/purge.py": "plan / apply / restore of one purge journal, kept together so a "
     "crash between steps is handled in one place",
+    "services/vectors/client.py": "the qdrant-client adapter of the VectorStore port: one "
+    "class whose every method translates the same client errors (its generation routing is "
+    "already in client_generations.py)",
     "services/tmux_sessions.py": "the one adapter over libtmux; every method translates "
     "the same tmux errors",
     "dashboard/model.py": "the dashboard port and its views, one Protocol with the frozen "

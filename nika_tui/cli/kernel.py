@@ -62,12 +62,15 @@ def _list(args: argparse.Namespace) -> int:
             f"{s.tenant_id:<20} {s.state.value:<14} {s.source.value:<8} {pid:>7} "
             f"{s.cli:<12} {beat:>9}" + (f"  {s.reason}" if s.reason else "")
         )
+        if len(s.agents) > 1:  # one window per agent: each one's own state under the kernel's
+            for a in s.agents:
+                print(f"  · {a.agent:<17} {a.state.value:<14} {a.source.value:<8}  {a.reason}")
     return 0
 
 
 def _attach(args: argparse.Namespace) -> int:
     manager = _manager()
-    argv = manager.attach_command(args.tenant)
+    argv = manager.attach_command(args.tenant, args.cli)
     if args.json:
         # A program cannot hand over a terminal: it gets the command to run instead.
         print_json({"tenant_id": args.tenant, "command": argv})
@@ -123,6 +126,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
     attach = actions.add_parser("attach", help="hand this terminal to the kernel (tmux attach)")
     attach.add_argument("tenant")
+    attach.add_argument(
+        "--cli", metavar="AGENT", help="the agent window to show (claude-code, codex, …)"
+    )
     add_json_flag(attach)
     attach.set_defaults(handler=_attach)
 

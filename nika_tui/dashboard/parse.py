@@ -92,7 +92,24 @@ def parse_kernel(
         last_event_at=as_datetime(state.get("last_event_at")),
         heartbeat_age_s=age,
         stale=not heartbeat_ttl_alive,
+        agents=_agents(state),
     )
+
+
+def _agents(state: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """The ``agent.{cli}`` fields of the kernel hash (JSON with a ``state``), first window first."""
+    out: list[tuple[str, str]] = []
+    for field, raw in state.items():
+        if not field.startswith("agent."):
+            continue
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = None
+        name = str(value.get("state", "")) if isinstance(value, dict) else ""
+        out.append((field.removeprefix("agent."), name if name in KNOWN_STATES else UNREADABLE))
+    primary = _str(state.get("cli"))
+    return tuple(sorted(out, key=lambda pair: (pair[0] != primary, pair[0])))
 
 
 def parse_fill(
@@ -131,7 +148,7 @@ def parse_fill(
 
 def _status(value: object) -> MetricStatus:
     text = _str(value).lower()
-    if text in ("ok", "warn", "alert"):
+    if text in ("ok", "warn", "alert", "insufficient"):
         return text  # type: ignore[return-value]
     return "unknown"
 

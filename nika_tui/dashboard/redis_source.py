@@ -61,6 +61,7 @@ from nika_tui.dashboard.redis_reads import (
     redis_down,
     stream_entries,
 )
+from nika_tui.domain.debt_results import describe_result
 from nika_tui.domain.protocol import Op
 from nika_tui.errors import KernelError, NikaError
 from nika_tui.paths import tenant_data_dir, tmux_socket_name
@@ -335,8 +336,12 @@ class RedisDashboardSource(RedisMemories):
         finally:
             client.close()
         line = f"{out['status']} {out['kind']} for {tenant_id}"
-        if out.get("result"):
-            line += f": {json.dumps(out['result'], default=str)[:160]}"
+        result = out.get("result")
+        if isinstance(result, dict) and str(out["kind"]).startswith("debt."):
+            inner = result.get("result", result)  # debt.apply answers {"result": {...}}
+            line += f": {describe_result(str(out['kind']), inner)}"
+        elif result:
+            line += f": {json.dumps(result, default=str)[:160]}"
         return line
 
     # --- bus, recall --------------------------------------------------------------------

@@ -144,7 +144,8 @@ class CompressConfig(_Strict):
     digest: DigestMode = Field(
         default=DigestMode.OFFLINE,
         description="Who writes each node's digest: offline (extractive) or llm (the tenant's "
-        "http judge tier, where privacy allows; any node it gets wrong stays offline).",
+        "http or agent-cli judge tier, where privacy allows; any node it gets wrong stays "
+        "offline).",
     )
 
 

@@ -5,24 +5,24 @@ Order, each stage recorded in the journal ``{data}/tenants/{t}/reset.json`` befo
 1. ``snapshot`` — the full snapshot (:mod:`.snapshot`) into ``{data}/tenants/{t}/snapshots/``;
 2. ``compress`` — themes + digest into the knowledge trees, committed and pushed
    (:mod:`.compress`); a refused push or a bad repo stops here, the store untouched;
-3. ``build`` — a new generation of the tenant's shards is built aside
-   (``{qdrant}/{t}/gens/{name}``): every kept memory re-ingested from the trees' ``.jsonl``
-   files (its text embedded again by the real embedder, its payload as stored) and one condensed
-   memory per digest node;
-4. ``switch`` — :meth:`EdgeVectorStore.switch_generation` replaces the tenant's generation
-   pointer atomically. This is the only step that changes what is live: a ``kill -9`` before it
-   leaves the old store live (the half-built generation is removed by the next reset), after it
-   the new one. The old shards are retired, never deleted (and they are in the snapshot).
+3. ``build`` — a new generation of the tenant's store is built aside (Edge shards under
+   ``{qdrant}/{t}/gens/{name}``, or a server's collections ``nika_g_{t}_{name}_{layer}``):
+   every kept memory re-ingested from the trees' ``.jsonl`` files (its text embedded again by
+   the real embedder, its payload as stored) and one condensed memory per digest node;
+4. ``switch`` — the generation becomes live in one atomic step (Edge: the pointer file; a
+   server: one alias swap; :mod:`nika_tui.services.vectors.generations`). This is the only step
+   that changes what is live: a ``kill -9`` before it leaves the old store live (the half-built
+   generation is removed by the next reset), after it the new one. The old store is retired,
+   never deleted (and it is in the snapshot).
 
 Retired memories do not come back (only current ones are compressed); their supersede history
-stays readable in the snapshot (``nika snapshot history``). Needs the embedded store (Qdrant
-Edge); a Qdrant server is refused with a clear error.
+stays readable in the snapshot (``nika snapshot history``). Works on the embedded store (Qdrant
+Edge) and on a Qdrant server (``QDRANT_URL``).
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -36,12 +36,13 @@ from nika_tui.domain.memory import (
     content_hash,
     memory_id,
 )
-from nika_tui.domain.ports import VectorPoint
+from nika_tui.domain.ports import VectorPoint, VectorStore
 from nika_tui.engine.compress import compress
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.snapshot.export import export_snapshot
-from nika_tui.errors import ResetUnavailable, ValidationFailed
-from nika_tui.paths import ensure_private_dir, tenant_data_dir
+from nika_tui.engine.snapshot.restore import open_snapshot
+from nika_tui.errors import ResetUnavailable, SnapshotInvalid, ValidationFailed
+from nika_tui.paths import tenant_data_dir
 from nika_tui.services.files import atomic_write_text
 
 EMBED_BATCH = 128
@@ -131,12 +132,10 @@ def _embedded(
 
 
 def build_generation(
-    ctx: EngineContext, tenant_id: str, root: Path, themes: Sequence[Path], digests: Sequence[Path]
-) -> dict[str, int]:
-    """Fill a fresh Edge store rooted at ``root`` from the trees; return points per layer."""
-    from nika_tui.services.vectors.edge import EdgeVectorStore
-
-    store = EdgeVectorStore(ensure_private_dir(root), ctx.embedder.dimension, flush_writes=False)
+    ctx: EngineContext, tenant_id: str, store: VectorStore, themes: Sequence[Path],
+    digests: Sequence[Path],
+) -> dict[str, int]:  # fmt: skip
+    """Fill ``store`` (a fresh generation, empty) from the trees; return points per layer."""
     counts = {layer.value: 0 for layer in Layer}
     pending: dict[Layer, list[tuple[str, dict[str, Any]]]] = {layer: [] for layer in Layer}
 
@@ -147,44 +146,28 @@ def build_generation(
             counts[layer.value] += len(batch)
             pending[layer] = []
 
-    try:
-        for payload in _rows(themes):
-            record = MemoryRecord.from_payload(payload)  # a damaged row fails the build, loudly
-            pending[record.layer].append((record.text, payload))
-            flush(record.layer)
-        at = ctx.clock()
-        for row in _rows(digests):
-            if row["level"] not in DIGEST_LEVELS or row["memory_count"] < DIGEST_MIN_MEMORIES:
-                continue
-            record = digest_record(tenant_id, row, at)
-            payload = record.to_payload()
-            payload.update(kind="digest", condenses=sorted(
-                {i for name in ("decided", "current", "open") for x in row[name] for i in x["ids"]}
-            ))  # fmt: skip
-            pending[Layer.EPISODIC].append((record.text, payload))
-            flush(Layer.EPISODIC)
-        for layer in Layer:
-            flush(layer, force=True)
-        store.flush()
-    finally:
-        store.close()
+    for payload in _rows(themes):
+        record = MemoryRecord.from_payload(payload)  # a damaged row fails the build, loudly
+        pending[record.layer].append((record.text, payload))
+        flush(record.layer)
+    at = ctx.clock()
+    for row in _rows(digests):
+        if row["level"] not in DIGEST_LEVELS or row["memory_count"] < DIGEST_MIN_MEMORIES:
+            continue
+        record = digest_record(tenant_id, row, at)
+        payload = record.to_payload()
+        payload.update(kind="digest", condenses=sorted(
+            {i for name in ("decided", "current", "open") for x in row[name] for i in x["ids"]}
+        ))  # fmt: skip
+        pending[Layer.EPISODIC].append((record.text, payload))
+        flush(Layer.EPISODIC)
+    for layer in Layer:
+        flush(layer, force=True)
     return counts
 
 
 def _live_counts(ctx: EngineContext, tenant_id: str) -> int:
     return sum(ctx.vectors.count(tenant_id, layer) for layer in Layer)
-
-
-def _clean_unfinished(store: Any, tenant_id: str, keep: set[str]) -> list[str]:
-    """Remove generations a killed reset left half-built (never the live or a retired one)."""
-    gens = store.generation_root(tenant_id, "x").parent
-    removed = []
-    if gens.is_dir():
-        for d in sorted(gens.iterdir()):
-            if d.is_dir() and d.name not in keep:
-                shutil.rmtree(d)
-                removed.append(d.name)
-    return removed
 
 
 def reset(ctx: EngineContext, tenant_id: str, repo: Path | None = None) -> dict[str, Any]:
@@ -199,26 +182,25 @@ def reset(ctx: EngineContext, tenant_id: str, repo: Path | None = None) -> dict[
         Stages done, the snapshot, the commits, live points before and after, the generation.
 
     Raises:
-        ResetUnavailable: the store is not Qdrant Edge.
+        ResetUnavailable: the store has no generations (neither Qdrant Edge nor a server).
         ValidationFailed / PublishFailed / SnapshotInvalid: a step failed; nothing is switched.
     """
     ctx.tenant(tenant_id)
-    from nika_tui.services.vectors.edge import EdgeVectorStore
+    from nika_tui.services.vectors.generations import generations_of
 
-    store = ctx.vectors
-    if not isinstance(store, EdgeVectorStore):
+    gens = generations_of(ctx.vectors)
+    if gens is None:
         raise ResetUnavailable(
-            "a fresh start needs the embedded store (Qdrant Edge); this one is a Qdrant server",
-            "run `nika compress` without --reset, or snapshot and import into a new collection",
+            f"a fresh start cannot switch a {type(ctx.vectors).__name__} store",
+            "use the embedded store (Qdrant Edge) or a Qdrant server (QDRANT_URL)",
         )
     now = ctx.clock()
     stamp = now.strftime("%Y%m%dT%H%M%S%fZ")
-    previous = store.generation(tenant_id)
-    pointer = read_pointer(store, tenant_id)
-    retired = set(pointer.get("retired", []))
+    previous = gens.live(tenant_id)
+    retired = set(gens.record(tenant_id).get("retired", []))
     journal = _Journal(journal_path(tenant_id, ctx.env), {"tenant_id": tenant_id, "at": now})
-    journal.stage("started", previous=previous)
-    removed = _clean_unfinished(store, tenant_id, retired | ({previous} if previous else set()))
+    journal.stage("started", previous=previous, store=gens.kind)
+    removed = gens.remove_unfinished(tenant_id)
     before = _live_counts(ctx, tenant_id)
     snap_dir = tenant_data_dir(tenant_id, ctx.env) / "snapshots" / stamp
     journal.stage("snapshot", snapshot=str(snap_dir))
@@ -232,11 +214,11 @@ def reset(ctx: EngineContext, tenant_id: str, repo: Path | None = None) -> dict[
     themes = [p for p in themes if p.parent.name != "digest"]
     name = f"g{stamp}"
     journal.stage("build", generation=name)
-    built = build_generation(
-        ctx, tenant_id, store.generation_root(tenant_id, name), themes, digests
-    )
+    with gens.build(tenant_id, name) as fresh:
+        built = build_generation(ctx, tenant_id, fresh, themes, digests)
+    _check_backup(snap_dir, tenant_id, before)
     journal.stage("switch")
-    store.switch_generation(tenant_id, name, {
+    gens.switch(tenant_id, name, {
         "previous": previous, "retired": sorted(retired | {previous or "original"}),
         "snapshot": str(snap_dir), "switched_at": ctx.clock().isoformat(),
         "commit": compressed.repo.commit,
@@ -246,6 +228,7 @@ def reset(ctx: EngineContext, tenant_id: str, repo: Path | None = None) -> dict[
         "tenant_id": tenant_id,
         "generation": name,
         "previous_generation": previous,
+        "store": gens.kind,
         "snapshot": snap,
         "compress": compressed.to_dict(),
         "built": built,
@@ -264,15 +247,24 @@ def reset(ctx: EngineContext, tenant_id: str, repo: Path | None = None) -> dict[
     return result
 
 
-def read_pointer(store: Any, tenant_id: str) -> dict[str, Any]:
-    """The generation pointer's record (``{}`` before the first reset)."""
-    from nika_tui.services.vectors.edge_codec import GENERATION_FILE
+def _check_backup(root: Path, tenant_id: str, live: int) -> None:
+    """The snapshot is what keeps the old store's knowledge once it is retired: read it back
+    (checksums, tenant, every point) right before the switch, and stop there if it is damaged.
 
+    Raises:
+        SnapshotInvalid: a bad checksum, a missing file, or fewer points than the live store.
+    """
     try:
-        data = json.loads((store.root / tenant_id / GENERATION_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+        manifest = open_snapshot(root, tenant_id)
+    except SnapshotInvalid as exc:
+        raise SnapshotInvalid(
+            exc.message, "the memory store is unchanged; check the disk, then run the reset again"
+        ) from exc
+    if manifest.total() != live:
+        raise SnapshotInvalid(
+            f"snapshot {root} holds {manifest.total()} points, the store {live}",
+            "the memory store is unchanged; run the reset again (nothing may write meanwhile)",
+        )
 
 
 def compress_reset_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:

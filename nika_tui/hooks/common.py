@@ -203,7 +203,7 @@ def bookkeeping(
     ctx.step(
         "kernel_state",
         lambda: kernel_store.record_hook_event(
-            ctx.redis, ctx.tenant_id, event, ctx.now, payload=ctx.payload
+            ctx.redis, ctx.tenant_id, event, ctx.now, payload=ctx.payload, agent=ctx.cli
         ),
     )
     return fill

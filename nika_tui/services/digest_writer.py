@@ -4,10 +4,13 @@
 (:func:`~nika_tui.services.judges.factory.select_judge`) decides what the privacy mode allows:
 
 - an ``http`` judge (a loopback endpoint in any mode, a remote one under ``cloud``) writes it;
-- anything else (``local`` without a loopback endpoint, ``default`` — the agent-cli tier is not
-  wired for digests —, no endpoint or key) keeps the offline digest, and says why;
+- under ``default``, the tenant's own agent CLI run headless (``claude -p`` / ``codex exec``,
+  the agent-cli judge tier) writes it, with the tenant's agent home, login and subscription;
+- anything else (``local`` without a loopback endpoint, a CLI that is not installed or has no
+  headless mode, no endpoint or key) keeps the offline digest, and says why;
 - the private tree (memories marked private) is written by the LLM only through a loopback
-  endpoint: a private memory never leaves the machine for a summary.
+  endpoint: a private memory never leaves the machine for a summary. An agent CLI sends to its
+  provider, which nika cannot check is on this machine, so it never writes the private tree.
 
 One call per level, split every :data:`~nika_tui.domain.digest_prompt.NODES_PER_CALL` nodes.
 A node whose answer does not parse or cites an id it was not given keeps its offline digest;
@@ -19,7 +22,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from nika_tui.domain.digest_prompt import (
     DIGEST_SYSTEM_PROMPT,
@@ -32,10 +35,20 @@ from nika_tui.domain.digest_prompt import (
 )
 from nika_tui.domain.synthesis import NodeDigest
 from nika_tui.domain.tenant import DigestMode, TenantConfig
+from nika_tui.services.judges.agent_cli import AgentCliJudge
 from nika_tui.services.judges.factory import is_loopback, select_judge
 from nika_tui.services.judges.http import HttpJudge
 
 log = logging.getLogger(__name__)
+
+
+class DigestLLM(Protocol):
+    """An LLM tier that answers one (system, user) prompt: the http or the agent-cli judge."""
+
+    def complete(self, system: str, user: str, max_tokens: int) -> tuple[str | None, str]:
+        """``(answer, "")`` or ``(None, why)``."""
+        ...
+
 
 OFFLINE_BY_SETTING = "compress.digest is offline"
 """The reason when the tenant did not ask for an LLM digest (the default)."""
@@ -65,7 +78,7 @@ class DigestOutcome:
 
 def select_writer(
     config: TenantConfig, env: Mapping[str, str] | None, *, private: bool
-) -> tuple[HttpJudge | None, str]:
+) -> tuple[DigestLLM | None, str]:
     """The LLM that may write this tree's digest, or ``None`` and why not.
 
     Args:
@@ -80,9 +93,16 @@ def select_writer(
         return None, OFFLINE_BY_SETTING
     selection = select_judge(config, env)
     judge = selection.judge
+    if isinstance(judge, AgentCliJudge):
+        if private:
+            return None, (
+                "private memories are summarised by a loopback LLM only, and an agent CLI "
+                "sends to its provider; offline digest"
+            )
+        return judge, selection.reason
     if not isinstance(judge, HttpJudge):
         return None, (
-            f"privacy {config.privacy.value} allows no http LLM tier here "
+            f"privacy {config.privacy.value} allows no LLM tier here "
             f"({selection.reason}); offline digest"
         )
     if private and not is_loopback(judge.endpoint):
@@ -91,12 +111,12 @@ def select_writer(
 
 
 def llm_digests(
-    judge: HttpJudge, digests: Sequence[NodeDigest], reason: str
+    judge: DigestLLM, digests: Sequence[NodeDigest], reason: str
 ) -> tuple[list[NodeDigest], DigestOutcome]:
     """Rewrite the eligible nodes' digests with the LLM, one call per level / chunk.
 
     Args:
-        judge: The http tier (:func:`select_writer`).
+        judge: The http or agent-cli tier (:func:`select_writer`).
         digests: The offline digests (their lines are the only candidates sent).
         reason: Why this LLM was chosen (kept in the outcome).
 

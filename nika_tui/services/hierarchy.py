@@ -7,7 +7,7 @@ concurrent writers (hooks, the service, the CLI) never lose each other's updates
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -74,6 +74,29 @@ class Hierarchy:
                 if problem:
                     raise ValidationFailed(f"hierarchy: {problem}", "create the parent first")
                 nodes[node.id] = node
+                self._write(nodes)
+        except Timeout as exc:
+            raise StoreUnavailable(f"{self.path} is locked", "retry in a moment") from exc
+
+    def upsert_many(self, new: Sequence[HierarchyNode]) -> None:
+        """Insert or replace many nodes with one read and one write (parents before children).
+
+        The file is rewritten whole on every write, so a tree of thousands of nodes upserted
+        one by one is quadratic (minutes at 5,000 nodes); this is linear.
+
+        Raises:
+            ValidationFailed: a node's parent is missing or not above it; nothing is written.
+        """
+        try:
+            with self._locked():
+                nodes = self._read()
+                for node in new:
+                    problem = check_parent(node, nodes.get(node.parent_id or ""))
+                    if problem:
+                        raise ValidationFailed(
+                            f"hierarchy: {problem}", "create the parent first; nothing was written"
+                        )
+                    nodes[node.id] = node
                 self._write(nodes)
         except Timeout as exc:
             raise StoreUnavailable(f"{self.path} is locked", "retry in a moment") from exc

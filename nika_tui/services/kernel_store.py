@@ -2,7 +2,9 @@
 
 Keys (see :mod:`nika_tui.services.redis_keys`): ``kernel_state(t)`` hash with ``state``,
 ``state_source``, ``state_at``, ``pid``, ``cli``, ``session``, ``started_at``, ``last_event``,
-``last_event_at``, ``reason``, ``pod_ttfl_s``, ``compact_requested_at``; ``kernel_heartbeat(t)``
+``last_event_at``, ``reason``, ``pod_ttfl_s``, ``compact_requested_at``, and one ``agent.{cli}``
+field per agent window (JSON: state, source, at, reason; the kernel's ``state`` combines them,
+:func:`nika_tui.domain.kernel_state.combine_states`); ``kernel_heartbeat(t)``
 string (epoch seconds of the last beat) expiring after the TTL; ``pod_ttfl(t)`` list of samples.
 
 A state decided by a hook stays authoritative for :data:`HOOK_FRESH_S` seconds: the pane
@@ -13,14 +15,29 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 import redis
 
-from nika_tui.domain.kernel_state import KernelState, KernelStatus, StateSource, is_stale
+from nika_tui.domain.kernel_state import (
+    COMBINE_ORDER,
+    LIVE_STATES,
+    KernelState,
+    KernelStatus,
+    StateSource,
+    is_stale,
+    state_for_hook_event,
+)
 from nika_tui.services import redis_keys, wm_store
+from nika_tui.services.kernel_agents import (
+    AGENT_FIELD_PREFIX,
+    HOOK_AGENT_NAMES,
+    agent_field,
+    agent_statuses,
+    agent_value,
+)
 
 HEARTBEAT_TTL_S = 30.0
 """A kernel nothing has confirmed alive for this long is shown as stale."""
@@ -28,25 +45,6 @@ HOOK_FRESH_S = 120.0
 """How long a hook-decided state wins over the pane fallback."""
 POD_TTFL_KEEP = 500
 """Samples kept per tenant (newest first)."""
-
-HOOK_EVENT_STATES: dict[str, KernelState] = {
-    # Claude Code hook events
-    "UserPromptSubmit": KernelState.WORKING,
-    "PreToolUse": KernelState.WORKING,
-    "PostToolUse": KernelState.WORKING,
-    "Stop": KernelState.IDLE,
-    "Notification": KernelState.WAITING_INPUT,
-    "SessionStart": KernelState.IDLE,
-    "SessionEnd": KernelState.EXITED,
-    # Gemini CLI hook events (PreCompress is recorded as PreCompact when a compression runs)
-    "BeforeAgent": KernelState.WORKING,
-    "AfterAgent": KernelState.IDLE,
-    # Codex ``notify`` payload type
-    "agent-turn-complete": KernelState.IDLE,
-}
-"""Which state each hook event implies. PreCompact and unknown events change no state."""
-
-_NON_BLOCKING_NOTIFICATIONS = frozenset({"auth_success"})
 
 
 def _iso(moment: datetime) -> str:
@@ -101,9 +99,14 @@ def start_kernel(
     pid: int | None,
     now: datetime,
     heartbeat_ttl_s: float = HEARTBEAT_TTL_S,
+    agents: Sequence[str] = (),
 ) -> None:
-    """Record a fresh spawn: state ``starting``, decided by the manager; old fields reset."""
+    """Record a fresh spawn: state ``starting``, decided by the manager; old fields reset.
+
+    ``agents`` are the kernel's agent windows (default: ``cli`` alone), each ``starting``.
+    """
     key = redis_keys.kernel_state(tenant_id)
+    old_agents = [f for f in read_fields(client, tenant_id) if f.startswith(AGENT_FIELD_PREFIX)]
     fields: dict[Any, Any] = {
         "state": KernelState.STARTING.value,
         "state_source": StateSource.MANAGER.value,
@@ -119,8 +122,10 @@ def start_kernel(
         # wall clock, so that another process (a poller) can compute pod_ttfl
         "spawned_epoch": f"{now.timestamp():.4f}",
     }
+    for agent in agents or [cli]:
+        fields[agent_field(agent)] = agent_value(KernelState.STARTING, StateSource.MANAGER, now)
     pipe = client.pipeline(transaction=True)
-    pipe.hdel(key, "compact_requested_at")
+    pipe.hdel(key, "compact_requested_at", *old_agents)
     pipe.hset(key, mapping=fields)
     pipe.set(
         redis_keys.kernel_heartbeat(tenant_id),
@@ -157,6 +162,56 @@ def set_state(
     client.hset(redis_keys.kernel_state(tenant_id), mapping=fields)
 
 
+def set_agent_state(
+    client: redis.Redis,
+    tenant_id: str,
+    agent: str,
+    state: KernelState,
+    source: StateSource,
+    now: datetime,
+    *,
+    event: str | None = None,
+    reason: str = "",
+) -> KernelState:
+    """Write one agent window's state, then the kernel's combined state; return the latter.
+
+    The combined state takes its source (and reason) from the first agent in that state.
+    """
+    client.hset(
+        redis_keys.kernel_state(tenant_id),
+        agent_field(agent),
+        agent_value(state, source, now, reason),
+    )
+    fields = read_fields(client, tenant_id)
+    winner = min(agent_statuses(fields), key=lambda a: COMBINE_ORDER.index(a.state))
+    changed = (fields.get("state"), fields.get("state_source")) != (winner.state, winner.source)
+    if changed or event is not None:  # an unchanged state keeps its time (``state_at``)
+        set_state(
+            client, tenant_id, winner.state, winner.source, now, event=event,
+            reason=winner.reason if changed else None,
+        )  # fmt: skip
+    return winner.state
+
+
+def end_kernel(
+    client: redis.Redis,
+    tenant_id: str,
+    state: KernelState,
+    now: datetime,
+    *,
+    event: str,
+    reason: str,
+) -> None:
+    """The whole kernel is gone (stopped, dead, vanished): it and its live agents take ``state``."""
+    fields = read_fields(client, tenant_id)
+    for agent in agent_statuses(fields):
+        if agent.state in LIVE_STATES:
+            value = agent_value(state, StateSource.MANAGER, now, reason)
+            client.hset(redis_keys.kernel_state(tenant_id), agent_field(agent.agent), value)
+    set_state(client, tenant_id, state, StateSource.MANAGER, now, event=event, reason=reason)
+    clear_heartbeat(client, tenant_id)
+
+
 def hook_state_is_fresh(
     fields: Mapping[str, str], now: datetime, window_s: float = HOOK_FRESH_S
 ) -> bool:
@@ -165,30 +220,6 @@ def hook_state_is_fresh(
         return False
     at = _parse_dt(fields.get("state_at"))
     return at is not None and (now - at).total_seconds() < window_s
-
-
-def state_for_hook_event(
-    event: str, payload: Mapping[str, Any] | None = None
-) -> KernelState | None:
-    """The state a hook event implies, or None when it implies none.
-
-    Args:
-        event: the hook event name (Claude Code's, or Codex's notify type).
-        payload: the hook's JSON payload, when it refines the event (Notification type,
-            SessionStart source).
-
-    Returns:
-        A :class:`KernelState` or None.
-    """
-    payload = payload or {}
-    if event == "Notification":
-        if str(payload.get("notification_type", "")) in _NON_BLOCKING_NOTIFICATIONS:
-            return None
-        return KernelState.WAITING_INPUT
-    if event == "SessionStart" and payload.get("source") == "compact":
-        # An automatic compaction happens mid-turn: the agent goes on working afterwards.
-        return KernelState.WORKING
-    return HOOK_EVENT_STATES.get(event)
 
 
 def record_compaction(
@@ -211,6 +242,7 @@ def record_hook_event(
     now: datetime,
     payload: Mapping[str, Any] | None = None,
     heartbeat_ttl_s: float = HEARTBEAT_TTL_S,
+    agent: str | None = None,
 ) -> KernelState | None:
     """Apply one agent hook event to the kernel's status (used by ``nika hook``).
 
@@ -227,9 +259,13 @@ def record_hook_event(
         now: the event time.
         payload: the hook's JSON payload, if any.
         heartbeat_ttl_s: heartbeat lifetime.
+        agent: which CLI's hook fired (``nika hook`` names it: claude, codex, …); its window
+            takes the state and the kernel shows the combination of its agents. A hook of
+            a CLI that has no window of its own (a script in a shell tenant) counts for the
+            first window.
 
     Returns:
-        The state written, or None when the event changes no state.
+        The kernel's state after the event, or None when the event changes no state.
     """
     payload = payload or {}
     state = state_for_hook_event(event, payload)
@@ -237,7 +273,16 @@ def record_hook_event(
     if state is None:
         client.hset(key, mapping={"last_event": event, "last_event_at": _iso(now)})
     else:
-        set_state(client, tenant_id, state, StateSource.HOOK, now, event=event)
+        fields = read_fields(client, tenant_id)
+        window = HOOK_AGENT_NAMES.get(agent or "", agent or "")
+        if agent_field(window) not in fields:
+            window = fields.get("cli", "")
+        if window:
+            state = set_agent_state(
+                client, tenant_id, window, state, StateSource.HOOK, now, event=event
+            )
+        else:  # no kernel record yet: the hook's word is all there is
+            set_state(client, tenant_id, state, StateSource.HOOK, now, event=event)
     if state is KernelState.EXITED:
         clear_heartbeat(client, tenant_id)
     else:
@@ -285,6 +330,7 @@ def read_status(client: redis.Redis, tenant_id: str, now: datetime) -> KernelSta
         heartbeat_age_s=age,
         stale=is_stale(state, beat is not None),
         pod_ttfl_s=_parse_float(fields.get("pod_ttfl_s")),
+        agents=agent_statuses(fields),
     )
 
 

@@ -186,15 +186,16 @@ class TmuxSessions:
         workdir: Path,
         environment: Mapping[str, str],
         argv: Sequence[str],
+        window: str = "",
     ) -> None:
-        """Create session ``name`` running ``argv`` (see the module docstring)."""
+        """Create session ``name`` running ``argv`` in its first window, named ``window``."""
         tgt = target(name)
         self.scrub_globals()
         commands: list[list[str]] = [
             [
                 "new-session", "-d", "-s", name,
                 "-x", str(PANE_WIDTH), "-y", str(PANE_HEIGHT),
-                "-c", str(workdir),
+                "-c", str(workdir), *(["-n", window] if window else []),
                 *[f"-e{key}={value}" for key, value in environment.items()],
                 "--", _PLACEHOLDER,
             ],
@@ -273,13 +274,14 @@ class TmuxSessions:
             )
         return out
 
-    def panes(self) -> dict[str, PaneInfo]:
-        """Every session's first pane, by session name, in one ``list-panes -a`` call.
+    def windows(self) -> dict[str, dict[str, PaneInfo]]:
+        """Every session's panes by window name (one agent each), in one ``list-panes -a``.
 
+        Sessions and windows come in tmux's order, so a session's first window comes first.
         An absent server has no panes (it starts with the first session).
         """
         try:
-            proc = self.server.cmd("list-panes", "-a", "-F", _PANE_FORMAT)
+            proc = self.server.cmd("list-panes", "-a", "-F", _PANE_FORMAT + "\t#{window_name}")
         except tmux_exc.LibTmuxException as error:
             raise _error("list panes", error) from error
         if proc.returncode != 0:
@@ -289,14 +291,14 @@ class TmuxSessions:
                 f"tmux list-panes failed: {' '.join(proc.stderr)}",
                 f"inspect the server with `tmux -L {self.socket} ls`",
             )
-        out: dict[str, PaneInfo] = {}
+        out: dict[str, dict[str, PaneInfo]] = {}
         for line in proc.stdout:
             parts = line.split("\t")
-            if len(parts) != 6:
-                continue  # a foreign session name with a tab: not ours anyway
-            name, owner, pane_id, pid, dead, status = parts
-            out.setdefault(
-                name,
+            if len(parts) != 7:
+                continue  # a foreign session or window name with a tab: not ours anyway
+            name, owner, pane_id, pid, dead, status, window = parts
+            out.setdefault(name, {}).setdefault(
+                window,
                 PaneInfo(
                     session=name,
                     owner=owner,
@@ -307,6 +309,10 @@ class TmuxSessions:
                 ),
             )
         return out
+
+    def panes(self) -> dict[str, PaneInfo]:
+        """Every session's first pane, by session name (see :meth:`windows`)."""
+        return {name: next(iter(panes.values())) for name, panes in self.windows().items()}
 
     def pane(self, name: str) -> PaneInfo | None:
         """The first pane of session ``name`` (exact name), freshly listed."""
@@ -351,7 +357,8 @@ class TmuxSessions:
             if time.monotonic() > deadline:
                 break
             time.sleep(0.01)
-            current = self.pane(name)
+            panes = self.windows().get(name, {}).values()
+            current = next((p for p in panes if p.pane_id == info.pane_id), None)
         return (current.dead_status if current is not None else "") or "?"
 
     def kill(self, name: str) -> None:
@@ -402,9 +409,12 @@ class TmuxSessions:
             time.sleep(0.05)
         return False
 
-    def attach_argv(self, name: str) -> list[str]:
-        """The argv that attaches a terminal to session ``name``."""
-        return [self.tmux_bin, "-L", self.socket, "attach-session", "-t", f"={name}"]
+    def attach_argv(self, name: str, pane_id: str = "") -> list[str]:
+        """The argv that attaches a terminal to session ``name`` (on the window of ``pane_id``)."""
+        attach = [self.tmux_bin, "-L", self.socket, "attach-session", "-t", f"={name}"]
+        if not pane_id:
+            return attach
+        return [*attach[:3], "select-window", "-t", pane_id, ";", *attach[3:]]
 
     @staticmethod
     def agent_pid(shim_pid: int | None) -> int | None:

@@ -72,6 +72,24 @@ def test_kernel_parse_heartbeat_age_and_unknown_state() -> None:
     assert parse_kernel({}, None, False, NOW).state == "unknown"
 
 
+def test_kernel_parse_each_agents_state_first_window_first() -> None:
+    agent = '{{"state": "{}", "source": "pane", "at": "", "reason": ""}}'
+    k = parse_kernel(
+        {
+            "state": "working",
+            "cli": "claude-code",
+            "agent.codex": agent.format("working"),
+            "agent.claude-code": agent.format("idle"),
+            "agent.gemini-cli": "{not json",
+        },
+        None,
+        False,
+        NOW,
+    )
+    assert k.agents == (("claude-code", "idle"), ("codex", "working"), ("gemini-cli", "unreadable"))
+    assert parse_kernel({"state": "idle"}, None, False, NOW).agents == ()
+
+
 def test_fill_at_or_past_61_forecasts_zero() -> None:
     assert parse_fill({"fill_percent": "61", "forecast_s": "100"}).forecast_s == 0.0
     assert parse_fill({"fill_percent": "x"}).unreadable

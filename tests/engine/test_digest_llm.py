@@ -246,7 +246,7 @@ def test_local_privacy_without_a_local_endpoint_stays_offline_and_sends_nothing(
     assert stand_in.requests == []
     for digest in (result["digest"], result["private"]["digest"]):
         assert digest["mode"] == "offline" and digest["requests"] == 0
-        assert "privacy local allows no http LLM tier" in digest["reason"]
+        assert "privacy local allows no LLM tier" in digest["reason"]
     assert "Digest: offline (privacy local" in _md(tmp_path / "repo")
     rows, before = _rows(tmp_path / "repo"), _rows(offline)
     assert {k: {s: r[s] for s in ("decided", "current", "open")} for k, r in rows.items()} == {

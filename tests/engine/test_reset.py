@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -113,3 +116,40 @@ def test_refused_push_leaves_the_store_untouched(
     assert "the memory store is unchanged" in err.value.hint
     assert engine_ctx.vectors.generation(TENANT) is None  # type: ignore[attr-defined]
     assert _live(engine_ctx) == seeded.live
+
+
+class _DamagingEmbedder:
+    """The real embedder; its first call damages the reset's snapshot, as a failing disk would
+    while the fresh store is being built (after the snapshot was written, before the switch)."""
+
+    def __init__(self, real: Any, snapshots: Path) -> None:
+        self.real, self.snapshots, self.done = real, snapshots, False
+        self.dimension, self.name = real.dimension, real.name
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if not self.done:
+            (vectors,) = self.snapshots.glob("*/semantic.f32")
+            with vectors.open("r+b") as fh:
+                fh.write(b"\x00\x00\x80\x7f")  # one float flipped to +inf
+            self.done = True
+        return self.real.embed(texts)
+
+
+def test_a_damaged_snapshot_stops_the_reset_before_the_switch(
+    engine_ctx: EngineContext, tenant_with_remote: Path
+) -> None:
+    from nika_tui.engine.snapshot.format import SnapshotInvalid
+    from nika_tui.paths import tenant_data_dir
+
+    seeded = seed_history(engine_ctx, TENANT)
+    snapshots = tenant_data_dir(TENANT, engine_ctx.env) / "snapshots"
+    ctx = dataclasses.replace(
+        engine_ctx, embedder=_DamagingEmbedder(engine_ctx.embedder, snapshots)
+    )
+    with pytest.raises(SnapshotInvalid) as err:
+        reset(ctx, TENANT)
+    assert "bad checksum for semantic.f32" in err.value.message and "\n" not in err.value.message
+    assert "the memory store is unchanged" in err.value.hint
+    assert engine_ctx.vectors.generation(TENANT) is None  # type: ignore[attr-defined]
+    assert _live(engine_ctx) == seeded.live
+    assert recall_at_5(engine_ctx, TENANT) == 1.0

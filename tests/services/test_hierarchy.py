@@ -71,3 +71,15 @@ def test_broken_file_is_refused_and_left_untouched() -> None:
     with pytest.raises(ConfigError, match="unreadable hierarchy"):
         h.upsert(_node("PROJ", Level.PROJECT))
     assert h.path.read_text() == before
+
+
+def test_upsert_many_writes_a_tree_at_once_or_nothing() -> None:
+    h = open_hierarchy("acme")
+    h.upsert(_node("S", Level.STRATEGY))
+    tree = [_node("P", Level.PROJECT, "S"), _node("J", Level.JOB, "P"), _node("T", Level.TASK, "J")]
+    h.upsert_many(tree)
+    assert [n.id for n in h.all()] == ["S", "P", "J", "T"]
+    before = h.path.read_bytes()
+    with pytest.raises(ValidationFailed, match="does not exist"):
+        h.upsert_many([_node("P2", Level.PROJECT, "S"), _node("J2", Level.JOB, "MISSING")])
+    assert h.path.read_bytes() == before  # the valid first node was not written either

@@ -22,10 +22,10 @@ import libtmux
 import redis
 
 from nika_tui.domain.compaction import CompactionDecision
-from nika_tui.domain.kernel_state import LIVE_STATES, KernelState, KernelStatus, StateSource
-from nika_tui.domain.pane_patterns import classify_pane
+from nika_tui.domain.kernel_state import LIVE_STATES, KernelState, KernelStatus
 from nika_tui.domain.tenant import TenantConfig
 from nika_tui.domain.tenant_id import check_tenant_id, is_valid_tenant_id
+from nika_tui.engine.kernels import agents as kernel_agents
 from nika_tui.engine.kernels import compaction as kernel_compaction
 from nika_tui.engine.kernels import stopping
 from nika_tui.engine.kernels.hook_install import install_for_tenant
@@ -41,7 +41,7 @@ from nika_tui.errors import KernelError
 from nika_tui.paths import tmux_socket_name
 from nika_tui.services import kernel_launch, kernel_store, redis_keys
 from nika_tui.services.config_store import list_tenant_ids, load_tenant
-from nika_tui.services.tmux_sessions import EXIT_MARK, PaneInfo, TmuxSessions
+from nika_tui.services.tmux_sessions import PaneInfo, TmuxSessions
 
 
 class KernelManager:
@@ -130,7 +130,7 @@ class KernelManager:
         existing = self.tmux.pane(name)
         if existing is not None:
             self.check_owner(tenant_id, name, existing)
-            if not existing.dead:
+            if self.is_running(tenant_id):
                 return SpawnResult(
                     tenant_id,
                     name,
@@ -139,14 +139,14 @@ class KernelManager:
                     f"attach with `nika kernel attach {tenant_id}`",
                     pid=self.tmux.pane_agent_pid(existing),
                 )
-            self.tmux.kill(name)  # ours, with a dead pane: replace it
+            self.tmux.kill(name)  # ours, every agent dead: replace it
         argv = kernel_launch.command_for(config, self.env)
         workdir = kernel_launch.workdir_for(config, self.env)
         environment = kernel_launch.session_environment(config, self.env)
         extras = kernel_launch.extra_commands(config, self.env)
         self._install_hooks(config)
         started, spawned_at = time.monotonic(), self.now()
-        self.tmux.create(name, tenant_id, workdir, environment, argv)
+        self.tmux.create(name, tenant_id, workdir, environment, argv, config.agent_cli.value)
         for window, extra_argv in extras:  # several agents, one memory: a window each
             self.tmux.add_window(name, window, workdir, environment, extra_argv)
         created = self.tmux.pane(name)
@@ -160,6 +160,7 @@ class KernelManager:
             pid=shim_pid,
             now=spawned_at,
             heartbeat_ttl_s=self.heartbeat_ttl_s,
+            agents=[config.agent_cli.value, *(window for window, _ in extras)],
         )
         ttfl = self._wait_first_output(tenant_id, name, config, argv, started) if wait else None
         pid = self.tmux.agent_pid(shim_pid)
@@ -210,7 +211,9 @@ class KernelManager:
             if text.strip():
                 ttfl = time.monotonic() - started
                 kernel_store.record_pod_ttfl(self.redis, tenant_id, ttfl)
-                self._classify(tenant_id, config.agent_cli.value, text)
+                kernel_agents.classify_agent(
+                    self, tenant_id, config.agent_cli.value, text, self.now()
+                )
                 return ttfl
             time.sleep(0.005)
         return None
@@ -223,45 +226,28 @@ class KernelManager:
             reason = "the tmux session is gone"
             state = KernelState.EXITED
         else:
-            tail = self.tmux.history_tail(pane, 8)
-            status = self.tmux.dead_status(name, pane, tail)
-            said = [
-                ln for ln in tail if not ln.startswith("Pane is dead") and not EXIT_MARK.match(ln)
-            ]
-            reason = f"exited with status {status}" + (f": {said[-1]}" if said else "")
-            failed = during_spawn or status not in ("0", "?")
-            state = KernelState.ERROR if failed else KernelState.EXITED
+            state, reason = kernel_agents.exit_reason(self, name, pane, during_spawn)
             self.tmux.kill(name)
-        kernel_store.set_state(
-            self.redis, tenant_id, state, StateSource.MANAGER, self.now(), event="exit",
-            reason=reason,
-        )  # fmt: skip
-        kernel_store.clear_heartbeat(self.redis, tenant_id)
+        kernel_store.end_kernel(
+            self.redis, tenant_id, state, self.now(), event="exit", reason=reason
+        )
         body = {"action": "exit", "state": state.value, "reason": reason}
         self.bus_event(tenant_id, "kernel.event", body)
         return reason
 
-    def _classify(self, tenant_id: str, cli: str, text: str) -> KernelState | None:
-        state = classify_pane(cli, text)
-        if state is None:
-            return None
-        fields = kernel_store.read_fields(self.redis, tenant_id)
-        if fields.get("state") != state.value or fields.get("state_source") != StateSource.PANE:
-            kernel_store.set_state(self.redis, tenant_id, state, StateSource.PANE, self.now())
-        return state
-
     def poll(
-        self, tenant_id: str, panes: Mapping[str, PaneInfo] | None = None
+        self, tenant_id: str, windows: Mapping[str, Mapping[str, PaneInfo]] | None = None
     ) -> KernelStatus | None:
         """Watch one kernel once: heartbeat, pane fallback, exit detection.
 
         While the session lives its heartbeat is refreshed; when no hook decided the state
-        recently, the screen is captured and classified. A dead pane or a missing session
-        marks the kernel exited (or error, with the exit status and last line as the reason).
+        recently, each agent window's screen is captured and classified
+        (:func:`.agents.poll_agents`). A missing session, or every agent window dead, marks
+        the kernel exited (or error, with the exit status and last line as the reason).
 
         Args:
             tenant_id: the tenant.
-            panes: a :meth:`TmuxSessions.panes` snapshot to reuse (``list`` takes one for all).
+            windows: a :meth:`TmuxSessions.windows` snapshot to reuse (``list`` takes one).
 
         Returns:
             The kernel's status, or None when the tenant never had a kernel.
@@ -269,12 +255,13 @@ class KernelManager:
         check_tenant_id(tenant_id)
         name = session_name(tenant_id)
         fields = kernel_store.read_fields(self.redis, tenant_id)
-        info = (self.tmux.panes() if panes is None else panes).get(name)
+        panes = (self.tmux.windows() if windows is None else windows).get(name, {})
+        info = next(iter(panes.values()), None)
         if info is None or info.owner != tenant_id:  # gone, or a foreign session: not ours
             if fields.get("state") in {s.value for s in LIVE_STATES}:
                 self._record_exit(tenant_id, name, None)
             return self._read(tenant_id)
-        if info.dead:
+        if all(pane.dead for pane in panes.values()):
             self._record_exit(tenant_id, name, info)
             return self._read(tenant_id)
         now = self.now()
@@ -288,23 +275,17 @@ class KernelManager:
             self.redis.hdel(redis_keys.kernel_state(tenant_id), "spawned_epoch")
             fields = kernel_store.read_fields(self.redis, tenant_id)
         cli = fields.get("cli") or "shell"
-        text = self.tmux.visible(info)
-        if classify_pane(cli, text) is KernelState.EXITED:
-            # The agent may have ended since the listing ("[exited N]", "Pane is dead"):
-            # look again so that a real exit is recorded with its reason.
-            after = self.tmux.pane(name)
-            if after is None or after.dead:
-                self._record_exit(tenant_id, name, after)
-                return self._read(tenant_id)
+        text = kernel_agents.poll_agents(self, tenant_id, name, cli, panes)
+        if text is None:  # every agent ended since the listing
+            self._record_exit(tenant_id, name, self.tmux.pane(name))
+            return self._read(tenant_id)
         if not fields.get("pod_ttfl_s") and fields.get("spawned_epoch") and text.strip():
             # Spawned without waiting: the first poll that sees output records pod_ttfl.
             ttfl = max(0.0, now.timestamp() - float(fields["spawned_epoch"]))
             kernel_store.record_pod_ttfl(self.redis, tenant_id, ttfl)
-        if not kernel_store.hook_state_is_fresh(fields, now, self.hook_fresh_s):
-            self._classify(tenant_id, cli, text)
         return self._read(tenant_id)
 
-    def known_tenants(self, panes: Mapping[str, PaneInfo] | None = None) -> builtins.list[str]:
+    def known_tenants(self, panes: Mapping[str, object] | None = None) -> builtins.list[str]:
         """Configured tenants plus tenants with a nika-named session on the socket, sorted."""
         ids = set(list_tenant_ids(self.env))
         for name in self.tmux.panes() if panes is None else panes:
@@ -314,10 +295,10 @@ class KernelManager:
 
     def list(self) -> builtins.list[KernelStatus]:
         """Poll every known kernel (one tmux listing for all); statuses of those that ran."""
-        panes = self.tmux.panes()
+        windows = self.tmux.windows()
         out: builtins.list[KernelStatus] = []
-        for tenant_id in self.known_tenants(panes):
-            status = self.poll(tenant_id, panes)
+        for tenant_id in self.known_tenants(windows):
+            status = self.poll(tenant_id, windows)
             if status is not None:
                 out.append(status)
         return out
@@ -335,27 +316,46 @@ class KernelManager:
         return stopping.restart_kernel(self, tenant_id)
 
     # --- terminal, screen and input ---------------------------------------------------------------
-    def attach_command(self, tenant_id: str) -> builtins.list[str]:
-        """The argv that attaches a terminal to the tenant's kernel."""
+    def attach_command(self, tenant_id: str, agent: str | None = None) -> builtins.list[str]:
+        """The argv that attaches a terminal to the tenant's kernel (on ``agent``'s window).
+
+        Raises:
+            KernelError: ``agent`` is given and the kernel has no window for it.
+        """
         check_tenant_id(tenant_id)
-        return self.tmux.attach_argv(session_name(tenant_id))
+        name = session_name(tenant_id)
+        if agent is None:
+            return self.tmux.attach_argv(name)
+        pane = kernel_agents.agent_pane(self, tenant_id, name, agent)
+        window = next(
+            w for w, p in self.tmux.window_panes(name).items() if p.pane_id == pane.pane_id
+        )
+        return self.tmux.attach_argv(name, window)
 
     def is_running(self, tenant_id: str) -> bool:
-        """True when the tenant's session exists, is ours, and its agent is alive."""
-        info = self.tmux.pane(session_name(tenant_id))
-        return info is not None and info.owner == tenant_id and not info.dead
+        """True when the tenant's session exists, is ours, and one of its agents is alive."""
+        panes = self.tmux.windows().get(session_name(tenant_id), {})
+        first = next(iter(panes.values()), None)
+        return (
+            first is not None
+            and first.owner == tenant_id
+            and not all(p.dead for p in panes.values())
+        )
 
-    def capture(self, tenant_id: str, lines: int = 50) -> str:
-        """The last ``lines`` non-empty lines of the kernel's pane (scrollback included)."""
-        pane = self.tmux.pane(session_name(tenant_id))
-        if pane is None:
-            raise not_running(tenant_id)
+    def capture(self, tenant_id: str, lines: int = 50, agent: str | None = None) -> str:
+        """The last ``lines`` non-empty lines of an agent's pane (default: the first window)."""
+        pane = kernel_agents.agent_pane(self, tenant_id, session_name(tenant_id), agent)
         return "\n".join(self.tmux.history_tail(pane, lines))
 
-    def screen(self, tenant_id: str) -> str:
-        """The visible screen of the kernel's pane ("" when there is none)."""
-        pane = self.tmux.pane(session_name(tenant_id))
-        return "" if pane is None else self.tmux.visible(pane)
+    def screen(self, tenant_id: str, agent: str | None = None) -> str:
+        """The visible screen of an agent's pane (default: the first window; "" when none)."""
+        try:
+            pane = kernel_agents.agent_pane(self, tenant_id, session_name(tenant_id), agent)
+        except KernelError:
+            if agent is not None:
+                raise
+            return ""
+        return self.tmux.visible(pane)
 
     def send_text(self, tenant_id: str, text: str) -> None:
         """Type one line into the kernel (literally, then Enter)."""

@@ -8,7 +8,7 @@ import time
 from typing import TYPE_CHECKING
 
 from nika_tui.domain.agent_cli_table import spec_for
-from nika_tui.domain.kernel_state import KernelState, StateSource
+from nika_tui.domain.kernel_state import KernelState
 from nika_tui.domain.tenant_id import check_tenant_id
 from nika_tui.engine.kernels.results import RestartResult, StopResult, session_name
 from nika_tui.errors import KernelError, NikaError
@@ -58,11 +58,10 @@ def stop_kernel(
 
     release_kernel(tenant_id, manager.env)  # its cgroup goes with it
     how = f"killed after {timeout:g}s" if forced else "exited on request"
-    kernel_store.set_state(
-        manager.redis, tenant_id, KernelState.EXITED, StateSource.MANAGER, manager.now(),
-        event="stop", reason=f"stopped by nika ({how})",
+    kernel_store.end_kernel(
+        manager.redis, tenant_id, KernelState.EXITED, manager.now(), event="stop",
+        reason=f"stopped by nika ({how})",
     )  # fmt: skip
-    kernel_store.clear_heartbeat(manager.redis, tenant_id)
     body = {"action": "stop", "session": name, "forced": forced}
     manager.bus_event(tenant_id, "kernel.event", body)
     return StopResult(tenant_id, name, True, forced, f"kernel {tenant_id} stopped ({how})")

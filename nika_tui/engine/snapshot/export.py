@@ -171,5 +171,7 @@ def embedder_name(ctx: EngineContext) -> str:
 
 
 def _generation(ctx: EngineContext, tenant_id: str) -> str | None:
-    get = getattr(ctx.vectors, "generation", None)
-    return get(tenant_id) if callable(get) else None
+    from nika_tui.services.vectors.generations import generations_of
+
+    gens = generations_of(ctx.vectors)
+    return gens.live(tenant_id) if gens is not None else None

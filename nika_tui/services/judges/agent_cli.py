@@ -157,6 +157,16 @@ class AgentCliJudge:
             for v, r, ok in parse_batch_answer(message, len(pairs))
         ]
 
+    def complete(self, system: str, user: str, max_tokens: int) -> tuple[str | None, str]:
+        """One headless run for other callers (the LLM digest): ``(final message, "")`` or
+        ``(None, why)``.
+
+        The CLI keeps its own system prompt, so ``system`` leads the prompt on stdin, before
+        ``user``; ``max_tokens`` is the CLI's to decide (neither CLI takes it headless).
+        """
+        del max_tokens
+        return self._run(f"{system}\n\n{user}")
+
     def _run(self, prompt: str) -> tuple[str | None, str]:
         """Run the CLI with ``prompt`` on stdin: ``(final message, "")`` or ``(None, why)``."""
         argv = self.argv()

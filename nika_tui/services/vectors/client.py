@@ -6,6 +6,11 @@ points) and HNSW built per tenant (``payload_m=16, m=0``, as Qdrant's multitenan
 advises). Every read and write carries a ``tenant_id`` filter or payload; there is no call
 without one. Writes use ``wait=True``: the server has applied and logged them when they return.
 Ranking matches the Edge adapter: same dense/BM25 vectors, same prefetch depth and RRF k.
+
+A tenant that went through a fresh start (strategy A) has its own collections, one per layer,
+reached through the aliases ``{prefix}t_{tenant}_{layer}`` (:mod:`.client_generations`); every
+call for that tenant goes through them. The aliases are read once per process and again after a
+switch made by this process: the switch runs in the tenant's single writer.
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ from nika_tui.services.vectors.common import (
 )
 
 COLLECTION_PREFIX = "nika_"
+TENANT_ALIAS_INFIX = "t_"
+"""``{prefix}t_{tenant}_{layer}``: the alias of a tenant's own collection after a fresh start."""
 
 # What qdrant-client raises over REST (the factory never enables gRPC): API errors (HTTP
 # status), transport errors, and in local mode ValueError / KeyError for bad requests.
@@ -69,21 +76,40 @@ class ClientVectorStore:
     """:class:`~nika_tui.domain.ports.VectorStore` on a Qdrant server through qdrant-client."""
 
     def __init__(
-        self, client: QdrantClient, dimension: int, *, prefix: str = COLLECTION_PREFIX
+        self,
+        client: QdrantClient,
+        dimension: int,
+        *,
+        prefix: str = COLLECTION_PREFIX,
+        pinned: Mapping[Layer, str] | None = None,
     ) -> None:
         """Args:
         client: a connected client (``QdrantClient(url=...)``, or ``":memory:"`` in tests).
         dimension: size of the dense vectors.
         prefix: collection name prefix (``nika_`` → ``nika_semantic``, ``nika_episodic``).
+        pinned: every tenant reads and writes these collections, no alias is looked up, and
+            :meth:`close` leaves the client open (a generation being built, on a shared client).
         """
         if dimension < 1:
             raise ValueError("dimension must be positive")
         self._client = client
         self._dimension = dimension
         self._prefix = prefix
-        self._ready: set[Layer] = set()
+        self._pinned = dict(pinned) if pinned is not None else None
+        self._ready: set[str] = set()
+        self._aliases: set[str] | None = None
         self._lock = threading.Lock()
         self._encoder = SparseEncoder()
+
+    @property
+    def client(self) -> QdrantClient:
+        """The qdrant-client connection (shared with generation views)."""
+        return self._client
+
+    @property
+    def prefix(self) -> str:
+        """The collection name prefix."""
+        return self._prefix
 
     @property
     def dimension(self) -> int:
@@ -94,21 +120,59 @@ class ClientVectorStore:
         """Collection name of ``layer``."""
         return f"{self._prefix}{check_layer(layer).value}"
 
-    def _ensure(self, layer: Layer | str, *, create: bool) -> str | None:
-        """The layer's collection name once it exists; ``None`` if absent and not ``create``."""
-        layer = check_layer(layer)
-        name = self.collection(layer)
+    def tenant_alias(self, tenant_id: str, layer: Layer | str) -> str:
+        """The alias of ``tenant_id``'s own collection of ``layer`` (after a fresh start)."""
+        return f"{self._alias_head}{check_tenant(tenant_id)}_{check_layer(layer).value}"
+
+    def refresh_aliases(self) -> None:
+        """Read the server's aliases again at the next call (after a generation switch)."""
         with self._lock:
-            if layer in self._ready:
+            self._aliases = None
+            self._ready = {n for n in self._ready if not n.startswith(self._alias_head)}
+
+    @property
+    def _alias_head(self) -> str:
+        return f"{self._prefix}{TENANT_ALIAS_INFIX}"
+
+    def _routed(self, tenant_id: str, layer: Layer) -> str:
+        """The collection (or alias) that holds ``tenant_id``'s points of ``layer``."""
+        if self._pinned is not None:
+            return self._pinned[layer]
+        with self._lock:
+            if self._aliases is None:
+                with _translated("list aliases", self._prefix + "*"):
+                    found = self._client.get_aliases().aliases
+                head = self._alias_head
+                self._aliases = {a.alias_name for a in found if a.alias_name.startswith(head)}
+            aliases = self._aliases
+        if not aliases:
+            return self.collection(layer)
+        alias = self.tenant_alias(tenant_id, layer)
+        return alias if alias in aliases else self.collection(layer)
+
+    def ensure_collections(self, tenant_id: str) -> list[str]:
+        """Create ``tenant_id``'s collections of every layer now (a generation's alias
+        targets must exist even for a layer with no point)."""
+        return [n for layer in Layer if (n := self._ensure(tenant_id, layer, create=True))]
+
+    def _ensure(self, tenant_id: str, layer: Layer | str, *, create: bool) -> str | None:
+        """The collection holding the tenant's layer once it exists; ``None`` if absent and
+        not ``create``."""
+        layer = check_layer(layer)
+        name = self._routed(check_tenant(tenant_id), layer)
+        with self._lock:
+            if name in self._ready:
                 return name
             with _translated("open", name):
-                if not self._client.collection_exists(name):
+                if name.startswith(self._alias_head):
+                    pass  # listed by the server's aliases: it exists, and was checked when built
+                elif not self._client.collection_exists(name):
                     if not create:
                         return None
                     self._create(name)
                 else:
                     self._check_existing(name)
-            self._ready.add(layer)
+            self._ready.add(name)
             return name
 
     def _create(self, name: str) -> None:
@@ -181,7 +245,7 @@ class ClientVectorStore:
         prepared = prepare_points(
             check_tenant(tenant_id), layer, points, self._dimension, self._encoder
         )
-        name = self._ensure(layer, create=True)
+        name = self._ensure(tenant_id, layer, create=True)
         assert name is not None
         structs = [
             models.PointStruct(
@@ -209,7 +273,7 @@ class ClientVectorStore:
         """Nearest neighbours by cosine; ``score`` is the cosine similarity."""
         query = check_vector(vector, self._dimension, "query vector")
         check_limit(limit)
-        name = self._ensure(layer, create=False)
+        name = self._ensure(tenant_id, layer, create=False)
         if name is None or matches_nothing(flt):
             return []
         with _translated("search", name):
@@ -237,7 +301,7 @@ class ClientVectorStore:
         """Dense + BM25 prefetches fused with RRF on the server; ``score`` is fused."""
         query = check_vector(vector, self._dimension, "query vector")
         check_limit(limit)
-        name = self._ensure(layer, create=False)
+        name = self._ensure(tenant_id, layer, create=False)
         if name is None or matches_nothing(flt):
             return []
         qfilter = self._filter(check_tenant(tenant_id), flt)
@@ -271,7 +335,7 @@ class ClientVectorStore:
         """Points by id in the order asked; ids of other tenants are skipped like missing ones."""
         check_tenant(tenant_id)
         wanted = list(dict.fromkeys(check_point_id(i) for i in ids))
-        name = self._ensure(layer, create=False)
+        name = self._ensure(tenant_id, layer, create=False)
         if name is None or not wanted:
             return []
         with _translated("retrieve", name):
@@ -302,14 +366,14 @@ class ClientVectorStore:
                 f"no memory {pid} in tenant {tenant_id!r} ({layer.value})",
                 "list ids with `nika memory recall --json`",
             )
-        name = self.collection(layer)
+        name = self._routed(tenant_id, layer)
         with _translated("set_payload", name):
             self._client.set_payload(name, payload=values, points=[pid], wait=True)
 
     def delete(self, tenant_id: str, layer: Layer, ids: Sequence[str]) -> None:
         """Remove this tenant's points with these ids (others' points are never touched)."""
         wanted = [check_point_id(i) for i in ids]
-        name = self._ensure(layer, create=False)
+        name = self._ensure(tenant_id, layer, create=False)
         if name is None or not wanted:
             return
         selector = models.FilterSelector(
@@ -335,7 +399,7 @@ class ClientVectorStore:
     ) -> Iterator[ScoredPoint]:
         """Every point matching ``flt``, ``batch`` at a time; ``score`` is 1.0."""
         check_limit(batch)
-        name = self._ensure(layer, create=False)
+        name = self._ensure(tenant_id, layer, create=False)
         if name is None or matches_nothing(flt):
             return
         qfilter = self._filter(check_tenant(tenant_id), flt)
@@ -357,7 +421,7 @@ class ClientVectorStore:
 
     def count(self, tenant_id: str, layer: Layer, flt: PointFilter | None = None) -> int:
         """Exact number of points matching ``flt``."""
-        name = self._ensure(layer, create=False)
+        name = self._ensure(tenant_id, layer, create=False)
         if name is None or matches_nothing(flt):
             return 0
         with _translated("count", name):
@@ -367,6 +431,8 @@ class ClientVectorStore:
         return int(result.count)
 
     def close(self) -> None:
-        """Close the client's connections."""
+        """Close the client's connections (a pinned view leaves the shared client open)."""
+        if self._pinned is not None:
+            return
         with _translated("close", self._prefix + "*"):
             self._client.close()

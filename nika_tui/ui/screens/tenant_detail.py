@@ -138,6 +138,8 @@ are the overview's, for this tenant."""
         title.append(f"{k.state}", style="bold")
         title.append(f" (by {k.source or '?'}) · last event {k.last_event or '—'}")
         title.append(f" · heartbeat {format_duration(k.heartbeat_age_s)}")
+        if len(k.agents) > 1:  # one window per agent: each one's own state
+            title.append("\nagents: " + ", ".join(f"{cli} {state}" for cli, state in k.agents))
         for problem in (*row.problems, *d.problems):
             title.append(f"\n⚠ {problem}", style="yellow")
         self.query_one("#detail-title", Static).update(title)

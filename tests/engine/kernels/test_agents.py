@@ -1,0 +1,180 @@
+"""One kernel, two agent windows (issue #13): each agent's own state, screen and attach.
+
+A private tmux socket and the embedded Redis; both agents are the stand-in agent: the first
+window runs it as the ``shell`` tenant's command, the second is found on the kernel's PATH as
+``codex`` (a two-line script that starts the stand-in), so the second window is classified
+with Codex's pane patterns as a real Codex window would be.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import libtmux
+import pytest
+import redis
+
+from nika_tui.cli import main
+from nika_tui.domain.kernel_state import KernelState, KernelStatus
+from nika_tui.domain.tenant import AgentCli, KernelConfig, TenantConfig
+from nika_tui.engine.kernels.manager import KernelManager
+from nika_tui.errors import KernelError
+from nika_tui.services import kernel_store
+from nika_tui.services.config_store import save_tenant
+from tests.helpers import retry_until
+
+pytestmark = pytest.mark.tmux
+
+STANDIN = [sys.executable, "-m", "nika_tui.assets.standin_agent"]
+SESSION = "nika-tenant-duo"
+
+
+@pytest.fixture
+def manager(tmux_server: libtmux.Server, redis_client: redis.Redis) -> KernelManager:
+    return KernelManager(redis_client=redis_client, stop_timeout_s=4.0)
+
+
+@pytest.fixture
+def duo(tmp_path: Path, tmux_server: libtmux.Server, manager: KernelManager) -> str:
+    """A spawned tenant ``duo``: the stand-in in window ``shell``, a stand-in ``codex`` beside."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    codex = bin_dir / "codex"
+    codex.write_text(f'#!/bin/sh\nexec {sys.executable} -m nika_tui.assets.standin_agent "$@"\n')
+    codex.chmod(0o700)
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    save_tenant(
+        TenantConfig(
+            tenant_id="duo",
+            display_name="Duo",
+            agent_cli=AgentCli.SHELL,
+            more_agent_clis=[AgentCli.CODEX],
+            kernel=KernelConfig(
+                workdir=str(workdir),
+                command=STANDIN,
+                env={"PATH": f"{bin_dir}:/usr/bin:/bin"},
+            ),
+        )
+    )
+    assert manager.spawn("duo").spawned
+    return "duo"
+
+
+def agent_states(status: KernelStatus | None) -> dict[str, KernelState]:
+    return {} if status is None else {a.agent: a.state for a in status.agents}
+
+
+def wait_agents(manager: KernelManager, tenant_id: str, **want: KernelState) -> KernelStatus:
+    """Poll until each named agent (``codex=…``, ``shell=…``) is in the state given."""
+
+    def probe() -> KernelStatus | None:
+        status = manager.poll(tenant_id)
+        states = agent_states(status)
+        return status if all(states.get(a) is s for a, s in want.items()) else None
+
+    return retry_until(probe, what=f"{tenant_id}'s agents to be {want}")
+
+
+def type_into(manager: KernelManager, agent: str, text: str) -> None:
+    manager.tmux.send_text(manager.tmux.window_panes(SESSION)[agent], text)
+
+
+def test_each_agent_window_has_its_own_state_and_the_kernel_combines_them(
+    manager: KernelManager, duo: str
+) -> None:
+    assert list(manager.tmux.window_panes(SESSION)) == ["shell", "codex"]
+    status = wait_agents(manager, duo, shell=KernelState.IDLE, codex=KernelState.IDLE)
+    assert status.state is KernelState.IDLE
+    assert [a.agent for a in status.agents] == ["shell", "codex"]
+
+    type_into(manager, "codex", "work")
+    status = wait_agents(manager, duo, shell=KernelState.IDLE, codex=KernelState.WORKING)
+    assert status.state is KernelState.WORKING  # working if any agent works
+
+    type_into(manager, "shell", "ask")
+    status = wait_agents(manager, duo, shell=KernelState.WAITING_INPUT, codex=KernelState.WORKING)
+    assert status.state is KernelState.WAITING_INPUT  # a person is needed: that comes first
+
+    # Each agent's own screen: the question on the first window, the spinner on codex's.
+    assert "Do you want to proceed?" in manager.screen(duo)
+    assert "Working…" not in manager.screen(duo)
+    assert "Working…" in manager.screen(duo, "codex")
+    assert "Do you want to proceed?" not in manager.capture(duo, 200, agent="codex")
+
+
+def test_the_kernel_exits_only_when_every_agent_window_is_dead(
+    manager: KernelManager, duo: str, tmux_server: libtmux.Server
+) -> None:
+    wait_agents(manager, duo, shell=KernelState.IDLE, codex=KernelState.IDLE)
+    type_into(manager, "shell", "/exit")  # the first window goes first: codex lives on
+    status = wait_agents(manager, duo, shell=KernelState.EXITED, codex=KernelState.IDLE)
+    assert status.state is KernelState.IDLE and not status.stale
+    assert "exited with status 0" in status.agents[0].reason
+    assert tmux_server.has_session(SESSION) and manager.is_running(duo)
+    assert manager.spawn(duo).spawned is False  # a live agent is never replaced
+
+    type_into(manager, "codex", "/exit")
+    status = retry_until(
+        lambda: (s := manager.poll(duo)) is not None and s.state is KernelState.EXITED and s,
+        what="the kernel to exit once both agents have",
+    )
+    assert agent_states(status) == {"shell": KernelState.EXITED, "codex": KernelState.EXITED}
+    assert not tmux_server.has_session(SESSION)
+
+
+def test_a_hook_moves_its_own_agent_only(
+    manager: KernelManager, duo: str, redis_client: redis.Redis
+) -> None:
+    wait_agents(manager, duo, shell=KernelState.IDLE, codex=KernelState.IDLE)
+    now = manager.now()
+    state = kernel_store.record_hook_event(
+        redis_client, duo, "UserPromptSubmit", now, agent="codex"
+    )
+    assert state is KernelState.WORKING
+    status = manager.poll(duo)  # the pane says idle, but a fresh hook wins for its agent
+    assert status is not None and status.state is KernelState.WORKING
+    assert agent_states(status) == {"shell": KernelState.IDLE, "codex": KernelState.WORKING}
+    assert status.agents[1].source.value == "hook" and status.agents[0].source.value == "pane"
+
+    kernel_store.record_hook_event(redis_client, duo, "Stop", now, agent="codex")
+    status = manager.poll(duo)
+    assert status is not None and status.state is KernelState.IDLE
+
+
+def test_attach_with_cli_selects_that_agents_window(
+    manager: KernelManager, duo: str, tmux_server: libtmux.Server
+) -> None:
+    argv = manager.attach_command(duo, "codex")
+    split = argv.index(";")
+    assert argv[split + 1 :] == ["attach-session", "-t", f"={SESSION}"]
+    subprocess.run(argv[:split], check=True)  # what runs before the terminal is handed over
+    shown = manager.tmux.cmd("display-message", "-p", "-t", f"={SESSION}:", "#{window_name}")
+    assert shown == ["codex"]
+    assert manager.attach_command(duo) == manager.tmux.attach_argv(SESSION)
+
+    with pytest.raises(KernelError) as error:
+        manager.attach_command(duo, "gemini-cli")
+    assert "its agents: shell, codex" in (error.value.hint or "")
+
+
+def test_kernel_list_json_shows_each_agents_state(
+    manager: KernelManager, duo: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    type_into(manager, "codex", "work")
+
+    def listed() -> dict[str, Any] | None:
+        assert main(["kernel", "list", "--json"]) == 0
+        rows = json.loads(capsys.readouterr().out)
+        row = next(r for r in rows if r["tenant_id"] == duo)
+        states = {a["agent"]: a["state"] for a in row["agents"]}
+        return row if states == {"shell": "idle", "codex": "working"} else None
+
+    row = retry_until(listed, what="both agents' states in `nika kernel list --json`")
+    assert row["state"] == "working"
+    assert main(["kernel", "attach", duo, "--cli", "codex", "--json"]) == 0
+    assert "select-window" in json.loads(capsys.readouterr().out)["command"]
