@@ -5,20 +5,43 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+# Where `make install` (and so `make run`) links the `nika` command.
+BINDIR ?= $(HOME)/.local/bin
 
-.PHONY: run test test-fast lint imports typecheck unit unit-fast bench clean
+.PHONY: run install test test-fast lint imports typecheck unit unit-fast bench clean
 
+# Each step says what it does and how long it takes: the lock step used to look hung (issue 17).
 $(STAMP): pyproject.toml requirements.lock
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "nika-os needs Python 3.11+")'
+	@echo "==> [1/4] creating $(VENV)"
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	@echo "==> [2/4] torch 2.13.0, CPU build (~200 MB; one to a few minutes)"
 	# torch first, pinned: an unpinned torch would pull a multi-GB CUDA build.
-	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -r requirements.lock
+	$(PY) -m pip install --progress-bar on torch==2.13.0
+	@echo "==> [3/4] the locked dependencies (requirements.lock; one to two minutes)"
+	$(PY) -m pip install --progress-bar on -r requirements.lock
+	@echo "==> [4/4] nika-os itself (editable)"
 	$(PY) -m pip install --quiet --no-deps -e .
 	@touch $(STAMP)
+	@echo "==> installed in $(VENV)"
 
-run: $(STAMP)
+# `nika` on PATH for the README's commands: a symlink $(BINDIR)/nika -> .venv/bin/nika.
+# A symlink there is replaced (the newest clone wins); a regular file is never overwritten.
+install: $(STAMP)
+	@mkdir -p "$(BINDIR)"
+	@if [ -e "$(BINDIR)/nika" ] && [ ! -L "$(BINDIR)/nika" ]; then \
+		echo "note: $(BINDIR)/nika exists and is not ours; left as it is (use $(CURDIR)/$(VENV)/bin/nika)"; \
+	else \
+		ln -sfn "$(CURDIR)/$(VENV)/bin/nika" "$(BINDIR)/nika" && \
+		echo "==> nika: $(BINDIR)/nika -> $(CURDIR)/$(VENV)/bin/nika"; \
+	fi
+	@case ":$$PATH:" in *":$(BINDIR):"*) ;; \
+		*) echo "note: $(BINDIR) is not on your PATH; for this shell and the next ones run:"; \
+		   echo "      export PATH=\"$(BINDIR):\$$PATH\"   (and add that line to your shell's rc file)";; \
+	esac
+
+run: install
 	$(VENV)/bin/nika
 
 lint: $(STAMP)

@@ -119,6 +119,18 @@ class ServiceNotRunning(StoreUnavailable):
         super().__init__(message, hint or "start it with `nika up`")
 
 
+class ServiceBusy(ServiceNotRunning):
+    """The memory service is running but could not answer within the caller's deadline.
+
+    A subclass of :class:`ServiceNotRunning` so that every caller that already degrades when
+    the service does not answer (a hook, the dashboard) degrades the same way; one that can
+    wait retries.
+    """
+
+    def __init__(self, message: str = "the memory service is busy, retry", hint: str = "") -> None:
+        super().__init__(message, hint or "retry in a moment (the service is overloaded)")
+
+
 class PreviewOnly(NikaError):
     """An action tried in the offline preview (sample data): nothing runs there."""
 

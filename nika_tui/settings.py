@@ -63,6 +63,8 @@ _LENIENT_NUMBERS = (
     "park_retry_s",
     "kernel_watch_s",
     "hookd_idle_s",
+    "readers",
+    "read_shed_s",
 )
 
 
@@ -111,6 +113,10 @@ class Settings(BaseSettings):
     # -- the memory service ----------------------------------------------------------------------
     embed_ahead: bool = True
     """``0`` turns off embedding the next batch while the current one is written."""
+    readers: int = 8
+    """Reader threads answering recalls beside the ingest (``0``: the loop answers them)."""
+    read_shed_s: float = 0.15
+    """A read with less time than this left before its deadline is answered "busy, retry"."""
     park_retry_s: float = 10.0
     """Seconds before a tenant parked by a store failure is retried."""
     kernel_watch_s: float = 2.0

@@ -67,6 +67,8 @@ def _instance(cls: type[NikaError]) -> NikaError:
         return errors.AnswersInvalid([errors.Problem("tenant_id", "missing")], "answers.yaml")
     if cls is errors.EvalFileError:
         return errors.EvalFileError("eval.jsonl", [(3, "no label")])
+    if cls is errors.PreviewOnly:
+        return errors.PreviewOnly("retire a memory")
     raise AssertionError(f"add a way to build {cls.__name__} to this test")
 
 

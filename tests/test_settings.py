@@ -19,6 +19,7 @@ NOT_KNOBS = {
     "NIKA_MANAGED",  # written into a cloud pod's environment, read by its start command
     "NIKA_BOOTSTRAP",  # idem
     "NIKA_EMBEDDINGS_API_KEY",  # a secret: read where it is sent, never a setting
+    "NIKA_JUDGE_API_KEY",  # idem: the cloud judge's key when no keyring is available
 }
 
 

@@ -44,9 +44,10 @@ GROUPS: tuple[str, ...] = (
 )
 
 
-# Commands that run inside an agent's hook timeout: parse them with only their own group, so a
-# hook does not pay for importing every other command's module.
-FAST_PATHS: dict[str, tuple[str, ...]] = {"hook": ("hook",)}
+# Commands that run inside an agent's hook timeout, or whose first prompt a person waits for
+# (`setup` from the welcome screen): parse them with only their own group, so they do not pay
+# for importing every other command's module.
+FAST_PATHS: dict[str, tuple[str, ...]] = {"hook": ("hook",), "setup": ("setup",)}
 
 
 def build_parser(groups: Sequence[str] = GROUPS) -> argparse.ArgumentParser:

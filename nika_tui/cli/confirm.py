@@ -58,5 +58,11 @@ def _confirm(args: argparse.Namespace) -> int:
     if args.json:
         print_json(out)
     else:
-        print(f"{out['status']} {out['id'][:12]} ({out['kind']})")
+        line = f"{out['status']} {out['id'][:12]} ({out['kind']})"
+        result = out.get("result")
+        if isinstance(result, dict) and str(out["kind"]).startswith("debt."):
+            from nika_tui.domain.debt_results import describe_result
+
+            line += ": " + describe_result(str(out["kind"]), result.get("result", result))
+        print(line)
     return 0

@@ -100,9 +100,11 @@ def _status_line(m: Mapping[str, Any]) -> str:
     shown = "no data" if value is None else f"{value:.4g}"
     ci = m.get("ci")
     interval = f" [{ci[0]:.3g}, {ci[1]:.3g}]" if ci else ""
+    # An insufficient metric says why (n and the minimum) instead of a bare sample size.
+    sample = m.get("note") or f"n={m['sample_size']}"
     return (
-        f"  {m['status']:<5} {m['name']:<24} {shown:>10}{interval}  "
-        f"threshold {m['threshold']:g} {m['unit']}  (n={m['sample_size']})"
+        f"  {m['status']:<12} {m['name']:<24} {shown:>10}{interval}  "
+        f"threshold {m['threshold']:g} {m['unit']}  ({sample})"
     )
 
 

@@ -221,6 +221,7 @@ def check_cgroups() -> CheckResult:
 
 def collect() -> list[CheckResult]:
     """Every check, in report order."""
+    from nika_tui.cli.doctor_judge import check_judges
     from nika_tui.cli.doctor_runtime import check_runtime
 
     return [
@@ -232,6 +233,7 @@ def collect() -> list[CheckResult]:
         check_cgroups(),
         *check_agent_clis(),
         *check_codex_hook_trust(),
+        *check_judges(),
         *check_runtime(),
     ]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -195,14 +196,26 @@ def remember_cmd(args: argparse.Namespace) -> int:
         print(out["id"])
         for old in out.get("retired", []):
             print(f"retired {old} (superseded)", file=sys.stderr)
-        for rid in out.get("reviews", []):
-            print(
-                f"review {rid} queued: see `nika review list --tenant {req.tenant_id}`",
-                file=sys.stderr,
-            )
+        for line in review_lines(out, req.tenant_id):
+            print(line, file=sys.stderr)
         if out.get("status") == "duplicate":
             print("already remembered (same text): nothing new stored", file=sys.stderr)
     return 0
+
+
+def review_lines(out: Mapping[str, Any], tenant_id: str) -> list[str]:
+    """One line per review the ingest queued, with the judge's reason (issue 17).
+
+    Each review came from one UNCERTAIN judgement, in the same order.
+    """
+    unclear = [j for j in out.get("judgements", []) if str(j.get("verdict")).upper() == "UNCERTAIN"]
+    lines = []
+    for i, rid in enumerate(out.get("reviews", [])):
+        why = (
+            f" ({unclear[i].get('judge')}: {unclear[i].get('reason')})" if i < len(unclear) else ""
+        )
+        lines.append(f"review {rid} queued{why}: see `nika review list --tenant {tenant_id}`")
+    return lines
 
 
 # --- recall -----------------------------------------------------------------------------------

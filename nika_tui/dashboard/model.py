@@ -29,7 +29,7 @@ UNREADABLE = "unreadable"
 KernelStateName = str
 """starting | working | waiting-input | idle | exited | error | unknown | unreadable."""
 
-MetricStatus = Literal["ok", "warn", "alert", "unknown"]
+MetricStatus = Literal["ok", "warn", "alert", "insufficient", "unknown"]
 ReviewResolution = Literal["replace", "keep", "skip"]
 
 STATE_ORDER: tuple[str, ...] = (
@@ -44,7 +44,7 @@ STATE_ORDER: tuple[str, ...] = (
 )
 """Sort order of kernel states: what needs a person first."""
 
-STATUS_RANK: Mapping[str, int] = {"alert": 3, "warn": 2, "ok": 1, "unknown": 0}
+STATUS_RANK: Mapping[str, int] = {"alert": 3, "warn": 2, "ok": 1, "insufficient": 0, "unknown": 0}
 
 
 @dataclass(frozen=True, slots=True)

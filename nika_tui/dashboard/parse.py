@@ -148,7 +148,7 @@ def parse_fill(
 
 def _status(value: object) -> MetricStatus:
     text = _str(value).lower()
-    if text in ("ok", "warn", "alert"):
+    if text in ("ok", "warn", "alert", "insufficient"):
         return text  # type: ignore[return-value]
     return "unknown"
 

@@ -17,7 +17,7 @@ import subprocess
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import redis
@@ -61,6 +61,7 @@ from nika_tui.dashboard.redis_reads import (
     redis_down,
     stream_entries,
 )
+from nika_tui.domain.debt_results import describe_result
 from nika_tui.domain.protocol import Op
 from nika_tui.errors import KernelError, NikaError
 from nika_tui.paths import tenant_data_dir, tmux_socket_name
@@ -335,8 +336,12 @@ class RedisDashboardSource(RedisMemories):
         finally:
             client.close()
         line = f"{out['status']} {out['kind']} for {tenant_id}"
-        if out.get("result"):
-            line += f": {json.dumps(out['result'], default=str)[:160]}"
+        result = out.get("result")
+        if isinstance(result, dict) and str(out["kind"]).startswith("debt."):
+            inner = result.get("result", result)  # debt.apply answers {"result": {...}}
+            line += f": {describe_result(str(out['kind']), inner)}"
+        elif result:
+            line += f": {json.dumps(result, default=str)[:160]}"
         return line
 
     # --- bus, recall --------------------------------------------------------------------
@@ -363,15 +368,6 @@ class RedisDashboardSource(RedisMemories):
             body["as_of"] = as_of.isoformat()
         reply = self._rpc(Op.RECALL, body)
         return parse_recall(tenant_id, query, reply)
-
-    def mark_recall(self, tenant_id: str, query: str, hit_id: str, useful: bool) -> str:
-        """Append the mark to the tenant's relevance set, as `nika memory feedback` does."""
-        from nika_tui.tuning.relevance import mark
-
-        at, ids = datetime.now(UTC).isoformat(), [hit_id]
-        mark(tenant_id, query, at, useful=ids if useful else (),
-             not_useful=() if useful else ids, env=self.env)  # fmt: skip
-        return f"{hit_id[:8]} marked {'useful' if useful else 'not useful'} for tuning"
 
     # --- kernels ------------------------------------------------------------------------
     def spawn(self, tenant_id: str) -> str:

@@ -34,7 +34,7 @@ from nika_tui.domain.tenant import (
     TenantConfig,
     TokenLimitAction,
 )
-from nika_tui.domain.tenant_id import is_valid_tenant_id
+from nika_tui.domain.tenant_id import check_tenant_id_answer
 from nika_tui.errors import AnswersInvalid, Problem
 
 E = TypeVar("E", Language, Plan, AgentCli, Privacy, Provider, AutoMode)
@@ -63,6 +63,11 @@ REQUIRED_KEYS: tuple[str, ...] = (
 AUTO_ACTION_KEYS: tuple[str, ...] = tuple(AutoActions.model_fields)
 QUOTA_KEYS: tuple[str, ...] = tuple(Quotas.model_fields)
 QUOTA_MAX_CPU_PERCENT = 6400
+JUDGE_KEY_NAME = "judge.api_key"
+"""Keyring / file key of the HTTP judge's API key (service ``nika-os/{tenant}``)."""
+JUDGE_KEY_ENV = "NIKA_JUDGE_API_KEY"
+"""Where the key is read from when there is no secure store."""
+NEEDS_KNOWLEDGE_REPO = "autonomous compress needs a knowledge_repo to write to"
 
 _GIT_URL = re.compile(r"^(https?|ssh|git|file)://\S+$|^[\w.-]+@[\w.-]+:\S+$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -81,18 +86,6 @@ class SetupPlan:
     config: TenantConfig
     secrets: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
-
-
-def check_tenant_id_answer(value: object) -> str | None:
-    """Reason a tenant id answer is invalid, or ``None``."""
-    if not isinstance(value, str) or not value:
-        return "must be a non-empty string"
-    if not is_valid_tenant_id(value):
-        return (
-            "use 1-40 characters: lowercase letters, digits and '-', starting with a letter or "
-            "digit (e.g. 'acme')"
-        )
-    return None
 
 
 def check_display_name(value: object) -> str | None:
@@ -126,8 +119,15 @@ def knowledge_repo_is_url(value: str) -> bool:
     return bool(_GIT_URL.match(value))
 
 
-def parse_quota(value: object, key: str) -> int | str:
-    """An integer quota, or the reason it is not one."""
+def parse_quota(value: object, key: str, cores: int | None = None) -> int | str:
+    """An integer quota, or the reason it is not one.
+
+    Args:
+        value: The answer.
+        key: Which quota (``cpu_percent`` is bounded).
+        cores: Cores of the machine that will run the kernel (the wizard passes the real
+            count); ``None`` for an answers file, which may describe another machine.
+    """
     # YAML booleans are ints in Python; a quota of `true` is a mistake, not 1.
     if isinstance(value, bool) or not isinstance(value, int):
         if isinstance(value, str) and value.strip().isdigit():
@@ -136,6 +136,8 @@ def parse_quota(value: object, key: str) -> int | str:
             return "must be a positive integer"
     if value <= 0:
         return "must be a positive integer"
+    if key == "cpu_percent" and cores is not None and value > 100 * cores:
+        return f"at most {100 * cores} ({cores} core{'s' if cores > 1 else ''} on this machine)"
     if key == "cpu_percent" and value > QUOTA_MAX_CPU_PERCENT:
         return f"at most {QUOTA_MAX_CPU_PERCENT} (64 cores)"
     return value
@@ -361,6 +363,7 @@ def build_setup(
     base: TenantConfig | None = None,
     judge_endpoint: str | None = None,
     judge_model: str | None = None,
+    judge_api_key: str | None = None,
     source: str = "answers",
 ) -> SetupPlan:
     """Validate answers and build the config, listing every problem at once.
@@ -378,6 +381,8 @@ def build_setup(
         base: The existing config, whose judge, kernel and provider references are kept.
         judge_endpoint: Endpoint of the HTTP judge (privacy ``cloud``).
         judge_model: Model name for the HTTP judge.
+        judge_api_key: The HTTP judge's key typed in the wizard: stored like a provider's
+            (``judge.api_key`` in the keyring), never in the config.
         source: Name of the answers' origin, used in the error message.
 
     Returns:
@@ -412,6 +417,10 @@ def build_setup(
     if reason := check_knowledge_repo(repo):
         problems.append(Problem("knowledge_repo", reason))
     auto = _auto_actions(raw.get("auto_actions"), problems, accept_risk, require_accept_risk)
+    if auto.compress is AutoMode.AUTONOMOUS and not repo:
+        # Strategy A writes into the knowledge repo: autonomous compress with none would fail
+        # at its first run, every time, instead of here.
+        problems.append(Problem("auto_actions.compress", NEEDS_KNOWLEDGE_REPO))
     trust_codex = raw.get("trust_codex_hooks")
     if trust_codex is not None and not isinstance(trust_codex, bool):
         problems.append(Problem("trust_codex_hooks", "must be true or false"))
@@ -434,6 +443,14 @@ def build_setup(
     assert isinstance(tenant_id, str) and isinstance(name, str)
     assert language and plan and agent and privacy
     judge = _judge(privacy, agent, base, judge_endpoint, judge_model, warnings)
+    if judge.kind is JudgeKind.HTTP and judge_api_key:
+        if storage is SecretSource.ENV:
+            ref = SecretRef(source=SecretSource.ENV, name=JUDGE_KEY_ENV)
+            warnings.append(f"no secure store for the judge's key: set {JUDGE_KEY_ENV}")
+        else:
+            ref = SecretRef(source=storage, name=JUDGE_KEY_NAME)
+            secrets[JUDGE_KEY_NAME] = judge_api_key
+        judge = judge.model_copy(update={"api_key": ref})
     config = TenantConfig(
         tenant_id=tenant_id,
         display_name=name.strip(),

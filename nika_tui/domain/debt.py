@@ -11,7 +11,11 @@ Status bands (documented in ``docs/debt.md``):
 * ``alert`` — past the threshold (``value > threshold``; ``value < threshold`` for BELOW).
 * ``warn`` — within 20 % of it: ``value > 0.8 × threshold`` (``value < threshold / 0.8`` for
   BELOW metrics), so an operator sees the trend before the alert.
-* ``ok`` — otherwise, and whenever there is no data (``value`` is then None).
+* ``ok`` — otherwise.
+* ``insufficient`` — no data (``value`` is None), or fewer observations than the metric's
+  ``min_sample`` (:data:`~nika_tui.domain.debt_tables.METRICS`): the value is still reported,
+  with a note ``insufficient data: n=3 of the 30 needed``, but it never warns, alerts, calls
+  for an action nor counts toward the critical level (three memories are not a trend).
 
 Critical level (seed, « Automatisation »: review request + pause of bulk ingestion) — any of:
 
@@ -38,9 +42,7 @@ from nika_tui.domain.debt_tables import (
     GROWTH_SUSTAINED_DAYS,
     INSUFFICIENT_SAMPLE,
     METRICS,
-    MIN_QUERY_SAMPLE,
     NO_STRATEGY_ADVICE,
-    QUERY_LOG_METRICS,
     TRIGGERS,
     WARN_FRACTION,
     ActionKind,
@@ -72,7 +74,7 @@ class MetricReport(BaseModel):
     unit: str = ""
     direction: Direction = Direction.ABOVE
     detail: str = ""
-    note: str = Field(default="", description="'insufficient sample' when too few queries.")
+    note: str = Field(default="", description="'insufficient data: n=…' below min_sample.")
 
 
 class AuditReport(BaseModel):
@@ -101,7 +103,7 @@ class AuditReport(BaseModel):
 
 
 def status_for(spec: MetricSpec, value: float | None) -> MetricStatus:
-    """ok / warn / alert for ``value`` (ok when there is no data).
+    """ok / warn / alert for ``value`` (``insufficient`` when there is no data).
 
     Args:
         spec: The metric.
@@ -111,7 +113,7 @@ def status_for(spec: MetricSpec, value: float | None) -> MetricStatus:
         The status band.
     """
     if value is None:
-        return MetricStatus.OK
+        return MetricStatus.INSUFFICIENT
     if spec.direction is Direction.ABOVE:
         if value > spec.threshold:
             return MetricStatus.ALERT
@@ -152,8 +154,9 @@ def build_metric(
         sample_size: Observations behind the value.
         ci: 95 % interval when the value is an estimate.
         detail: Free text (what was measured, why there is no data).
-        queries: For a query-log metric, the queries behind the value: fewer than
-            :data:`MIN_QUERY_SAMPLE` keep the status ``ok`` with an ``insufficient sample`` note.
+        queries: For a query-log metric, the queries behind the value (its ``n``; other
+            metrics count ``sample_size``). Fewer than the metric's ``min_sample`` make the
+            status ``insufficient`` with an ``insufficient data: n=…`` note.
 
     Returns:
         The report.
@@ -163,14 +166,13 @@ def build_metric(
     """
     spec = METRICS[name]
     status = status_for(spec, value)
+    n = queries if queries is not None else sample_size
     note = ""
-    if (
-        name in QUERY_LOG_METRICS
-        and queries is not None
-        and value is not None
-        and queries < MIN_QUERY_SAMPLE
-    ):
-        status, note = MetricStatus.OK, INSUFFICIENT_SAMPLE
+    if value is None:
+        note = f"{INSUFFICIENT_SAMPLE}: nothing to measure yet"
+    elif n < spec.min_sample:
+        status = MetricStatus.INSUFFICIENT
+        note = f"{INSUFFICIENT_SAMPLE}: n={n} of the {spec.min_sample} needed"
     return MetricReport(
         name=name,
         value=value,
@@ -201,8 +203,8 @@ def critical_reasons(metrics: list[MetricReport]) -> list[str]:
     reasons: list[str] = []
     for m in metrics:
         spec = METRICS.get(m.name)
-        if m.note == INSUFFICIENT_SAMPLE:
-            continue  # too few queries to call it critical
+        if m.status is MetricStatus.INSUFFICIENT:
+            continue  # too few observations to call it critical
         if spec is not None and is_critical_value(spec, m.value):
             bound = (
                 f">= {CRITICAL_FACTOR} x {spec.threshold:g}"

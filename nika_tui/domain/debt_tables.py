@@ -30,6 +30,8 @@ class MetricStatus(StrEnum):
     OK = "ok"
     WARN = "warn"
     ALERT = "alert"
+    INSUFFICIENT = "insufficient"
+    """No data, or fewer observations than the metric's ``min_sample``: never warn / alert."""
 
 
 class Strategy(StrEnum):
@@ -116,6 +118,9 @@ class MetricSpec:
         window: What the value is computed over.
         action: The seed's action.
         strategy: The strategy of the trigger table (None when the table has no row).
+        min_sample: Observations (``sample_size``; queries for a query-log metric) the
+            value needs before it may be ``warn`` or ``alert``; below it the status is
+            ``insufficient`` (docs/debt.md, decision 220).
     """
 
     name: str
@@ -126,6 +131,7 @@ class MetricSpec:
     window: str
     action: ActionKind
     strategy: Strategy | None
+    min_sample: int = 1
 
 
 OFFTOPIC_COSINE_FLOOR = 0.50
@@ -141,11 +147,11 @@ DEDUP_COSINE = 0.92
 QUERY_WINDOW = 50
 """Recent queries examined by the query-log metrics (seed: « sur 50 requêtes »)."""
 MIN_QUERY_SAMPLE = 10
-"""Queries a query-log metric needs before it may be ``warn`` / ``alert``: below it the status
-is ``ok`` with ``note`` = :data:`INSUFFICIENT_SAMPLE` (one odd recall must not raise a critical
-alert and pause ingestion)."""
+"""Queries a query-log metric needs before it may be ``warn`` / ``alert`` (its ``min_sample``):
+one odd recall must not raise a critical alert and pause ingestion."""
 QUERY_LOG_METRICS = frozenset({"rag_offtopic_rate", "cross_project_leakage", "staleness_score"})
-INSUFFICIENT_SAMPLE = "insufficient sample"
+INSUFFICIENT_SAMPLE = "insufficient data"
+"""The start of ``note`` when a metric has fewer observations than its ``min_sample``."""
 OPERATIONAL_ACTIONS = frozenset({"code", "debug", "deploy", "config", "system"})
 """``action_type`` values that make a logged query operational (staleness_score)."""
 
@@ -163,6 +169,7 @@ METRICS: dict[str, MetricSpec] = {
         window=f"last {QUERY_WINDOW} queries",
         action=ActionKind.RETAG,
         strategy=None,
+        min_sample=MIN_QUERY_SAMPLE,
     ),
     "qdrant_growth_rate": MetricSpec(
         name="qdrant_growth_rate",
@@ -189,6 +196,7 @@ METRICS: dict[str, MetricSpec] = {
         window="compactions of the last 24 h",
         action=ActionKind.TRIM_WORKING_MEMORY,
         strategy=None,
+        min_sample=3,
     ),
     "duplicate_rate": MetricSpec(
         name="duplicate_rate",
@@ -203,6 +211,7 @@ METRICS: dict[str, MetricSpec] = {
         window="current points",
         action=ActionKind.DEDUP,
         strategy=None,
+        min_sample=30,
     ),
     "staleness_score": MetricSpec(
         name="staleness_score",
@@ -217,6 +226,7 @@ METRICS: dict[str, MetricSpec] = {
         window=f"last {QUERY_WINDOW} operational queries",
         action=ActionKind.BOOST_RECENCY,
         strategy=None,
+        min_sample=MIN_QUERY_SAMPLE,
     ),
     "cross_project_leakage": MetricSpec(
         name="cross_project_leakage",
@@ -230,6 +240,7 @@ METRICS: dict[str, MetricSpec] = {
         window=f"last {QUERY_WINDOW} project-scoped queries",
         action=ActionKind.TIGHTEN_SCOPE,
         strategy=Strategy.A,
+        min_sample=MIN_QUERY_SAMPLE,
     ),
     "judge_disagreement": MetricSpec(
         name="judge_disagreement",
@@ -243,6 +254,7 @@ METRICS: dict[str, MetricSpec] = {
         window="last 50 judged pairs",
         action=ActionKind.AUDIT_JUDGE_PROMPT,
         strategy=Strategy.A,
+        min_sample=20,
     ),
     "audit_log_growth_rate": MetricSpec(
         name="audit_log_growth_rate",
@@ -269,6 +281,7 @@ METRICS: dict[str, MetricSpec] = {
         window="last 100 spawns",
         action=ActionKind.DIAGNOSE_SPAWN,
         strategy=Strategy.B,
+        min_sample=20,
     ),
 }
 METRIC_NAMES: tuple[str, ...] = tuple(METRICS)

@@ -24,3 +24,15 @@ def check_tenant_id(value: str) -> str:
             "or digit (e.g. 'acme' or 'team-2')",
         )
     return value
+
+
+def check_tenant_id_answer(value: object) -> str | None:
+    """Reason a tenant id answer is invalid, or ``None`` (the wizard's inline check)."""
+    if not isinstance(value, str) or not value:
+        return "must be a non-empty string"
+    if not is_valid_tenant_id(value):
+        return (
+            "use 1-40 characters: lowercase letters, digits and '-', starting with a letter or "
+            "digit (e.g. 'acme')"
+        )
+    return None

@@ -155,6 +155,12 @@ class Worker:
         self._lost(tenant_id)
         return False
 
+    def holds_now(self, tenant_id: str) -> bool:
+        """True while the lease is certainly valid, with no renewal and no state change: what
+        a reader thread may ask (the renewer keeps ``valid_until`` ahead; else the loop routes)."""
+        lease = self.held.get(tenant_id)
+        return lease is not None and time.monotonic() < lease.valid_until
+
     def route(self, tenant_id: str) -> str | None:
         """``self.id`` when the tenant is ours (acquired now if free and preferred), else the
         worker to hand its entries to; ``None``: wait (our old lease, token unknown, lapsing)."""
@@ -260,7 +266,8 @@ class Worker:
                 continue  # no group yet
             for row in consumers:
                 name = str(row["name"])
-                if name == self.id or name in self._live or not int(row["pending"]):
+                owner = name.split(":read", 1)[0]  # a worker's reader threads: "<id>:read<i>"
+                if owner == self.id or owner in self._live or not int(row["pending"]):
                     continue
                 rows: Any = self.r.xpending_range(
                     stream, group, min="-", max="+", count=1000, consumername=name

@@ -4,7 +4,8 @@
   while the service is down (it consumes the backlog when it starts). A writer that wants to
   know the outcome BLPOPs ``ingest_done(tenant, key)``, where the service pushes it.
 - Reads and person-made decisions are RPCs: XADD ``{id, op, body, deadline}`` to ``RPC_STREAM``,
-  then BLPOP ``rpc_reply(id)`` with a timeout. Replies are ``{"ok": true, "result": …}`` or
+  then BLPOP ``rpc_reply(id)`` with a timeout; a running service that cannot answer in time
+  raises :class:`ServiceBusy` (retry) by the deadline. Replies are ``{"ok": true, "result": …}`` or
   ``{"ok": false, "error", "hint", "kind"}`` (``kind`` names the :class:`NikaError` subclass).
 - ``SERVICE_HEARTBEAT`` (a key with a TTL) tells whether a service is running; without one the
   client fails fast with "memory service is not running — start it with `nika up`".
@@ -28,7 +29,7 @@ from nika_tui.domain.input_limits import check_no_nul, check_valid_from
 from nika_tui.domain.memory import MemoryRecord, content_hash
 from nika_tui.domain.protocol import Op
 from nika_tui.domain.requests import RecallQuery, RecallResult, RememberRequest
-from nika_tui.errors import NikaError, ServiceNotRunning, StoreUnavailable
+from nika_tui.errors import NikaError, ServiceBusy, ServiceNotRunning, StoreUnavailable
 from nika_tui.services import redis_keys
 from nika_tui.services.liveness import heartbeat_live
 from nika_tui.services.secret_mask import masked_request
@@ -243,9 +244,12 @@ class MemoryClient:
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise ServiceNotRunning(
-                    f"memory service did not answer {op!r} within {wait:.0f}s",
-                    "it may be busy or stuck: look at it with "
+                # Alive but late: busy (a retry may succeed), not gone; either way the caller
+                # gets an answer by its deadline and never hangs.
+                error = ServiceBusy if self.service_alive() else ServiceNotRunning
+                raise error(
+                    f"memory service did not answer {op!r} within {wait:g}s: busy, retry",
+                    "retry; if it lasts, look at it with "
                     "`tmux -L $NIKA_TMUX_SOCKET attach -t nika-core`, or restart it "
                     "(`nika down` then `nika up`)",
                 )

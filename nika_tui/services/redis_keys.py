@@ -112,6 +112,14 @@ def judge_audit(tenant_id: str) -> str:
     return tenant_key(tenant_id, "judge:audit")
 
 
+def debt_noop(tenant_id: str, action: str) -> str:
+    """String: memory counts when an approved debt ``action`` last changed nothing.
+
+    The audit does not queue that action again while the counts are the same (issue 17).
+    """
+    return tenant_key(tenant_id, f"debt:noop:{action}")
+
+
 def spawn_diagnosis(tenant_id: str) -> str:
     """String: JSON of the latest spawn diagnosis (the diagnose_spawn action)."""
     return tenant_key(tenant_id, "spawn:diagnosis")

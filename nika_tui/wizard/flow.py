@@ -8,8 +8,6 @@ Nothing is written until the summary is confirmed; the caller then calls
 
 from __future__ import annotations
 
-import getpass
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -17,7 +15,6 @@ from typing import Any, TextIO
 from nika_tui.domain.answers import (
     SetupPlan,
     build_setup,
-    check_tenant_id_answer,
     config_to_answers,
 )
 from nika_tui.domain.tenant import (
@@ -35,6 +32,7 @@ from nika_tui.services.agent_clis import AgentCliInfo, detect_agent_clis
 from nika_tui.services.config_store import list_tenant_ids, load_tenant
 from nika_tui.services.provider_verify import Endpoints
 from nika_tui.services.secrets import SecretStore
+from nika_tui.wizard.first_prompt import ask_tenant_id
 from nika_tui.wizard.prompts import Prompter
 from nika_tui.wizard.sections import SectionsMixin
 from nika_tui.wizard.summary import render_summary
@@ -60,12 +58,6 @@ class WizardOutcome:
     store: SecretStore
     storage: SecretSource
     backup: bool
-
-
-def suggest_tenant_id(user: str) -> str:
-    """A valid tenant id derived from a user name (``John.Doe`` → ``john-doe``)."""
-    slug = re.sub(r"[^a-z0-9-]+", "-", user.lower()).strip("-")[:40]
-    return slug if check_tenant_id_answer(slug) is None else "default"
 
 
 class SetupWizard(SectionsMixin):
@@ -104,6 +96,7 @@ class SetupWizard(SectionsMixin):
         self.values: dict[Provider, dict[str, str]] = {}
         self.judge_endpoint: str | None = None
         self.judge_model: str | None = None
+        self.judge_key: str | None = None
         self.base: TenantConfig | None = None
         self._store: SecretStore | None = None
 
@@ -130,13 +123,7 @@ class SetupWizard(SectionsMixin):
             self._ask_section(section)
             return self._review(backup=False)
         if tenant_id is None:
-            self.say("Welcome to nika-os. Let's set up a tenant (Ctrl-C quits, nothing written).")
-            tenant_id = self.ask.text(
-                "Tenant id",
-                default=suggest_tenant_id(getpass.getuser()),
-                validate=check_tenant_id_answer,
-                instruction="(lowercase letters, digits, '-')",
-            )
+            tenant_id = ask_tenant_id(self.ask, self.out)
         if tenant_config_path(tenant_id, self.env).exists():
             return self._existing(load_tenant(tenant_id, self.env))
         self._start_fresh(tenant_id)
@@ -175,7 +162,7 @@ class SetupWizard(SectionsMixin):
     def _start_fresh(self, tenant_id: str) -> None:
         self.base = None
         self.values = {}
-        self.judge_endpoint = self.judge_model = None
+        self.judge_endpoint = self.judge_model = self.judge_key = None
         self.answers = {"tenant_id": tenant_id, "quotas": None, "providers": []}
         self._store = self._store_factory(tenant_id)
 
@@ -201,6 +188,7 @@ class SetupWizard(SectionsMixin):
             base=self.base,
             judge_endpoint=self.judge_endpoint,
             judge_model=self.judge_model,
+            judge_api_key=self.judge_key,
             source="wizard",
         )
 

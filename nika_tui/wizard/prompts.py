@@ -106,9 +106,15 @@ class Prompter:
         return result
 
     def confirm(self, message: str, *, default: bool = True) -> bool:
-        """Yes / no (``y`` or ``n`` answers at once; Enter takes the default)."""
+        """Yes / no: ``y`` or ``n`` then Enter (Enter alone takes the default).
+
+        Not questionary's ``auto_enter``: with it ``y`` answered at once, so the Enter a person
+        types after it by habit answered the next question (issue 17).
+        """
         return bool(
-            questionary.confirm(message, default=default, style=_STYLE, **self._io).unsafe_ask()
+            questionary.confirm(
+                message, default=default, auto_enter=False, style=_STYLE, **self._io
+            ).unsafe_ask()
         )
 
     def checkbox(

@@ -6,13 +6,14 @@ Each section reads and updates ``self.answers`` (the answers-file shape) and, fo
 
 from __future__ import annotations
 
-import re
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
 from nika_tui.domain.answers import (
     AUTO_ACTION_KEYS,
+    NEEDS_KNOWLEDGE_REPO,
     check_display_name,
     check_knowledge_repo,
     knowledge_repo_is_url,
@@ -40,6 +41,7 @@ from nika_tui.errors import SecretStoreError
 from nika_tui.services.agent_clis import AgentCliInfo
 from nika_tui.services.provider_verify import Endpoints, VerifyStatus, verify_provider
 from nika_tui.services.secrets import SecretStore
+from nika_tui.wizard.judge_section import ask_cloud_judge
 from nika_tui.wizard.prompts import Prompter
 from nika_tui.wizard.summary import quotas_text
 
@@ -54,7 +56,6 @@ _AUTO_LABELS = {
     "purge": "auto-purge (retire stale memories)",
     "rem": "auto-REM (the consolidation pass)",
 }
-_URL = re.compile(r"^https?://[^\s/]+\S*$")
 
 
 class SectionsMixin:
@@ -69,6 +70,7 @@ class SectionsMixin:
     endpoints: Endpoints | None
     judge_endpoint: str | None
     judge_model: str | None
+    judge_key: str | None
     _store: SecretStore | None
     _clis: Mapping[AgentCli, AgentCliInfo] | None
     _detect: Callable[[], Mapping[AgentCli, AgentCliInfo]]
@@ -183,14 +185,7 @@ class SectionsMixin:
         )
         self.answers["privacy"] = privacy.value
         if privacy is Privacy.CLOUD:
-            self.judge_endpoint = self.ask.text(
-                "Judge endpoint (OpenAI-compatible base URL)",
-                default=self.judge_endpoint or "",
-                validate=lambda v: None if _URL.match(v) else "expected http(s)://host[/path]",
-            )
-            self.judge_model = (
-                self.ask.text("Judge model (empty for the endpoint's default)", default="") or None
-            )
+            ask_cloud_judge(self)
 
     def _providers(self) -> None:
         current = set(self.answers.get("providers") or [])
@@ -299,7 +294,14 @@ class SectionsMixin:
                     default=current.get(key, AutoMode.ESCALATE.value),
                 )
             )
-            if mode is AutoMode.AUTONOMOUS and not self.ask.confirm(
+            if (
+                key == "compress"
+                and mode is AutoMode.AUTONOMOUS
+                and not self.answers.get("knowledge_repo")
+            ):
+                self.say(f"  {NEEDS_KNOWLEDGE_REPO} (section 'knowledge'); compress: escalate")
+                mode = AutoMode.ESCALATE
+            elif mode is AutoMode.AUTONOMOUS and not self.ask.confirm(
                 f"Autonomous {key} acts without asking you (it may spend money or retire "
                 "memories). Allow it?",
                 default=False,
@@ -331,9 +333,17 @@ class SectionsMixin:
         self.answers["quotas"] = current
 
 
+def usable_cores() -> int:
+    """Cores this process may run on (its affinity mask, which a container narrows)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 def _quota_check(key: str) -> Callable[[str], str | None]:
     def check(value: str) -> str | None:
-        parsed = parse_quota(value.replace(",", "").strip(), key)
+        parsed = parse_quota(value.replace(",", "").strip(), key, cores=usable_cores())
         return parsed if isinstance(parsed, str) else None
 
     return check

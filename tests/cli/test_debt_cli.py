@@ -69,14 +69,19 @@ def test_audit_json_has_every_metric_with_definition(
     assert len(names) == 9 and "duplicate_rate" in names
     dup = next(m for m in report["metrics"] if m["name"] == "duplicate_rate")
     assert dup["value"] == pytest.approx(2 / 3)  # a and b of 3 current points
-    assert dup["status"] == "alert" and dup["ci"] is not None and dup["definition"]
+    # 2 of 3 points is no trend: reported, but insufficient (issue 17), and never critical.
+    assert dup["status"] == "insufficient" and dup["ci"] is not None and dup["definition"]
+    assert dup["note"] == "insufficient data: n=3 of the 30 needed"
     assert report["actions"] == []  # --no-act
+    assert report["critical"] is False
 
 
 def test_audit_text_output(seeded: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["audit", "--tenant", TENANT, "--seed", "1"]) == 0
     out = capsys.readouterr().out
-    assert "duplicate_rate" in out and "alert" in out and "action dedup: confirm" in out
+    dup = next(line for line in out.splitlines() if "duplicate_rate" in line)
+    assert dup.split()[0] == "insufficient" and "(insufficient data: n=3 of the 30 needed)" in dup
+    assert "action dedup" not in out and "CRITICAL" not in out
 
 
 def test_purge_plan_apply_restore(

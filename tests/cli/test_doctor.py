@@ -118,3 +118,46 @@ def test_an_unverified_cli_version_is_said_plainly() -> None:
     assert _verified_note("codex", VERIFIED_VERSIONS["codex"]) == ""
     note = _verified_note("claude-code", "9.9.9")
     assert "not verified with nika (verified: 2.1.197)" in note
+
+
+def test_the_tenants_cloud_judge_is_reached_with_its_key(
+    capsys: pytest.CaptureFixture[str], memory_keyring: MemoryKeyring
+) -> None:
+    import keyring
+
+    from nika_tui.domain.tenant import (
+        JudgeConfig,
+        JudgeKind,
+        Privacy,
+        SecretRef,
+        SecretSource,
+        TenantConfig,
+    )
+    from nika_tui.services.config_store import save_tenant
+    from nika_tui.services.secrets import SecretStore
+    from tests.support.judge_server import BatchChatServer
+
+    server = BatchChatServer(key="sk-right-" + "r" * 20)
+    try:
+        ref = SecretRef(source=SecretSource.KEYRING, name="judge.api_key")
+        judge = JudgeConfig(kind=JudgeKind.HTTP, endpoint=server.url, api_key=ref)
+        config = TenantConfig(
+            tenant_id="acme", display_name="Acme", privacy=Privacy.CLOUD, judge=judge
+        )
+        save_tenant(config)
+        service = SecretStore("acme").service
+        keyring.set_password(service, "judge.api_key", "sk-wrong")
+        _code, checks = _report(capsys)
+        check = checks["judge:acme"]
+        assert check["status"] == "warn" and "refused the key (HTTP 401)" in str(check["detail"])
+        assert "nika setup privacy --tenant acme" in str(check["fix"])
+
+        keyring.set_password(service, "judge.api_key", "sk-right-" + "r" * 20)
+        _code, checks = _report(capsys)
+        assert checks["judge:acme"]["status"] == "ok"
+
+        keyring.delete_password(service, "judge.api_key")
+        _code, checks = _report(capsys)
+        assert checks["judge:acme"]["status"] == "warn"  # the key cannot be read
+    finally:
+        server.close()

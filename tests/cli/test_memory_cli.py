@@ -166,3 +166,19 @@ def test_remember_recall_history_review_round_trip(
     assert (code, out) == (0, "no pending review\n")
     code, _, err = _run(capsys, "review", "approve", "--tenant", "acme", "feedbeef0000")
     assert code == 2 and "no review 'feedbeef0000'" in err
+
+
+def test_a_queued_review_says_why() -> None:
+    from nika_tui.cli.memory import review_lines
+
+    out = {
+        "reviews": ["r1"],
+        "judgements": [
+            {"old_id": "a", "verdict": "KEEP", "reason": "other subject", "judge": "offline"},
+            {"old_id": "b", "verdict": "UNCERTAIN", "reason": "hedged: 'might move'",
+             "judge": "offline"},
+        ],
+    }  # fmt: skip
+    assert review_lines(out, "acme") == [
+        "review r1 queued (offline: hedged: 'might move'): see `nika review list --tenant acme`"
+    ]

@@ -275,3 +275,37 @@ def test_agent_cli_may_be_a_list_of_agents_side_by_side() -> None:
         with pytest.raises(AnswersInvalid) as exc:
             build_setup(answers(agent_cli=bad), provider_values=values, accept_risk=True)
         assert problems_of(exc) == {"agent_cli": message}
+
+
+def test_autonomous_compress_needs_a_knowledge_repo() -> None:
+    auto = {"compress": "autonomous"}
+    with pytest.raises(AnswersInvalid) as exc:
+        build_setup(answers(providers=[], auto_actions=auto, knowledge_repo=None), accept_risk=True)
+    assert "knowledge_repo" in problems_of(exc)["auto_actions.compress"]
+    with_repo = answers(providers=[], auto_actions=auto, knowledge_repo="/srv/knowledge")
+    config = build_setup(with_repo, accept_risk=True).config
+    assert config.auto_actions.compress is AutoMode.AUTONOMOUS
+
+
+class QuotaCase(NamedTuple):
+    test_id: str
+    value: str
+    cores: int | None
+    expected: int | str
+
+
+QUOTA_CASES = [
+    QuotaCase("two-cores-full", "200", 2, 200),
+    QuotaCase("two-cores-over", "201", 2, "at most 200 (2 cores on this machine)"),
+    QuotaCase("one-core-over", "150", 1, "at most 100 (1 core on this machine)"),
+    QuotaCase("answers-file-no-machine", "800", None, 800),
+    QuotaCase("answers-file-absolute-bound", "6401", None, "at most 6400 (64 cores)"),
+    QuotaCase("not-a-number", "lots", 2, "must be a positive integer"),
+]
+
+
+@pytest.mark.parametrize("case", QUOTA_CASES, ids=[c.test_id for c in QUOTA_CASES])
+def test_cpu_quota_bound_comes_from_the_real_core_count(case: QuotaCase) -> None:
+    from nika_tui.domain.answers import parse_quota
+
+    assert parse_quota(case.value, "cpu_percent", cores=case.cores) == case.expected

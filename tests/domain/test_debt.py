@@ -54,7 +54,7 @@ class StatusCase(NamedTuple):
 
 
 STATUS = [
-    StatusCase("no_data_is_ok", "duplicate_rate", None, MetricStatus.OK),
+    StatusCase("no_data_is_insufficient", "duplicate_rate", None, MetricStatus.INSUFFICIENT),
     StatusCase("below_warn", "duplicate_rate", 0.039, MetricStatus.OK),
     StatusCase("warn_at_80pct", "duplicate_rate", 0.041, MetricStatus.WARN),
     StatusCase("at_threshold_not_alert", "duplicate_rate", 0.05, MetricStatus.WARN),
@@ -74,7 +74,8 @@ def test_status_bands(case: StatusCase) -> None:
 
 
 def _report(values: dict[str, float | None]) -> AuditReport:
-    metrics = [build_metric(name, values.get(name)) for name in METRICS]
+    # An ample sample behind every value: the minimum-sample rule has its own table below.
+    metrics = [build_metric(name, values.get(name), sample_size=1000) for name in METRICS]
     return AuditReport(tenant_id="acme", at=NOW, metrics=metrics)
 
 
@@ -192,3 +193,58 @@ BULK = [
 def test_ingest_pause_rule(case: BulkCase) -> None:
     assert ingest_allowed(case.paused, case.trigger) is case.allowed
     assert is_bulk_write(case.trigger) is (case.trigger in debt.BULK_TRIGGERS)
+
+
+class SampleCase(NamedTuple):
+    test_id: str
+    metric: str
+    value: float | None
+    sample_size: int
+    queries: int | None
+    status: MetricStatus
+    note: str
+
+
+SAMPLES = [
+    # The three memories: 2 of 3 duplicates and 3 of 3 disagreements cry wolf.
+    SampleCase("dup_three_points", "duplicate_rate", 0.667, 3, None, MetricStatus.INSUFFICIENT,
+               "insufficient data: n=3 of the 30 needed"),
+    SampleCase("dup_enough_points", "duplicate_rate", 0.667, 30, None, MetricStatus.ALERT, ""),
+    SampleCase("judge_three_pairs", "judge_disagreement", 1.0, 3, None,
+               MetricStatus.INSUFFICIENT, "insufficient data: n=3 of the 20 needed"),
+    SampleCase("judge_enough_pairs", "judge_disagreement", 1.0, 20, None, MetricStatus.ALERT, ""),
+    # staleness 208 days over 3 queries: reported, not judged.
+    SampleCase("stale_few_queries", "staleness_score", 208.0, 15, 3, MetricStatus.INSUFFICIENT,
+               "insufficient data: n=3 of the 10 needed"),
+    SampleCase("stale_enough_queries", "staleness_score", 208.0, 50, 10, MetricStatus.ALERT, ""),
+    SampleCase("compaction_two_gaps", "context_compaction_age", 5.0, 2, None,
+               MetricStatus.INSUFFICIENT, "insufficient data: n=2 of the 3 needed"),
+    SampleCase("ttfl_five_spawns", "pod_ttfl_p95", 60.0, 5, None, MetricStatus.INSUFFICIENT,
+               "insufficient data: n=5 of the 20 needed"),
+    SampleCase("growth_is_a_count", "qdrant_growth_rate", 20_000.0, 1, None,
+               MetricStatus.ALERT, ""),
+    SampleCase("no_value", "duplicate_rate", None, 0, None, MetricStatus.INSUFFICIENT,
+               "insufficient data: nothing to measure yet"),
+    SampleCase("ok_needs_the_sample_too", "duplicate_rate", 0.0, 3, None,
+               MetricStatus.INSUFFICIENT, "insufficient data: n=3 of the 30 needed"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", SAMPLES, ids=[c.test_id for c in SAMPLES])
+def test_minimum_sample_before_warn_or_alert(case: SampleCase) -> None:
+    m = build_metric(case.metric, case.value, sample_size=case.sample_size, queries=case.queries)
+    assert (m.status, m.note) == (case.status, case.note)
+    assert m.value == case.value  # still reported
+
+
+def test_a_handful_of_points_is_never_critical_nor_an_action() -> None:
+    # The tenant of three memories: every metric far past its threshold, n = 3.
+    metrics = [
+        build_metric("duplicate_rate", 0.667, sample_size=3),
+        build_metric("judge_disagreement", 1.0, sample_size=3),
+        build_metric("staleness_score", 208.0, sample_size=3, queries=3),
+        build_metric("rag_offtopic_rate", 1.0, sample_size=3, queries=3),
+    ]
+    report = AuditReport(tenant_id="acme", at=NOW, metrics=metrics)
+    assert critical_reasons(metrics) == []
+    assert decide_actions(report, AutoActions()) == []

@@ -12,17 +12,34 @@ class BatchChatServer:
     """Speaks ``POST /v1/chat/completions``; answers a batch prompt with a JSON array.
 
     Its "model" reads each pair: a new fact containing ``moved`` is REPLACE, else KEEP; mode
-    ``drop`` omits the last pair, ``garbage`` answers prose.
+    ``drop`` omits the last pair, ``garbage`` answers prose. ``GET /v1/models`` lists one
+    model, or answers 401 when ``key`` is set and the request's bearer token differs.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, key: str | None = None) -> None:
         self.requests: list[dict[str, Any]] = []
         self.mode = "ok"
+        self.key = key
         server = self
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args: Any) -> None:
                 return
+
+            def do_GET(self) -> None:
+                granted = server.key is None or (
+                    self.headers.get("Authorization") == f"Bearer {server.key}"
+                )
+                raw = json.dumps(
+                    {"object": "list", "data": [{"id": "small-judge", "object": "model"}]}
+                    if granted
+                    else {"error": {"message": "Incorrect API key provided", "code": 401}}
+                ).encode()
+                self.send_response(200 if granted else 401)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))

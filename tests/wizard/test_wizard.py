@@ -46,7 +46,8 @@ def full_flow(*, providers: str = " " + ENTER, provider_keys: str = "") -> str:
         + ENTER
         + "3"
         + ENTER
-        + "y"  # scale, compress off, purge, rem auto
+        + "y"
+        + ENTER  # scale, compress off, purge, rem auto, allowed ("y" then Enter)
         + ENTER  # quotas: plan defaults
     )
 
@@ -179,9 +180,10 @@ def test_setup_section_edits_only_that_section(
 ) -> None:
     existing_tenant()
     keys = (
-        "n"  # not the plan defaults
+        "n"
+        + ENTER  # not the plan defaults
         + CLEAR
-        + "150"
+        + "100"
         + ENTER
         + CLEAR
         + "lots"
@@ -195,7 +197,7 @@ def test_setup_section_edits_only_that_section(
     run = run_wizard(keys, section="quotas")  # the only tenant is picked
     assert run.outcome is not None
     quotas = run.outcome.plan.config.quotas
-    assert (quotas.cpu_percent, quotas.ram_mb, quotas.tokens_per_day) == (150, 4096, 2_000_000)
+    assert (quotas.cpu_percent, quotas.ram_mb, quotas.tokens_per_day) == (100, 4096, 2_000_000)
     assert run.outcome.plan.config.plan is Plan.PRO
 
 
@@ -241,7 +243,9 @@ def test_env_values_are_offered_with_a_mask(
     run_wizard: Runner, memory_keyring: MemoryKeyring
 ) -> None:
     env = {"SCW_ACCESS_KEY": SCW_ACCESS, "SCW_SECRET_KEY": SCW_SECRET}
-    run = run_wizard(CLEAR + "acme" + ENTER + full_flow(provider_keys="yy") + ENTER, env=env)
+    run = run_wizard(
+        CLEAR + "acme" + ENTER + full_flow(provider_keys="y" + ENTER + "y" + ENTER) + ENTER, env=env
+    )
     assert run.outcome is not None
     assert run.outcome.plan.secrets["scaleway.secret_key"] == SCW_SECRET
 
@@ -318,7 +322,7 @@ def test_verify_rejects_a_key_and_offers_to_reenter_it(
         + ENTER
         + full_flow(
             providers=runpod_only,
-            provider_keys=wrong + ENTER + "y" + RUNPOD["api_key"] + ENTER,
+            provider_keys=wrong + ENTER + "y" + ENTER + RUNPOD["api_key"] + ENTER,
         )
         + ENTER
     )
@@ -361,46 +365,65 @@ def test_verify_is_skipped_in_local_privacy(
     assert "online check skipped: privacy 'local'" in run.text
 
 
-def test_cloud_privacy_asks_for_the_judge_endpoint(
+def test_cloud_privacy_asks_the_judge_key_and_checks_the_endpoint(
     run_wizard: Runner, memory_keyring: MemoryKeyring
 ) -> None:
-    keys = (
-        CLEAR
-        + "acme"
-        + ENTER
-        + CLEAR
-        + "Acme"
-        + ENTER
-        + ENTER
-        + ENTER
-        + ENTER
-        + "3"
-        + ENTER  # privacy: cloud
-        + "ftp://nope"
-        + ENTER
-        + CLEAR
-        + "https://llm.example/v1"
-        + ENTER  # refused, then ok
-        + "small-judge"
-        + ENTER  # model
-        + ENTER  # no provider
-        + ENTER
-        + ENTER
-        + ENTER
-        + ENTER
-        + ENTER
-        + ENTER
-        + ENTER
-    )
-    run = run_wizard(keys)
+    from tests.support.judge_server import BatchChatServer
+
+    key = "sk-judge-" + "k" * 24
+    server = BatchChatServer(key=key)
+    try:
+        keys = (
+            CLEAR
+            + "acme"
+            + ENTER
+            + CLEAR
+            + "Acme"
+            + ENTER
+            + ENTER
+            + ENTER
+            + ENTER
+            + "3"
+            + ENTER  # privacy: cloud
+            + "ftp://nope"
+            + ENTER
+            + CLEAR
+            + server.url
+            + ENTER  # refused, then ok
+            + "small-judge"
+            + ENTER  # model
+            + "sk-wrong"
+            + ENTER  # key: refused by the endpoint
+            + "y"
+            + ENTER  # enter the judge settings again
+            + ENTER  # endpoint: the one typed
+            + "small-judge"
+            + ENTER
+            + key
+            + ENTER  # the right key: the check passes
+            + ENTER  # no provider
+            + ENTER
+            + ENTER
+            + ENTER
+            + ENTER
+            + ENTER
+            + ENTER
+            + ENTER
+        )
+        run = run_wizard(keys)
+    finally:
+        server.close()
     assert run.outcome is not None
+    assert "judge check: invalid" in run.text and "refused the key (HTTP 401)" in run.text
+    assert "judge check: ok" in run.text
     judge = run.outcome.plan.config.judge
-    assert (judge.kind.value, judge.endpoint, judge.model) == (
-        "http",
-        "https://llm.example/v1",
-        "small-judge",
-    )
-    assert "judge: http at https://llm.example/v1" in run.text
+    assert (judge.kind.value, judge.endpoint, judge.model) == ("http", server.url, "small-judge")
+    # The key goes to the secret store with the other secrets, never into the config.
+    assert judge.api_key is not None and judge.api_key.name == "judge.api_key"
+    assert judge.api_key.source is SecretSource.KEYRING
+    assert run.outcome.plan.secrets["judge.api_key"] == key
+    assert key not in run.outcome.plan.config.model_dump_json() and key not in run.text
+    assert f"judge: http at {server.url}" in run.text
     assert "tip: configure a Scaleway API key" in run.text  # no strategy available
 
 
@@ -431,3 +454,67 @@ def test_several_agent_clis_side_by_side_from_a_multi_select(
     config = run.outcome.plan.config
     assert [c.value for c in config.agent_clis] == ["claude-code", "codex"]
     assert config.kernel.trust_codex_hooks is True
+
+
+def test_autonomous_compress_without_a_knowledge_repo_is_refused(
+    run_wizard: Runner, memory_keyring: MemoryKeyring
+) -> None:
+    existing_tenant()  # no knowledge repo
+    keys = (
+        ENTER  # scale: escalate
+        + "3"
+        + ENTER  # compress: autonomous -> refused, no "Allow it?" asked
+        + ENTER  # purge: escalate
+        + ENTER  # rem: escalate
+        + ENTER  # write
+    )
+    run = run_wizard(keys, section="auto-actions")
+    assert run.outcome is not None
+    assert "autonomous compress needs a knowledge_repo" in run.text
+    assert run.outcome.plan.config.auto_actions.compress is AutoMode.ESCALATE
+
+
+def test_enter_after_allow_does_not_answer_the_next_question(
+    run_wizard: Runner, memory_keyring: MemoryKeyring
+) -> None:
+    existing_tenant()
+    keys = (
+        ENTER  # scale: escalate
+        + ENTER  # compress: escalate
+        + "3"
+        + ENTER  # purge: autonomous
+        + "y"
+        + ENTER  # Allow it? y, then the habitual Enter: it confirms, it does not move on
+        + "2"
+        + ENTER  # rem: off (with auto_enter the Enter above had taken rem's default)
+        + ENTER  # write
+    )
+    run = run_wizard(keys, section="auto-actions")
+    assert run.outcome is not None
+    auto = run.outcome.plan.config.auto_actions
+    assert (auto.purge, auto.rem) == (AutoMode.AUTONOMOUS, AutoMode.OFF)
+
+
+def test_cpu_quota_is_bounded_by_this_machine(
+    run_wizard: Runner, memory_keyring: MemoryKeyring
+) -> None:
+    import os
+
+    cores = len(os.sched_getaffinity(0))
+    existing_tenant()
+    keys = (
+        "n"
+        + ENTER  # not the plan defaults
+        + CLEAR
+        + str(100 * cores + 1)
+        + ENTER  # refused: more than this machine has
+        + CLEAR
+        + str(100 * cores)
+        + ENTER
+        + ENTER  # ram: keep
+        + ENTER  # tokens: keep
+        + ENTER  # write
+    )
+    run = run_wizard(keys, section="quotas")
+    assert run.outcome is not None
+    assert run.outcome.plan.config.quotas.cpu_percent == 100 * cores

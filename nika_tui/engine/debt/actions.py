@@ -28,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from nika_tui.domain import debt_tables
+from nika_tui.domain.debt_results import changed_nothing, describe_result
 from nika_tui.domain.debt_tables import ActionKind
 from nika_tui.domain.judge_rules import RulesJudge
 from nika_tui.domain.kernel_state import KernelState
@@ -272,7 +273,26 @@ def apply_confirmation(ctx: EngineContext, tenant_id: str, confirmation_id: str)
         {"id": confirmation_id, "kind": kind, "status": "approved"},
         now=now,
     )
-    return apply_action(ctx, tenant_id, kind.removeprefix("debt."))
+    action = kind.removeprefix("debt.")
+    result = apply_action(ctx, tenant_id, action)
+    if changed_nothing(action, result):
+        # Approved and useless: the next audits must not ask the same until the data moves.
+        ctx.redis.set(redis_keys.debt_noop(tenant_id, action), memory_fingerprint(ctx, tenant_id))
+    result["summary"] = describe_result(action, result)
+    return result
+
+
+def memory_fingerprint(ctx: EngineContext, tenant_id: str) -> str:
+    """Current / retired counts per layer: what "the memories changed" compares."""
+    from nika_tui.engine.rem.run import counts
+
+    return json.dumps(counts(ctx, tenant_id), sort_keys=True)
+
+
+def unchanged_since_noop(ctx: EngineContext, tenant_id: str, action: str) -> bool:
+    """True when an approved ``action`` changed nothing and the memories have not moved since."""
+    held = ctx.redis.get(redis_keys.debt_noop(tenant_id, action))
+    return held is not None and str(held) == memory_fingerprint(ctx, tenant_id)
 
 
 def debt_apply_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:

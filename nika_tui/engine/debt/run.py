@@ -14,11 +14,12 @@ from typing import Any
 
 from nika_tui.domain import debt, debt_tables
 from nika_tui.domain.debt import AuditReport
+from nika_tui.domain.debt_results import NOT_ASKED_AGAIN
 from nika_tui.domain.debt_tables import Decision
 from nika_tui.engine.audit.history import HISTORY_MAXLEN, requested_tenants
 from nika_tui.engine.audit.measure import DUPLICATE_SAMPLE, measure
 from nika_tui.engine.context import EngineContext
-from nika_tui.engine.debt.actions import apply_action
+from nika_tui.engine.debt.actions import apply_action, unchanged_since_noop
 from nika_tui.errors import NikaError, ValidationFailed
 from nika_tui.services import redis_keys
 from nika_tui.services.kernel_store import (
@@ -92,6 +93,10 @@ def run_audit(
             entry = decision.to_dict()
             if decision.decision is Decision.APPLY:
                 entry["result"] = _apply(ctx, tenant_id, decision.action)
+            elif decision.decision is Decision.CONFIRM and unchanged_since_noop(
+                ctx, tenant_id, decision.action.value
+            ):
+                entry["skipped"] = f"approved before and changed nothing; {NOT_ASKED_AGAIN}"
             elif decision.decision is Decision.CONFIRM:
                 kind = f"debt.{decision.action.value}"
                 existing = pending_confirmation(ctx.redis, tenant_id, kind)

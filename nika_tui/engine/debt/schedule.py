@@ -11,7 +11,9 @@ most once a minute (``check_every_s``) and then:
   ``escalate``, does nothing if ``off``.
 
 Every tick also runs :class:`~nika_tui.engine.index_maintenance.IndexMaintainer` (HNSW builds of
-idle tenants' Edge shards in a child process). A failing tenant is logged and skipped:
+idle tenants' Edge shards in a child process) and the periodic recall tuning
+(:class:`~nika_tui.tuning.scheduler.TuneScheduler`). With workers, every pass covers only the
+tenants this worker holds (``owns``, decision 241). A failing tenant is logged and skipped:
 maintenance never stops the single writer.
 """
 
@@ -54,18 +56,23 @@ class DebtScheduler:
         self._next = monotonic() + check_every_s
         # HNSW builds of idle tenants' Edge shards, in a child process (index_maintenance.py).
         self.index = IndexMaintainer(ctx, check_every_s=check_every_s, monotonic=monotonic)
+        from nika_tui.tuning.scheduler import TuneScheduler
+
+        # Recall tuning, once a day per tenant with new labels, per auto_actions.tune (#20).
+        self.tuning = TuneScheduler(ctx, monotonic=monotonic)
 
     def tick(self, owns: Callable[[str], bool] | None = None) -> list[str]:
         """Do what is due (at most one check per interval); return what was done.
 
         Args:
             owns: True for the tenants this worker holds the lease of (a tenant's audit, REM
-                pass and index build write its store, so only its single writer runs them);
+                pass, index build and tuning write its state, so only its writer runs them);
                 ``None``: every tenant (a service without workers).
         """
         mine: Callable[[str], bool] = owns or (lambda _tenant: True)
         # Every tick: a finished index build is brought online as soon as the loop sees it.
         done: list[str] = self.index.tick(mine)
+        done += self.tuning.tick(mine)  # its own pace (every 10 min at most)
         now = self._monotonic()
         if now < self._next:
             return done

@@ -1,12 +1,10 @@
 """The memory service: the single writer of the vector store (``nika serve``).
 
-One loop, one thread, one process: it reads the ingest stream and the RPC stream with one
-``XREADGROUP`` (both groups are named ``memory-service``), answers RPCs first, and ingests in
-batches (one embedder call per batch). Being single-threaded is what makes it the single writer:
-Qdrant Edge shards are opened by this process only, and no two operations interleave.
-The one exception is embed-ahead (:mod:`nika_tui.engine.embed_ahead`): while batch k is stored
-in the loop, batch k+1 (read, not yet acknowledged) is embedded on one worker thread that
-touches no store. ``NIKA_EMBED_AHEAD=0`` (or ``MemoryService(embed_ahead=False)``) turns it off.
+One loop thread writes: it reads the ingest stream (and, without readers, the RPC stream) with
+one ``XREADGROUP`` (group ``memory-service``) and ingests in batches. Only this thread writes a
+store, so no two writes interleave. Beside it: embed-ahead (:mod:`nika_tui.engine.embed_ahead`,
+batch k+1 embedded on a worker thread while batch k is stored; ``NIKA_EMBED_AHEAD=0`` turns it
+off) and the reader threads (:mod:`.reads`), which only read.
 
 Durability: an ingest entry is acknowledged (``XACK`` + ``XDEL``) only after :func:`ingest`
 returned and the store was flushed, i.e. after the point was written durably. Under a backlog
@@ -25,8 +23,8 @@ Fault isolation (:mod:`nika_tui.engine.tenant_faults`): when a batch's store fai
 ingested and flushed tenant by tenant; a tenant that still fails is parked (its entries pending,
 an alarm in Redis) while every other tenant's ingest goes on. Only a Redis failure stops all.
 
-Liveness (:mod:`.liveness`): ``SERVICE_HEARTBEAT`` holds ``{pid, host, started_at}`` with a
-TTL, refreshed every ``HEARTBEAT_EVERY_S``. RPCs are answered through :mod:`.rpc`'s table.
+Liveness (:mod:`.liveness`): a heartbeat key with a TTL. RPCs: :mod:`.rpc`'s table; reads by the
+readers (never behind an ingest batch or the replay, issue 16), writes by the loop.
 
 Workers (issue 18): with a :class:`~nika_tui.engine.worker.Worker` (``nika serve`` always passes
 one), the loop consumes and answers only for tenants whose lease it holds, hands the others'
@@ -49,6 +47,7 @@ from nika_tui.domain.protocol import READ_ONLY_OPS, Op
 from nika_tui.domain.requests import RememberRequest
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.embed_ahead import EmbedAhead
+from nika_tui.engine.embed_gate import EmbedGate
 from nika_tui.engine.server.liveness import (
     HEARTBEAT_EVERY_S,
     clear_heartbeat,
@@ -56,11 +55,13 @@ from nika_tui.engine.server.liveness import (
     write_heartbeat,
 )
 from nika_tui.engine.server.pipeline import BATCH, GROUP, IngestPipeline, _AheadBatch
+from nika_tui.engine.server.reads import ReadPool
 from nika_tui.engine.server.rpc import OpHandler, build_rpc_table, dispatch, rpc_tenant
 from nika_tui.engine.tenant_faults import PARK_RETRY_S, TenantFaults
 from nika_tui.engine.worker import Worker
 from nika_tui.errors import NikaError, StoreUnavailable
 from nika_tui.services import redis_keys
+from nika_tui.settings import Settings
 
 log = logging.getLogger("nika.service")
 
@@ -71,6 +72,8 @@ MAX_DELIVERIES = 10
 RETRY_BACKOFF_S = 2.0
 DEFER_RETRY_S = 5.0
 """How often bulk writes held back by a debt pause are looked at again."""
+WRITES_POLL_MS = 100
+"""With readers, the longest an idle loop waits before looking at the writes they passed."""
 
 
 class MemoryService(IngestPipeline):
@@ -82,6 +85,7 @@ class MemoryService(IngestPipeline):
         consumer: str = CONSUMER,
         embed_ahead: bool | None = None,
         worker: Worker | None = None,
+        readers: int | None = None,
     ) -> None:
         """Args:
         ctx: the engine context (with embed-ahead on, its embedder is replaced by a
@@ -91,6 +95,7 @@ class MemoryService(IngestPipeline):
             reads ``NIKA_EMBED_AHEAD`` from ``ctx.env`` (on unless ``0``).
         worker: lease-partitioned mode (its id is the consumer name); ``None``: this service
             serves every tenant alone (tests of the loop itself).
+        readers: reader threads :meth:`run` starts (``0``: none); ``None``: ``NIKA_READERS``.
         """
         self.ctx = ctx
         self.r = ctx.redis
@@ -106,8 +111,15 @@ class MemoryService(IngestPipeline):
         self._last_retry = time.monotonic()
         self._started_at = ctx.clock().isoformat()
         self.processed = 0
-        if embed_ahead is None:
-            embed_ahead = ctx.env.get("NIKA_EMBED_AHEAD", "1").strip() != "0"
+        settings = Settings.from_env(ctx.env)
+        embed_ahead = settings.embed_ahead if embed_ahead is None else embed_ahead
+        # One model for ingest and reads: queries go first, between bulk micro-batches.
+        self.gate = EmbedGate(ctx.embedder)
+        ctx.embedder = self.gate.bulk
+        self.reads: ReadPool | None = None
+        """The reader threads while :meth:`run` serves (see ``server/reads.py``)."""
+        self._readers = settings.readers if readers is None else readers
+        self._shed_s = settings.read_shed_s
         self._embed_ahead: EmbedAhead | None = None
         if embed_ahead:
             self._embed_ahead = EmbedAhead(ctx.embedder)
@@ -136,10 +148,6 @@ class MemoryService(IngestPipeline):
 
         # The agents' native auto-memory, synced after ingest (debounced) and after REM (#20).
         self.automemory = AutoMemoryScheduler(ctx)
-        from nika_tui.tuning.scheduler import TuneScheduler
-
-        # Recall tuning once a day per held tenant with new labels, per auto_actions.tune (#20).
-        self.tuning = TuneScheduler(ctx)
 
     # --- lifecycle ----------------------------------------------------------------------
     def stop(self) -> None:
@@ -201,21 +209,27 @@ class MemoryService(IngestPipeline):
         self.check_single()
         self.setup()
         self.beat(force=True)
+        if self._readers > 0:
+            # Started before the first step: reads are answered during the replay of a backlog.
+            beat = self.worker is None or self.worker.primary  # the primary's heartbeat only
+            self.reads = ReadPool(
+                self.ctx, self.gate.query, self.consumer, self.worker, self._readers, self._shed_s,
+                self._started_at if beat else None,
+            )  # fmt: skip
+            self.reads.start()
         log.info("memory service started (pid %s, ops: %s)", os.getpid(), ", ".join(self.ops))
         try:
             while not self._stop.is_set():
                 self.beat()
                 try:
-                    self.step()
-                    # Audits, REM passes, index builds and tunings write a tenant's store:
-                    # each worker runs them for the tenants it holds (decision 241).
-                    owns = self.worker.owns if self.worker is not None else None
-                    done = self.debt.tick(owns)
+                    # With readers, writes reach the loop through a queue: poll it often.
+                    self.step(block_ms=WRITES_POLL_MS if self.reads is not None else BLOCK_MS)
+                    # Per-tenant passes run on the worker holding the tenant (decision 241).
+                    done = self.debt.tick(self.worker.owns if self.worker is not None else None)
                     self.scale.tick()
                     self.quota.tick()
                     self.automemory.touch(d[4:] for d in done if d.startswith("rem:"))
                     self.automemory.tick()
-                    self.tuning.tick(owns)
                 except StoreUnavailable as exc:
                     log.warning("store unavailable, retrying in %.0fs: %s", RETRY_BACKOFF_S, exc)
                     self._retry_pending = True
@@ -230,6 +244,8 @@ class MemoryService(IngestPipeline):
                     self._retry_pending = True
                     self._stop.wait(RETRY_BACKOFF_S)
         finally:
+            if self.reads is not None:
+                self.reads.stop()
             try:
                 self._commit()  # stored entries of a group in progress: flush and ack them now
             except (StoreUnavailable, redis.RedisError) as exc:
@@ -267,13 +283,11 @@ class MemoryService(IngestPipeline):
         if self._ahead is not None:
             self._handle_ahead()  # already read: no new batch until it is stored
             return
-        reply: Any = self.r.xreadgroup(
-            GROUP,
-            self.consumer,
-            {redis_keys.RPC_STREAM: ">", redis_keys.INGEST_STREAM: ">"},
-            count=BATCH,
-            block=block_ms,
-        )
+        streams: dict[Any, Any] = {redis_keys.INGEST_STREAM: ">"}
+        if self.reads is None:
+            streams = {redis_keys.RPC_STREAM: ">", **streams}
+        self._serve_waiting_rpc()  # readers take the RPC stream and pass the writes on
+        reply: Any = self.r.xreadgroup(GROUP, self.consumer, streams, count=BATCH, block=block_ms)
         rpc: list[tuple[str, dict[str, str]]] = []
         ingest_entries: list[tuple[str, dict[str, str]]] = []
         for stream, entries in reply or []:
@@ -339,11 +353,14 @@ class MemoryService(IngestPipeline):
 
     # --- RPC ------------------------------------------------------------------------------
     def _serve_waiting_rpc(self) -> None:
-        """Answer RPCs that arrived during a long ingest batch (reads stay responsive)."""
-        reply: Any = self.r.xreadgroup(
-            GROUP, self.consumer, {redis_keys.RPC_STREAM: ">"}, count=BATCH
-        )
-        for entry_id, fields in reply[0][1] if reply else []:
+        """Answer RPCs that arrived during a long ingest batch (with readers: the writes they
+        passed on; reads never wait here)."""
+        if self.reads is not None:
+            entries = self.reads.take_writes()
+        else:
+            reply: Any = self.r.xreadgroup(GROUP, self.consumer, {redis_keys.RPC_STREAM: ">"})
+            entries = reply[0][1] if reply else []
+        for entry_id, fields in entries:
             self._handle_rpc(entry_id, fields)
 
     def _handle_rpc(self, entry_id: str, fields: Mapping[str, str]) -> None:

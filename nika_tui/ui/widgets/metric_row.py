@@ -14,7 +14,13 @@ from textual.widgets import Label
 from nika_tui.dashboard.model import MetricView, format_metric
 from nika_tui.ui.widgets.charts import Series, TimeChart
 
-STATUS_STYLE = {"ok": "green", "warn": "yellow", "alert": "bold red", "unknown": "dim"}
+STATUS_STYLE = {
+    "ok": "green",
+    "warn": "yellow",
+    "alert": "bold red",
+    "unknown": "dim",
+    "insufficient": "dim",  # too few samples to judge: shown, but not as a verdict
+}
 
 
 def metric_text(metric: MetricView) -> Text:

@@ -70,8 +70,8 @@ def test_one_query_cannot_alert_or_pause_ingestion(debt_ctx: EngineContext) -> N
     for name in ("rag_offtopic_rate", "cross_project_leakage"):
         m = outcome.report.metric(name)
         assert m.value == 1.0  # 100 % of one chunk: would be critical without the minimum
-        assert m.status.value == "ok" and m.note == INSUFFICIENT_SAMPLE
-    assert outcome.to_dict()["metrics"][0]["note"] == "insufficient sample"
+        assert m.status.value == "insufficient" and m.note.startswith(INSUFFICIENT_SAMPLE)
+    assert outcome.to_dict()["metrics"][0]["note"] == "insufficient data: n=1 of the 10 needed"
     assert not outcome.report.critical
     assert not outcome.ingest_paused
     assert debt_ctx.redis.get(redis_keys.ingest_paused(TENANT)) is None
@@ -354,3 +354,33 @@ def test_a_past_day_written_again_after_rotation_is_archived_beside_the_first(
     assert names == [f"{day}.jsonl.1.gz", f"{day}.jsonl.gz"]
     assert [line.data["body"]["n"] for line in bus.read() if line.data] == [1, 2]
     assert bus.files() == []
+
+
+# --- an approved action that changed nothing is not asked again (issue 17) ---------------------
+def test_a_useless_dedup_is_not_queued_again_until_the_memories_change(
+    debt_ctx: EngineContext,
+) -> None:
+    from tests.plugins.debt import at_cosine
+
+    rng = random.Random(3)
+    rows = []
+    for i in range(20):  # 40 points, every one with a twin at cosine 0.98 in the other project
+        v = unit(rng)
+        rows.append((make_record(TENANT, f"fact {i}", project_id="web"), v))
+        rows.append((make_record(TENANT, f"fact {i}", project_id="api"), at_cosine(v, 0.98, rng)))
+    put(debt_ctx, rows)
+    first = run_audit(debt_ctx, TENANT, seed=1)
+    assert first.report.metric("duplicate_rate").status.value == "alert"
+    entry = next(a for a in first.actions if a["action"] == "dedup")
+    result = apply_confirmation(debt_ctx, TENANT, entry["confirmation_id"])
+    assert result["rem"]["changed"] == 0  # REM never merges across projects
+    assert "different projects" in result["summary"] and "{" not in result["summary"]
+
+    second = run_audit(debt_ctx, TENANT, seed=1)
+    again = next(a for a in second.actions if a["action"] == "dedup")
+    assert "confirmation_id" not in again and "changed nothing" in again["skipped"]
+    assert kernel_store.pending_confirmation(debt_ctx.redis, TENANT, "debt.dedup") is None
+
+    put(debt_ctx, [(make_record(TENANT, "a new fact", project_id="web"), unit(rng))])
+    third = run_audit(debt_ctx, TENANT, seed=1)
+    assert "confirmation_id" in next(a for a in third.actions if a["action"] == "dedup")

@@ -1,0 +1,195 @@
+"""Readers: threads of the memory service that answer read-only RPCs off the ingest path.
+
+The loop is the single writer and stays so: a reader never writes a store. Readers consume
+``RPC_STREAM`` (same group, consumer ``<service>:read<i>``) and answer the ops of
+:data:`~nika_tui.domain.protocol.READ_ONLY_OPS` themselves, on the shards the loop has open;
+every other op, and a read of a tenant another worker holds, goes to the loop through
+:attr:`ReadPool.writes` (still pending in Redis, so a crash loses nothing acknowledged).
+So a recall never waits for the ingest batch in hand, nor for the replay after a restart.
+
+Why this is safe with Qdrant Edge: its shard methods take ``&self`` and lock inside (segment
+holder ``RwLock``, one update lock), so a search from a reader thread runs beside the loop's
+upsert and sees either the point or not, never a torn one; opening a shard is serialised by
+:class:`~nika_tui.services.vectors.edge.EdgeVectorStore`'s own lock. The embedder is shared
+through :class:`~nika_tui.engine.embed_gate.EmbedGate` (queries first, batched together).
+
+Overload: a request whose deadline is less than :data:`SHED_S` away when a reader reaches it
+is answered "busy, retry" (:class:`~nika_tui.errors.ServiceBusy`) instead of being worked on
+for a caller who will have given up; a request past its deadline gets no reply (nobody waits).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import queue
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import redis
+
+from nika_tui.domain.protocol import READ_ONLY_OPS
+from nika_tui.engine.context import EngineContext
+from nika_tui.engine.server.liveness import HEARTBEAT_EVERY_S, write_heartbeat
+from nika_tui.engine.server.rpc import build_rpc_table, dispatch, error_body, rpc_tenant
+from nika_tui.engine.worker import Worker
+from nika_tui.errors import ServiceBusy
+from nika_tui.services import redis_keys
+
+log = logging.getLogger("nika.service")
+
+READERS = 8
+"""Reader threads: a recall spends most of its time in Redis, the model and Qdrant, which
+release the GIL, so more threads than cores keep them busy; and the queries of concurrent
+readers are embedded in one call (the gate), so more readers make bigger batches."""
+SHED_S = 0.15
+"""A request with less time than this left is answered "busy, retry" at once."""
+READ_COUNT = 1
+"""Requests a reader takes per XREADGROUP: one, so a request is never queued behind another
+in a reader's hands while a second reader is idle (measured: at 16, 20 clients timed out)."""
+BLOCK_MS = 500
+"""Longest wait of a reader for a request (it notices :meth:`ReadPool.stop` in between)."""
+
+Entry = tuple[str, dict[str, str]]
+"""An RPC stream entry: id and fields."""
+
+
+class ReadPool:
+    """Reader threads sharing the service's stores, with a query door on the embedder."""
+
+    def __init__(
+        self,
+        ctx: EngineContext,
+        query_embedder: Any,
+        consumer: str,
+        worker: Worker | None = None,
+        size: int = READERS,
+        shed_s: float = SHED_S,
+        heartbeat: str | None = None,
+    ) -> None:
+        """Args:
+        ctx: the service's context (stores and Redis pool shared; caches shared).
+        query_embedder: the embedder readers use (the gate's query door).
+        consumer: the service's consumer name; readers are ``<consumer>:read<i>``.
+        worker: lease-partitioned mode: a read of a tenant not held here goes to the loop.
+        size: reader threads.
+        shed_s: see :data:`SHED_S`.
+        heartbeat: the service's ``started_at``: the first reader writes its heartbeat every
+            :data:`HEARTBEAT_EVERY_S`, so the heartbeat never expires while reads are answered
+            (the loop beats only between batches: a long batch or replay let it lapse, and every
+            client then failed fast with "not running" — measured).
+        """
+        self.ctx = dataclasses.replace(ctx, embedder=query_embedder)
+        self.consumer = consumer
+        self.worker = worker
+        self.size = max(1, size)
+        self.shed_s = shed_s
+        self.heartbeat = heartbeat
+        self.ops = build_rpc_table()
+        self.writes: queue.SimpleQueue[Entry] = queue.SimpleQueue()
+        """Entries for the loop: ops that write, reads of tenants held elsewhere."""
+        self.answered = 0
+        """Read requests answered (with a result or an error), for tests and stats."""
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._count_lock = threading.Lock()
+
+    def start(self) -> None:
+        """Start the reader threads (each on its own connection of the shared Redis pool)."""
+        for i in range(self.size):
+            thread = threading.Thread(
+                target=self._run, args=(f"{self.consumer}:read{i}",), name=f"nika-read{i}",
+                daemon=True,
+            )  # fmt: skip
+            thread.start()
+            self._threads.append(thread)
+
+    def stop(self) -> None:
+        """Ask the readers to finish the request in hand, and wait for them."""
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=BLOCK_MS / 1000 + 30)
+        self._threads = []
+
+    def take_writes(self) -> list[Entry]:
+        """The entries readers passed to the loop since the last call (never blocks)."""
+        out: list[Entry] = []
+        while True:
+            try:
+                out.append(self.writes.get_nowait())
+            except queue.Empty:
+                return out
+
+    # --- one reader -----------------------------------------------------------------------
+    def _run(self, name: str) -> None:
+        r = redis.Redis(connection_pool=self.ctx.redis.connection_pool)
+        cursor = "0"  # first its own entries left pending by a killed process, then new ones
+        beats = self.heartbeat if name.endswith(":read0") else None
+        last_beat = 0.0
+        while not self._stop.is_set():
+            try:
+                if beats is not None and time.monotonic() - last_beat >= HEARTBEAT_EVERY_S:
+                    write_heartbeat(r, beats)
+                    last_beat = time.monotonic()
+                reply: Any = r.xreadgroup(
+                    redis_keys.RPC_GROUP,
+                    name,
+                    {redis_keys.RPC_STREAM: cursor},
+                    count=READ_COUNT,
+                    block=None if cursor != ">" else BLOCK_MS,
+                )
+                entries: list[Entry] = reply[0][1] if reply else []
+                if cursor != ">":
+                    if not entries:
+                        cursor = ">"
+                        continue
+                    cursor = entries[-1][0]
+                for entry_id, fields in entries:
+                    self._handle(r, entry_id, fields or {})
+            except redis.ResponseError as exc:
+                if "NOGROUP" not in str(exc):
+                    raise
+                self._stop.wait(1.0)  # the loop recreates the groups
+            except (redis.ConnectionError, redis.TimeoutError) as exc:
+                log.warning("reader %s: redis unavailable, retrying: %s", name, exc)
+                self._stop.wait(1.0)
+
+    def _handle(self, r: redis.Redis, entry_id: str, fields: Mapping[str, str]) -> None:
+        op = fields.get("op", "")
+        if op not in READ_ONLY_OPS or not self._ours(fields):
+            self.writes.put((entry_id, dict(fields)))  # pending under our name until the loop acks
+            return
+        request_id = fields.get("id", "")
+        try:
+            deadline = float(fields.get("deadline", "0"))
+        except ValueError:
+            deadline = 0.0
+        left = deadline - time.time()
+        reply: dict[str, Any] | None = None
+        if request_id and left > 0:
+            if left < self.shed_s:
+                busy = ServiceBusy(f"the memory service is busy: {op} not started, retry")
+                reply = {"ok": False, **error_body(busy)}
+            else:
+                holds = self.worker.holds_now if self.worker is not None else None
+                reply = dispatch(self.ctx, self.ops, op, fields.get("body", "{}"), holds)
+        pipe = r.pipeline(transaction=True)
+        pipe.xack(redis_keys.RPC_STREAM, redis_keys.RPC_GROUP, entry_id)
+        pipe.xdel(redis_keys.RPC_STREAM, entry_id)
+        if reply is not None:
+            key = redis_keys.rpc_reply(request_id)
+            pipe.lpush(key, json.dumps(reply, default=str))
+            pipe.expire(key, 60)
+        pipe.execute()
+        with self._count_lock:
+            self.answered += 1
+
+    def _ours(self, fields: Mapping[str, str]) -> bool:
+        """True unless another worker holds the tenant (the loop hands such reads off)."""
+        if self.worker is None:
+            return True
+        tenant = rpc_tenant(fields)
+        return tenant is None or self.worker.holds_now(tenant)

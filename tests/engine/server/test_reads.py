@@ -1,0 +1,247 @@
+"""Reads that never wait (issue 16): the reader threads answer while the loop is inside an
+ingest batch or the replay after a crash; overload answers "busy, retry" by the deadline; the
+embedder serves queries between bulk micro-batches, batched together; nothing acknowledged is
+lost.
+
+Real embedded Redis, Qdrant Edge in a temp dir and the real embedder. To hold the loop inside
+a batch the store is wrapped by :class:`GatedStore`, which stops chosen methods at a gate the
+test opens: every overlap below is proved by a condition (the loop *is* in ``upsert``), never
+by timing.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+import redis
+
+from nika_tui.domain.envelope import NikaMeta
+from nika_tui.domain.memory import Layer
+from nika_tui.domain.ports import Embedder
+from nika_tui.domain.requests import RecallQuery, RecallResult, RememberRequest
+from nika_tui.domain.tenant import TenantConfig
+from nika_tui.engine.context import EngineContext
+from nika_tui.engine.embed_gate import EmbedGate
+from nika_tui.engine.server.loop import MemoryService
+from nika_tui.errors import ServiceBusy
+from nika_tui.services import redis_keys
+from nika_tui.services.memory_client import MemoryClient
+from nika_tui.services.vectors.edge import EdgeVectorStore
+from tests.helpers import retry_until
+
+pytestmark = pytest.mark.embedder
+
+TENANT = "reads"
+T0 = datetime(2026, 3, 1, tzinfo=UTC)
+
+
+class GatedStore:
+    """The real store; the methods named in ``gated`` wait at a gate while it is closed."""
+
+    def __init__(self, inner: EdgeVectorStore, gated: Sequence[str]) -> None:
+        self.inner = inner
+        self.gated = set(gated)
+        self.open = threading.Event()
+        self.open.set()
+        self.waiting = threading.Event()
+        """Set while a caller waits at the closed gate."""
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self.inner, name)
+        if name not in self.gated or not callable(attr):
+            return attr
+
+        def gated(*args: Any, **kwargs: Any) -> Any:
+            if not self.open.is_set():
+                self.waiting.set()
+                self.open.wait(timeout=120)
+                self.waiting.clear()
+            return attr(*args, **kwargs)
+
+        return gated
+
+
+@dataclass
+class Served:
+    service: MemoryService
+    client: MemoryClient
+    store: GatedStore
+
+
+def _fact(i: int, text: str = "") -> RememberRequest:
+    return RememberRequest(
+        tenant_id=TENANT,
+        text=text or f"Fact {i}: service-{i} listens on port {10000 + i}",
+        meta=NikaMeta(timestamp=T0, project_id=f"p{i}"),
+    )
+
+
+@pytest.fixture
+def serve(
+    redis_url: str,
+    redis_client: redis.Redis,
+    memory_store: EdgeVectorStore,
+    embedder: Embedder,
+    make_tenant: Callable[..., TenantConfig],
+) -> Iterator[Callable[..., Served]]:
+    """Start a service (``run`` in a thread, readers on) around a gated store."""
+    make_tenant(TENANT)
+    started: list[tuple[MemoryService, threading.Thread, redis.Redis]] = []
+
+    def start(
+        gated: Sequence[str] = (), closed: bool = False, readers: int = 2, shed_s: float = 0.15
+    ) -> Served:
+        store = GatedStore(memory_store, gated)
+        if closed:
+            store.open.clear()
+        own = redis.Redis.from_url(redis_url, decode_responses=True)
+        env = {**os.environ, "NIKA_READ_SHED_S": str(shed_s)}
+        ctx = EngineContext(env=env, redis=own, vectors=store, embedder=embedder)  # type: ignore[arg-type]
+        service = MemoryService(ctx, readers=readers)
+        thread = threading.Thread(target=service.run, daemon=True)
+        thread.start()
+        started.append((service, thread, own))
+        client = MemoryClient(redis.Redis.from_url(redis_url, decode_responses=True), 30.0)
+        retry_until(client.service_alive, timeout=30, what="service heartbeat")
+        return Served(service, client, store)
+
+    yield start
+    for service, thread, own in started:
+        service.stop()
+        thread.join(timeout=60)
+        assert not thread.is_alive()
+        own.close()
+
+
+def _recall(client: MemoryClient, text: str, timeout: float = 30.0) -> RecallResult:
+    q = RecallQuery(tenant_id=TENANT, query=text)
+    return RecallResult.model_validate(client.call("recall", q.model_dump(mode="json"), timeout))
+
+
+def test_a_recall_is_answered_while_the_loop_is_inside_an_ingest_batch(
+    serve: Callable[..., Served], redis_client: redis.Redis
+) -> None:
+    s = serve(gated=["upsert"])
+    first = s.client.remember(_fact(1))
+    s.client.wait_ingested(TENANT, first)
+
+    s.store.open.clear()
+    second = s.client.remember(_fact(2))
+    retry_until(s.store.waiting.is_set, timeout=60, what="the loop inside the batch's upsert")
+
+    result = _recall(s.client, "which port does service-1 listen on?")
+
+    assert s.store.waiting.is_set(), "the ingest batch was still in progress"
+    assert [h.record.text for h in result.hits][:1] == [_fact(1).text]
+    assert redis_client.xlen(redis_keys.INGEST_STREAM) == 1  # the second fact: not acked yet
+    s.store.open.set()
+    assert s.client.wait_ingested(TENANT, second)["status"]
+
+
+def test_reads_are_served_while_a_backlog_is_replayed_and_nothing_is_lost(
+    serve: Callable[..., Served], redis_client: redis.Redis, memory_store: EdgeVectorStore
+) -> None:
+    client = MemoryClient(redis_client)
+    n = 40
+    for i in range(n):
+        client.remember(_fact(i))
+    # Read by the service's consumer and never acknowledged: what a kill -9 leaves behind.
+    redis_client.xgroup_create(redis_keys.INGEST_STREAM, redis_keys.INGEST_GROUP, id="0")
+    redis_client.xreadgroup(
+        redis_keys.INGEST_GROUP, "memory-service", {redis_keys.INGEST_STREAM: ">"}, count=n
+    )
+
+    s = serve(gated=["upsert"], closed=True)
+    retry_until(s.store.waiting.is_set, timeout=60, what="the replay inside its first upsert")
+
+    result = _recall(s.client, "which port does service-3 listen on?")
+
+    assert s.store.waiting.is_set(), "the replay was still in progress"
+    assert result.palace is not None or result.hits is not None  # an answer, not a timeout
+    pending = redis_client.xpending(redis_keys.INGEST_STREAM, redis_keys.INGEST_GROUP)
+    assert int(pending["pending"]) == n
+    s.store.open.set()
+    retry_until(lambda: redis_client.xlen(redis_keys.INGEST_STREAM) == 0, timeout=120,
+                what="backlog replayed")  # fmt: skip
+    assert memory_store.count(TENANT, Layer.SEMANTIC) == n
+
+
+def test_overload_answers_busy_retry_within_the_deadline_and_loses_no_request(
+    serve: Callable[..., Served],
+) -> None:
+    s = serve(gated=["search_hybrid"], readers=1)
+    s.client.wait_ingested(TENANT, s.client.remember(_fact(1)))
+    s.store.open.clear()
+    held: list[RecallResult] = []
+    first = threading.Thread(target=lambda: held.append(_recall(s.client, "service-1 port?")))
+    first.start()
+    retry_until(s.store.waiting.is_set, timeout=60, what="the only reader held in a search")
+
+    with pytest.raises(ServiceBusy, match="busy, retry"):
+        _recall(s.client, "service-1 port?", timeout=1.0)
+
+    s.store.open.set()
+    first.join(timeout=60)
+    assert held and held[0].hits, "the request in hand was answered after the overload"
+
+
+def test_a_request_too_close_to_its_deadline_is_answered_busy_not_started(
+    serve: Callable[..., Served],
+) -> None:
+    s = serve(shed_s=3600.0)  # every request counts as too late to start: overload by setting
+    with pytest.raises(ServiceBusy, match="not started, retry"):
+        _recall(s.client, "anything", timeout=30.0)
+
+
+class _Recording:
+    """The real embedder, recording each call's texts; a hook may hold a call in progress."""
+
+    def __init__(self, inner: Embedder, hold: Callable[[list[str]], None]) -> None:
+        self.inner = inner
+        self.hold = hold
+        self.calls: list[list[str]] = []
+        self.dimension = inner.dimension
+        self.name = inner.name
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls.append(list(texts))
+        self.hold(list(texts))
+        return self.inner.embed(texts)
+
+
+def test_queries_go_between_bulk_micro_batches_and_are_embedded_together(
+    embedder: Embedder,
+) -> None:
+    gate: EmbedGate
+
+    def hold(texts: list[str]) -> None:
+        if texts[0].startswith("bulk 0"):  # the first micro-batch waits for three queries
+            retry_until(lambda: gate.queued_queries() == 3, timeout=30, what="3 queries queued")
+
+    inner = _Recording(embedder, hold)
+    gate = EmbedGate(inner, micro_batch=4)
+    bulk_texts = [f"bulk {i}" for i in range(12)]
+    out: dict[str, Any] = {}
+    bulk = threading.Thread(target=lambda: out.update(bulk=gate.bulk.embed(bulk_texts)))
+    bulk.start()
+    retry_until(lambda: inner.calls, timeout=30, what="the first micro-batch started")
+    queries = [
+        threading.Thread(target=lambda i=i: out.update({f"q{i}": gate.query.embed([f"q {i}"])}))
+        for i in range(3)
+    ]
+    for t in queries:
+        t.start()
+    for t in [bulk, *queries]:
+        t.join(timeout=60)
+
+    assert inner.calls[0] == bulk_texts[:4]
+    assert sorted(inner.calls[1]) == ["q 0", "q 1", "q 2"], "queries: one call, before bulk 4"
+    assert inner.calls[2:] == [bulk_texts[4:8], bulk_texts[8:]]
+    assert len(out["bulk"]) == 12
+    assert out["q1"][0] == pytest.approx(embedder.embed(["q 1"])[0], abs=1e-4)
