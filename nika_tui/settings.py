@@ -59,6 +59,7 @@ _LENIENT_NUMBERS = (
     "optimize_idle_s",
     "optimize_timeout_s",
     "optimize_backoff_s",
+    "tune_interval_s",
     "park_retry_s",
     "kernel_watch_s",
     "hookd_idle_s",
@@ -137,6 +138,8 @@ class Settings(BaseSettings):
     """An optimisation child running longer than this is killed (seconds)."""
     optimize_backoff_s: float = 3600.0
     """After a failed optimisation the shard waits this long before another try (seconds)."""
+    tune_interval_s: float = 86400.0
+    """The service re-tunes a tenant's recall at most this often, and only after new labels."""
     quota_cgroups: bool = True
     """``0`` turns off the cgroup limits on kernels (quotas are still counted)."""
 
@@ -157,6 +160,9 @@ class Settings(BaseSettings):
     """File (0600) holding the shared Redis's password, for a worker."""
     lease_ttl_s: str = ""
     """Seconds a dead worker's tenants wait before another worker takes them (at least 1)."""
+    worker_host: str = ""
+    """The host name a worker announces (unset: the machine's). Workers with different names
+    share no directory: a moving tenant's shards go through Redis."""
 
     @classmethod
     def settings_customise_sources(

@@ -75,9 +75,10 @@ def _instance(cls: type[NikaError]) -> NikaError:
 @pytest.mark.embedder
 @pytest.mark.parametrize("cls", ERRORS, ids=lambda c: c.__name__)
 def test_error_comes_back_as_the_same_class_with_its_exit_code(
-    running_service: Any, cls: type[NikaError]
+    running_service: Any, make_tenant: Any, cls: type[NikaError]
 ) -> None:
     """An op of the served loop raises ``cls``; the client raises the same class and fields."""
+    make_tenant("acme")  # every op on memory names a configured tenant (decision 243)
     raised = _instance(cls)
 
     def fail(ctx: object, body: dict[str, Any]) -> dict[str, Any]:
@@ -85,7 +86,7 @@ def test_error_comes_back_as_the_same_class_with_its_exit_code(
 
     running_service.service.ops["test.fail"] = fail
     with pytest.raises(NikaError) as info:
-        running_service.client.call("test.fail", {})
+        running_service.client.call("test.fail", {"tenant_id": "acme"})
     got = info.value
     assert type(got) is cls
     assert got.exit_code == cls.exit_code

@@ -9,7 +9,8 @@
 //                                      user message as a synthetic text part.
 //   experimental.session.compacting -> PreCompact: the handoff packet (a compaction that runs),
 //                                      with the session's last ask, last answer and usage.
-//   event session.idle              -> Stop: the reply, its token usage and the model's window.
+//   event session.idle              -> Stop: the reply, its token usage and the model's window,
+//                                      and every answer's usage since the last idle (billing).
 
 const NIKA = __NIKA_COMMAND__
 const TIMEOUT_MS = 15000
@@ -36,6 +37,7 @@ export const NikaMemory = async ({ directory }) => {
   const windows = new Map() // sessionID -> the model's context limit (tokens)
   const texts = new Map() // messageID -> latest text of an assistant part
   const last = new Map() // sessionID -> { messageID, tokens, model } of the last finished answer
+  const finished = new Map() // sessionID -> Map(messageID -> { id, tokens, model }) since the last idle
   const asks = new Map() // sessionID -> the person's last prompt
 
   return {
@@ -91,9 +93,15 @@ export const NikaMemory = async ({ directory }) => {
         const info = props.info
         if (info?.role === "assistant" && info.time?.completed) {
           last.set(info.sessionID, { messageID: info.id, tokens: info.tokens, model: info.modelID })
+          // Billing: every answer of the turn (a tool loop is several), once each by id.
+          const answers = finished.get(info.sessionID) ?? new Map()
+          answers.set(info.id, { id: info.id, tokens: info.tokens, model: info.modelID })
+          finished.set(info.sessionID, answers)
         }
       } else if (event?.type === "session.idle") {
         const done = last.get(props.sessionID)
+        const usage = [...(finished.get(props.sessionID)?.values() ?? [])]
+        finished.delete(props.sessionID)
         await nikaHook("Stop", {
           session_id: props.sessionID,
           cwd: directory,
@@ -101,6 +109,7 @@ export const NikaMemory = async ({ directory }) => {
           tokens: done?.tokens,
           model: done?.model,
           context_window: windows.get(props.sessionID),
+          usage,
         })
       }
     },

@@ -8,7 +8,10 @@ One pass, in this order (so that nothing a person or the agent wrote is ever los
    memory an edited file stood for is not exported again. Lines a person added to ``MEMORY.md``
    that are not pointers are imported once and kept at the top of the index.
 2. **Remove.** A file nika wrote (hash unchanged) whose memory is no longer current is deleted.
-   A file that vanished is forgotten; its memory is not re-exported (the agent deleted it).
+   A file that vanished was deleted by the agent or a person: its memory is retired (as an
+   agent's retirement: at once, or through the review queue when the tenant's
+   ``agents.retire_needs_review`` says so) and never re-exported. A directory whose index and
+   every file vanished was wiped, not edited: its memories are only not re-exported.
 3. **Export.** Current memories of the four kinds not yet in the directory get a topic file,
    as many as the 200-line index has room for, newest first within the kind order.
 4. **Index.** ``MEMORY.md`` is rewritten: the person's lines, then one pointer per file.
@@ -133,16 +136,17 @@ def sync_claude(
         report.imported.append(memory_id)
         report.superseded += retired
 
-    # 2. Remove nika's files whose memory is gone; forget vanished files.
+    # 2. Remove nika's files whose memory is gone; retire the memories of deleted files.
+    wiped = not index_path.exists() and not any(n in on_disk for n in manifest.files)
+    for name in [n for n in manifest.files if n not in on_disk]:
+        memory_id = manifest.files.pop(name).memory_id
+        shadowed.add(memory_id)
+        if not wiped:
+            report.retired.append(_retire_deleted(ctx, tenant_id, memory_id, name))
     current = {e.record.id: e for e in exportable(ctx, tenant_id, project_id)}
     for name in list(manifest.files):
-        entry = manifest.files[name]
-        path = directory / name
-        if name not in on_disk:
-            shadowed.add(entry.memory_id)
-            del manifest.files[name]
-        elif entry.memory_id not in current:
-            path.unlink()
+        if manifest.files[name].memory_id not in current:
+            (directory / name).unlink()
             del manifest.files[name]
             report.removed.append(name)
 
@@ -174,6 +178,25 @@ def sync_claude(
     manifest.index_sha256 = text_hash(index)
     save_manifest(mpath, manifest, shadowed)
     return report
+
+
+def _retire_deleted(ctx: EngineContext, tenant_id: str, memory_id: str, name: str) -> str:
+    """Retire the memory of a topic file the agent (or a person) deleted; its id, or
+    ``review:{item}`` when the retirement waits for a person."""
+    from nika_tui.engine.agent_ops import agent_retire
+    from nika_tui.errors import ValidationFailed
+
+    try:
+        done = agent_retire(
+            ctx,
+            tenant_id,
+            memory_id,
+            f"{name} deleted from Claude Code's auto-memory",
+            "claude-code",
+        )
+    except ValidationFailed:
+        return memory_id  # gone from the store already: nothing left to retire
+    return f"review:{done['review_id']}" if done["status"] == "review" else memory_id
 
 
 def _index_entry(

@@ -34,6 +34,8 @@ class SyncReport:
     """Files changed since nika wrote them: imported and left exactly as they are."""
     superseded: list[str] = field(default_factory=list)
     """Memory ids the imports retired (supersede applied)."""
+    retired: list[str] = field(default_factory=list)
+    """Memories of deleted files, retired (``review:{id}`` when waiting for a person)."""
     not_indexed: int = 0
 
     def to_dict(self) -> dict[str, object]:

@@ -1,6 +1,7 @@
 """Bill what a transcript consumed since the last read, and count it toward the daily quota.
 
-Called from the hooks (every event of Claude Code and Codex that names a transcript). Reads the
+Called from the hooks (every event of Claude Code and Codex that names a transcript, and
+Gemini CLI's session file; OpenCode's plugin hands its answers' usage over directly). Reads the
 transcript from the byte offset of the last read to the last complete line, turns usage lines
 into :class:`~nika_tui.billing.usage.Usage` records, drops keys already billed, appends the rest
 to the billing log with the hook's NIKA_META and adds their tokens to the tenant's Redis
@@ -18,7 +19,7 @@ from typing import Any
 import redis
 
 from nika_tui.billing.log import BillingLog, locked
-from nika_tui.billing.usage import Usage, claude_usages, codex_usages
+from nika_tui.billing.usage import Usage, claude_usages, codex_usages, gemini_usages
 from nika_tui.services import redis_keys
 
 SEEN_KEEP = 500
@@ -78,6 +79,16 @@ def add_tokens(client: redis.Redis, tenant_id: str, day: str, tokens: int) -> in
     return int(total)
 
 
+def _transcript_format(records: list[dict[str, Any]], cursor: Mapping[str, Any]) -> str:
+    if cursor.get("format") in ("codex", "gemini"):
+        return str(cursor["format"])
+    if any(r.get("type") in ("event_msg", "turn_context", "session_meta") for r in records):
+        return "codex"
+    if any(r.get("type") == "gemini" or "$set" in r or "projectHash" in r for r in records):
+        return "gemini"
+    return "claude"
+
+
 def collect_transcript(
     tenant_id: str,
     path: Path,
@@ -92,31 +103,83 @@ def collect_transcript(
         cursors = log.read_cursors()
         cursor = cursors.get(str(path), {})
         records, offset = _read_new(path, int(cursor.get("offset", 0)))
-        seen: list[str] = list(cursor.get("seen", []))
-        if any(r.get("type") in ("event_msg", "turn_context", "session_meta") for r in records) or (
-            cursor.get("format") == "codex"
-        ):
+        fmt = _transcript_format(records, cursor)
+        if fmt == "codex":
             usages, last, model = codex_usages(
                 records, cursor.get("codex"), cursor.get("model", "")
             )
-            cursor.update(format="codex", codex=last, model=model)
+            cursor.update(codex=last, model=model)
             source = "codex rollout"
+        elif fmt == "gemini":
+            usages = gemini_usages(records)
+            source = "gemini-cli session"
         else:
             usages = claude_usages(records)
-            cursor["format"] = "claude"
             source = "claude-code transcript"
-        fresh = [u for u in usages if u.key not in set(seen)]
-        entries = [token_entry(tenant_id, u, source, meta, now) for u in fresh]
-        log.append_locked(entries)
-        cursor.update(offset=offset, seen=(seen + [u.key for u in fresh])[-SEEN_KEEP:])
-        cursors[str(path)] = cursor
-        log.write_cursors(cursors)
-        tokens = sum(u.total for u in fresh)
-        if client is not None and tokens:
-            day = now.strftime("%Y%m%d")
-            add_tokens(client, tenant_id, day, tokens)
-            add_cost(client, tenant_id, day, fresh, env)
+        cursor.update(format=fmt, offset=offset)
+        entries = _bill_locked(log, cursors, str(path), cursor, usages, source, meta, now)
+    _count(client, tenant_id, now, entries, usages, env)
     return entries
+
+
+def collect_usages(
+    tenant_id: str,
+    cursor_key: str,
+    usages: list[Usage],
+    source: str,
+    meta: Mapping[str, Any],
+    now: datetime,
+    client: redis.Redis | None,
+    env: Mapping[str, str] | None = None,
+) -> list[dict[str, Any]]:
+    """Bill usage records an agent handed over directly (OpenCode's plugin); a record whose key
+    was billed under ``cursor_key`` before (the same answer reported twice) is skipped."""
+    log = BillingLog(tenant_id, env)
+    with locked(log.dir):
+        cursors = log.read_cursors()
+        cursor = cursors.get(cursor_key, {})
+        entries = _bill_locked(log, cursors, cursor_key, cursor, usages, source, meta, now)
+    _count(client, tenant_id, now, entries, usages, env)
+    return entries
+
+
+def _bill_locked(
+    log: BillingLog,
+    cursors: dict[str, Any],
+    cursor_key: str,
+    cursor: dict[str, Any],
+    usages: list[Usage],
+    source: str,
+    meta: Mapping[str, Any],
+    now: datetime,
+) -> list[dict[str, Any]]:
+    """Append the records not billed yet and remember their keys (under the billing lock)."""
+    seen: list[str] = list(cursor.get("seen", []))
+    fresh = [u for u in usages if u.key not in set(seen)]
+    entries = [token_entry(log.tenant_id, u, source, meta, now) for u in fresh]
+    log.append_locked(entries)
+    cursor["seen"] = (seen + [u.key for u in fresh])[-SEEN_KEEP:]
+    cursors[cursor_key] = cursor
+    log.write_cursors(cursors)
+    return entries
+
+
+def _count(
+    client: redis.Redis | None,
+    tenant_id: str,
+    now: datetime,
+    entries: list[dict[str, Any]],
+    usages: list[Usage],
+    env: Mapping[str, str] | None,
+) -> None:
+    """Add the billed records to the day's token and cost counters (quota, dashboard)."""
+    keys = {e["key"] for e in entries}
+    fresh = [u for u in usages if u.key in keys]
+    tokens = sum(u.total for u in fresh)
+    if client is not None and tokens:
+        day = now.strftime("%Y%m%d")
+        add_tokens(client, tenant_id, day, tokens)
+        add_cost(client, tenant_id, day, fresh, env)
 
 
 def add_cost(

@@ -39,3 +39,19 @@ def bill_tool_call(ctx: HookContext) -> None:
         return
     tool = str(ctx.payload.get("tool_name") or "unknown")
     record_tool_call(ctx.tenant_id, tool, f"{ctx.cli} PostToolUse", _meta(ctx), ctx.now, ctx.env)
+
+
+def bill_opencode_answers(ctx: HookContext) -> int:
+    """Bill the answers OpenCode finished since the last ``Stop`` (the plugin's ``usage``)."""
+    from nika_tui.billing.collect import collect_usages
+    from nika_tui.billing.usage import opencode_usages
+
+    answers = ctx.payload.get("usage")
+    if not ctx.configured or not isinstance(answers, list):
+        return 0
+    usages = opencode_usages(answers, ctx.now.isoformat())
+    key = f"opencode:{ctx.session_id or 'unknown'}"
+    entries = collect_usages(
+        ctx.tenant_id, key, usages, "opencode plugin", _meta(ctx), ctx.now, ctx.redis, ctx.env
+    )
+    return len(entries)

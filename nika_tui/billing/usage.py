@@ -7,6 +7,10 @@
 - **Codex**: ``event_msg`` / ``token_count`` events carry ``info.total_token_usage``; a record is
   the *increase* of that total since the previous event (repeated events add nothing),
   ``cached_input_tokens`` counted as cache reads; the model comes from the last ``turn_context``.
+- **Gemini CLI**: the session file's ``gemini`` messages carry ``tokens`` (see
+  :func:`gemini_usages`).
+- **OpenCode**: no file we read; nika's plugin sends each finished answer's ``tokens`` with the
+  ``Stop`` event (see :func:`opencode_usages`).
 """
 
 from __future__ import annotations
@@ -120,3 +124,70 @@ def codex_usages(
         )
         base = now
     return out, base, model
+
+
+def _gemini_messages(rec: Mapping[str, Any]) -> list[Any]:
+    """The messages a Gemini CLI session line carries (a message, or a history rewrite)."""
+    update = rec.get("$set")
+    if isinstance(update, dict):
+        messages = update.get("messages")
+        return messages if isinstance(messages, list) else []
+    return [rec] if "type" in rec and "id" in rec else []
+
+
+def gemini_usages(records: Iterable[Mapping[str, Any]]) -> list[Usage]:
+    """One :class:`Usage` per Gemini CLI ``gemini`` message that carries ``tokens``.
+
+    Gemini CLI writes a message, then the same message again (same ``id``) once its usage is
+    known; a history rewrite (``$set.messages``) repeats old ones. ``tokens.input`` is the
+    API's ``promptTokenCount``, which includes ``cached``; ``thoughts`` are billed as output
+    and ``tool`` (tool-use prompt tokens) as input, so the four counts sum to ``total``.
+    """
+    found: dict[str, Usage] = {}
+    for rec in records:
+        for msg in _gemini_messages(rec):
+            tokens = msg.get("tokens") if isinstance(msg, dict) else None
+            if msg.get("type") != "gemini" or not isinstance(tokens, dict) or not msg.get("id"):
+                continue
+            cached = _int(tokens.get("cached"))
+            item = Usage(
+                key=f"gemini-{msg['id']}",
+                at=str(msg.get("timestamp") or ""),
+                model=str(msg.get("model") or "unknown"),
+                input_tokens=max(0, _int(tokens.get("input")) - cached) + _int(tokens.get("tool")),
+                output_tokens=_int(tokens.get("output")) + _int(tokens.get("thoughts")),
+                cache_read_tokens=cached,
+            )
+            if item.total:
+                found[item.key] = item
+    return list(found.values())
+
+
+def opencode_usages(answers: Iterable[Any], at: str) -> list[Usage]:
+    """One :class:`Usage` per finished OpenCode assistant message nika's plugin reported.
+
+    Each answer is ``{"id", "model", "tokens": {"input", "output", "reasoning", "cache":
+    {"read", "write"}}}`` (OpenCode's ``AssistantMessage``): ``input`` already excludes the
+    cache reads, ``reasoning`` is billed as output.
+    """
+    out: list[Usage] = []
+    for answer in answers:
+        if not isinstance(answer, dict) or not answer.get("id"):
+            continue
+        tokens = answer.get("tokens")
+        if not isinstance(tokens, dict):
+            continue
+        raw_cache = tokens.get("cache")
+        cache: dict[str, Any] = raw_cache if isinstance(raw_cache, dict) else {}
+        item = Usage(
+            key=f"opencode-{answer['id']}",
+            at=at,
+            model=str(answer.get("model") or "unknown"),
+            input_tokens=_int(tokens.get("input")),
+            output_tokens=_int(tokens.get("output")) + _int(tokens.get("reasoning")),
+            cache_read_tokens=_int(cache.get("read")),
+            cache_write_tokens=_int(cache.get("write")),
+        )
+        if item.total:
+            out.append(item)
+    return out

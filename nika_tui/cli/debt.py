@@ -41,7 +41,10 @@ def run_op(op: str, body: dict[str, Any], local: Callable[[EngineContext], dict[
     try:
         client = MemoryClient.from_env(env)
         if client.service_alive():
-            return client.call(op, body, timeout=RPC_TIMEOUT_S)
+            from nika_tui.services.tenant_calls import call_per_tenant
+
+            # The service answers one named tenant per request (engine/tenant_scope.py).
+            return call_per_tenant(client, op, body, RPC_TIMEOUT_S, env)
     except ServiceNotRunning:
         pass  # no Redis yet: run locally (it starts the embedded one)
     ctx = build_local_context(env)

@@ -116,7 +116,8 @@ def serve_cmd(args: argparse.Namespace) -> int:
     worker_id = args.worker_id or (default_worker_id(data_dir()) if args.join else PRIMARY_ID)
     ttl = lease_ttl(os.environ)
     ctx = build_context()
-    worker = Worker(ctx.redis, worker_id, data_dir(), ctx.vectors, ttl_s=ttl)
+    host = Settings.from_env().worker_host or None
+    worker = Worker(ctx.redis, worker_id, data_dir(), ctx.vectors, ttl_s=ttl, host=host)
     service = MemoryService(ctx, worker=worker)
     service.check_single()  # before the loop; the model is loaded by now, the check is cheap
     # Heartbeats, pane fallback and the 61% policy need a periodic look at every kernel;

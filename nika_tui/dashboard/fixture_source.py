@@ -313,6 +313,12 @@ class FixtureSource(FixtureConfirmations, FixtureMemories):
             self.actions.append((verb, tenant_id))
         return f"{verb} nika-tenant-{tenant_id}"
 
+    def mark_recall(self, tenant_id: str, query: str, hit_id: str, useful: bool) -> str:
+        """Record the mark as an action only (the preview writes no relevance set)."""
+        with self._lock:
+            self.actions.append(("mark", tenant_id, hit_id, "useful" if useful else "not"))
+        return f"{hit_id[:8]} marked {'useful' if useful else 'not useful'} (preview: not saved)"
+
     def spawn(self, tenant_id: str) -> str:
         """Mark the kernel as starting."""
         return self._kernel(tenant_id, "spawn", "starting")

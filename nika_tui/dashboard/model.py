@@ -434,6 +434,11 @@ class DashboardSource(MemoryBrowserPort, Protocol):
         """A tenant-scoped recall through the memory service (as of a date: by valid time)."""
         ...
 
+    def mark_recall(self, tenant_id: str, query: str, hit_id: str, useful: bool) -> str:
+        """Label one recall hit useful or not in the tenant's relevance set (what `nika tune
+        recall` learns from); returns a one-line outcome."""
+        ...
+
     def spawn(self, tenant_id: str) -> str:
         """Start the tenant's kernel; returns a one-line outcome."""
         ...

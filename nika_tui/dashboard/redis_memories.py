@@ -7,6 +7,7 @@ live in the vector store only the service opens. Actions raise the service's ``N
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from nika_tui.dashboard.memory_parse import chain_from_history, parse_memory_list
@@ -58,3 +59,12 @@ class RedisMemories(RedisReads):
         body = {"tenant_id": tenant_id, "memory_id": memory_id, "reason": reason}
         out = self._rpc(Op.MEMORY_SEND_REVIEW, body)
         return f"{memory_id}: in review as {out.get('review_id', '?')}"
+
+    def mark_recall(self, tenant_id: str, query: str, hit_id: str, useful: bool) -> str:
+        """Append the mark to the tenant's relevance set, as `nika memory feedback` does."""
+        from nika_tui.tuning.relevance import mark
+
+        at, ids = datetime.now(UTC).isoformat(), [hit_id]
+        mark(tenant_id, query, at, useful=ids if useful else (),
+             not_useful=() if useful else ids, env=self.env)  # fmt: skip
+        return f"{hit_id[:8]} marked {'useful' if useful else 'not useful'} for tuning"

@@ -76,8 +76,13 @@ class VectorStore(Protocol):
         flt: PointFilter | None = None,
         limit: int = 10,
         with_vectors: bool = False,
+        hnsw_ef: int | None = None,
     ) -> list[ScoredPoint]:
-        """Dense + BM25 prefetches fused with reciprocal rank fusion, inside Qdrant."""
+        """Dense + BM25 prefetches fused with reciprocal rank fusion, inside Qdrant.
+
+        ``hnsw_ef``: the HNSW search breadth of the dense side (``None``: the store's default;
+        it matters only on shards that have an HNSW index, the others are searched exactly).
+        """
         ...
 
     def retrieve(

@@ -32,6 +32,9 @@ class RecallParams:
     """τ of the recency boost, in days."""
     depth_factor: int = 2
     """Candidates fetched per wanted hit before the floor drops the irrelevant ones."""
+    hnsw_ef: int = 0
+    """HNSW search breadth of the dense side (0: the store's default). Only shards with an
+    HNSW index (built when idle past a size) are affected; smaller ones are searched exactly."""
 
     def to_fields(self) -> dict[str, str]:
         """Redis hash fields."""
@@ -55,6 +58,7 @@ class RecallParams:
             recency_weight=value("recency_weight", d.recency_weight),
             recency_tau_days=value("recency_tau_days", d.recency_tau_days),
             depth_factor=int(value("depth_factor", d.depth_factor)),
+            hnsw_ef=int(value("hnsw_ef", d.hnsw_ef)),
         ).clamped()
 
     def clamped(self) -> RecallParams:
@@ -65,6 +69,7 @@ class RecallParams:
             recency_weight=min(5.0, max(0.0, self.recency_weight)),
             recency_tau_days=min(3650.0, max(0.1, self.recency_tau_days)),
             depth_factor=min(8, max(1, int(self.depth_factor))),
+            hnsw_ef=0 if self.hnsw_ef <= 0 else min(4096, max(4, int(self.hnsw_ef))),
         )
 
 

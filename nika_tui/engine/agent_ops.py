@@ -78,17 +78,40 @@ def recent_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
 
 def agent_retire_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     """Retire one memory for an agent, or queue the retirement for a person's review."""
-    tenant_id = body_str(body, "tenant_id")
+    return agent_retire(
+        ctx,
+        body_str(body, "tenant_id"),
+        body_str(body, "memory_id"),
+        body_str(body, "reason"),
+        str(body.get("agent") or "agent"),
+        str(body.get("superseded_by") or ""),
+    )
+
+
+def agent_retire(
+    ctx: EngineContext,
+    tenant_id: str,
+    memory_id: str,
+    reason: str,
+    agent: str,
+    new_id: str = "",
+) -> dict[str, Any]:
+    """Retire ``memory_id`` for an agent now, or queue it for review (the tenant's setting).
+
+    Returns:
+        ``{"status": "retired" | "review" | "already-retired", "id", ...}``.
+
+    Raises:
+        ValidationFailed: no such memory (or replacement) in this tenant.
+    """
     config = ctx.tenant(tenant_id)
-    reason = body_str(body, "reason")[:500]
-    agent = str(body.get("agent") or "agent")
-    old = load_record(ctx, tenant_id, body_str(body, "memory_id"))
+    reason = reason[:500]
+    old = load_record(ctx, tenant_id, memory_id)
     if old is None:
         raise ValidationFailed(
-            f"no memory {body['memory_id']} in this tenant",
+            f"no memory {memory_id} in this tenant",
             "take an id from memory_recall (ids are shown in brackets)",
         )
-    new_id = str(body.get("superseded_by") or "")
     new = load_record(ctx, tenant_id, new_id) if new_id else None
     if new_id and new is None:
         raise ValidationFailed(f"no memory {new_id} in this tenant", "pass an existing id")

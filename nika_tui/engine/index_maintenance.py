@@ -129,8 +129,12 @@ class IndexMaintainer:
         """Process id of the running optimiser child, if any."""
         return self._run.child.pid if self._run is not None else None
 
-    def tick(self) -> list[str]:
+    def tick(self, owns: Callable[[str], bool] | None = None) -> list[str]:
         """Finish a completed run, or start one when due; never waits for a child.
+
+        Args:
+            owns: True for the tenants this worker holds (``None``: all); the others' shards
+                here are old copies nobody serves from.
 
         Returns:
             What was done (``index-started:T/L``, ``index-optimized:T/L``, ``index-failed:T/L``).
@@ -147,7 +151,7 @@ class IndexMaintainer:
             return done
         self._next = now + self.check_every_s
         try:
-            candidate = self._candidate(now)
+            candidate = self._candidate(now, owns or (lambda _tenant: True))
             if candidate is not None:
                 self._start(*candidate)
                 done.append(f"index-started:{candidate[0][0]}/{candidate[0][1].value}")
@@ -166,14 +170,14 @@ class IndexMaintainer:
         self._finish(run)
 
     # --- internals ----------------------------------------------------------------------------
-    def _candidate(self, now: float) -> tuple[ShardKey, int] | None:
+    def _candidate(self, now: float, owns: Callable[[str], bool]) -> tuple[ShardKey, int] | None:
         """The idle tenant's shard with the most pending points at or above the threshold."""
         store = self.store
         assert store is not None
         best: tuple[ShardKey, int] | None = None
         unopened: list[ShardKey] = []
         for tenant_id in store.tenants():
-            if not kernels_idle(self.ctx, tenant_id, self.idle_s):
+            if not owns(tenant_id) or not kernels_idle(self.ctx, tenant_id, self.idle_s):
                 continue
             for layer in Layer:
                 key = (tenant_id, layer)

@@ -305,6 +305,7 @@ def _recall_tuned(
             flt=flt,
             limit=q.limit * params.depth_factor,
             with_vectors=True,
+            hnsw_ef=params.hnsw_ef or None,
         ):
             record = MemoryRecord.from_payload(dict(p.payload))
             records[record.id] = record

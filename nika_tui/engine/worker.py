@@ -30,6 +30,7 @@ from typing import Any
 import redis
 
 from nika_tui.domain.memory import Layer
+from nika_tui.engine import shard_transfer
 from nika_tui.engine.leases import Lease, Leases
 from nika_tui.engine.worker_keys import (
     LEASE_TTL_S,
@@ -53,13 +54,20 @@ class Worker:
     """Leases, hand-offs and takeovers of one worker; the service loop calls into it."""
 
     def __init__(
-        self, r: redis.Redis, worker_id: str, data: Path, vectors: Any, ttl_s: float | None = None
+        self,
+        r: redis.Redis,
+        worker_id: str,
+        data: Path,
+        vectors: Any,
+        ttl_s: float | None = None,
+        host: str | None = None,
     ) -> None:
         self.r = r
         self.id = worker_id
         self.data = data
         self.vectors = vectors
-        self.host = socket.gethostname()
+        self.host = host or socket.gethostname()
+        """Workers on other hosts get shards through Redis (``engine/shard_transfer.py``)."""
         self.ttl_s = LEASE_TTL_S if ttl_s is None else ttl_s
         self.leases = Leases(r, worker_id, self.ttl_s)
         self.held: dict[str, Lease] = {}
@@ -128,9 +136,10 @@ class Worker:
         pipe.hset(info_key(self.id), mapping={k: str(v) for k, v in info.items()})
         pipe.execute()
 
-    def alone(self) -> bool:
-        """True when no other worker is live (passes over every tenant are then safe)."""
-        return self._live == [self.id]
+    def owns(self, tenant_id: str) -> bool:
+        """True when this worker is the tenant's writer (a free tenant it should hold is
+        acquired now): the per-tenant passes (audit, REM, index builds, tuning) run here."""
+        return self.route(tenant_id) == self.id
 
     # --- routing ------------------------------------------------------------------------
     def holds(self, tenant_id: str) -> bool:
@@ -309,10 +318,16 @@ class Worker:
         src = Path(str(info.get("data_dir", ""))) / "qdrant" / tenant_id
         dst = Path(root) / tenant_id
         if info.get("host") != self.host:
+            if shard_transfer.pack_from(self.r, tenant_id) == str(home):
+                self._close_tenant(tenant_id)
+                shard_transfer.adopt(self.r, tenant_id, Path(root), str(home))
+                return
             log.warning(
-                "tenant %s was held on %s: its Edge shards stay there (use QDRANT_URL to share)",
-                tenant_id, info.get("host"),
-            )  # fmt: skip
+                "tenant %s was held on %s and left no shard pack (it died?): its Edge shards "
+                "stay there until it returns (use QDRANT_URL to share)",
+                tenant_id,
+                info.get("host"),
+            )
             return
         if not src.is_dir() or src.resolve() == dst.resolve():
             return
@@ -337,7 +352,22 @@ class Worker:
         if lease is None:
             return
         self._close_tenant(tenant_id)
+        root = getattr(self.vectors, "root", None)
+        if root is not None and self._remote_peers():
+            try:
+                # Before the release: whoever acquires next finds the pack already there.
+                shard_transfer.publish(self.r, tenant_id, Path(root), self.id, self.host)
+            except (OSError, redis.RedisError) as exc:
+                log.warning("could not publish the shards of %s: %s", tenant_id, exc)
         self.leases.release(lease)
+
+    def _remote_peers(self) -> bool:
+        """True when a live worker runs on another host (shards must then travel by Redis)."""
+        pipe = self.r.pipeline(transaction=False)
+        others = [w for w in live_workers(self.r) if w != self.id]
+        for worker_id in others:
+            pipe.hget(info_key(worker_id), "host")
+        return any(str(h) != self.host for h in pipe.execute() if h)
 
     def stop(self) -> None:
         """Release every lease and the heartbeat: the other workers take over at once."""

@@ -276,6 +276,8 @@ def capture_turn(
     text = message if message is not None else (digest.last_assistant if digest else "")
     if text:
         ctx.step("bridge", lambda: bridge_turn.post_reply(ctx, text))
+        # Relevance labels (issue 20): the recalled hits this reply went on to use.
+        ctx.step("used_hits", lambda: label_used_hits(ctx, text))
     if worth_keeping_turn(text):
         meta = make_meta(ctx, digest)
         key = ctx.step(
@@ -285,6 +287,29 @@ def capture_turn(
             ctx.notes.append(f"captured turn {preview(text)!r}")
     bookkeeping(ctx, kernel_event, transcript)
     return ""
+
+
+def note_hits(ctx: HookContext, query: str, hits: Sequence[RecallHit]) -> None:
+    """Note the hits injected for ``query``: a later reply that uses one labels it useful."""
+    from nika_tui.services.used_hits import note_shown
+
+    shown = [(h.record.id, h.record.text) for h in hits]
+    ctx.step(
+        "note_hits",
+        lambda: note_shown(ctx.redis, ctx.tenant_id, ctx.session_id, query, ctx.project_id, shown),
+    )
+
+
+def label_used_hits(ctx: HookContext, reply: str) -> int:
+    """Label useful the noted hits ``reply`` used; how many labels were written."""
+    if not ctx.configured:  # no tuning dir for a tenant nobody configured
+        return 0
+    from nika_tui.services.used_hits import label_used
+
+    marks = label_used(
+        ctx.redis, ctx.tenant_id, ctx.session_id, reply, ctx.now.isoformat(), ctx.env
+    )
+    return sum(len(m["useful"]) for m in marks)
 
 
 def parse_iso(value: str | None) -> datetime | None:

@@ -172,5 +172,9 @@ def handle(ctx: HookContext) -> str:
     exchange = _read(ctx, session_file)
     if session_file is not None:
         _record_fill(ctx, exchange, session_file)
+        from nika_tui.billing.hooks import bill_transcript
+
+        # Billing and the daily token quota: the session file's new answers (issue 18).
+        ctx.step("billing", lambda: bill_transcript(ctx, session_file))
     _confirm(ctx, exchange)
     return HANDLERS.get(ctx.event, _bookkeeping)(ctx, exchange)

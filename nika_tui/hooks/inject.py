@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from nika_tui.domain.handoff import HANDOFF_MARKER
 from nika_tui.domain.handoff_select import StoredPacket, select_handoff
 from nika_tui.domain.requests import RecallHit, RecallQuery, RecallResult
-from nika_tui.hooks.common import hit_line, render_context
+from nika_tui.hooks.common import hit_line, note_hits, render_context
 from nika_tui.hooks.context import HookContext
 from nika_tui.services import redis_keys
 from nika_tui.services.memory_client import MemoryClient
@@ -191,6 +191,7 @@ def prompt_context(ctx: HookContext, prompt: str, event_name: str = "UserPromptS
         if hits:
             sections.append((PROMPT_TITLE, [hit_line(h) for h in hits]))
             keys += [h.record.id for h in hits]
+            note_hits(ctx, prompt, hits)
         elif result is not None and result.palace:
             ctx.notes.append("PALACE: nothing relevant to the prompt")
     return _emit(ctx, event_name, sections, keys, PROMPT_MAX_BYTES)

@@ -15,7 +15,8 @@ payload on stdin, named after Claude Code's events:
   its last ask, a decision and the fill (no files or todos).
 - ``Stop`` (bus event ``session.idle``) → the reply (episodic) and the fill: the last answer's
   ``tokens`` (input + cache read + cache write) over ``context_window``, the model's
-  ``limit.context`` that OpenCode passed to ``chat.params``.
+  ``limit.context`` that OpenCode passed to ``chat.params``; and billing: ``usage`` lists every
+  answer finished since the previous idle (a turn with tool calls is several answers).
 """
 
 from __future__ import annotations
@@ -125,6 +126,10 @@ def _pre_compact(ctx: HookContext) -> str:
 
 
 def _stop(ctx: HookContext) -> str:
+    from nika_tui.billing.hooks import bill_opencode_answers
+
+    # Billing and the daily token quota: every answer finished since the last idle (issue 18).
+    ctx.step("billing", lambda: bill_opencode_answers(ctx))
     fill = _fill(ctx)
     if fill is not None:
         ctx.step(

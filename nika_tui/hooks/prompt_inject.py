@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from nika_tui.domain.handoff import HANDOFF_MARKER
 from nika_tui.domain.handoff_select import StoredPacket
 from nika_tui.domain.requests import RecallQuery, RecallResult
-from nika_tui.hooks.common import hit_line, memory_client, render_context
+from nika_tui.hooks.common import hit_line, memory_client, note_hits, render_context
 from nika_tui.hooks.context import HookContext
 from nika_tui.services import redis_keys
 
@@ -142,6 +142,7 @@ def prompt_context(ctx: HookContext, prompt: str) -> tuple[str, list[str]]:
         if fresh:
             sections.append(("Recalled for this prompt", [hit_line(h) for h in fresh]))
             marks += [h.record.id[:8] for h in fresh]
+            note_hits(ctx, query, fresh)
         elif found is not None:
             ctx.notes.append(f"prompt recall: {len(found.hits)} hits, none new to this session")
     if not sections:

@@ -62,6 +62,8 @@ def describe(r: redis.Redis, tenant_id: str) -> str:
         f"dense {params.dense_weight:.1f} recency {params.recency_weight:.1f}"
         f"/{params.recency_tau_days:.0f}d depth ×{params.depth_factor}"
     )
+    if params.hnsw_ef:
+        text += f" ef {params.hnsw_ef}"
     if last is not None:
         text += (
             f" · last tuning {str(last.get('at', ''))[:16]}: gain "

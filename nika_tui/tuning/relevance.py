@@ -8,30 +8,13 @@ mark of an id wins. Written by ``nika memory feedback``; read by the tuner.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from nika_tui.domain.recall_params import Judged
 from nika_tui.errors import ValidationFailed
-from nika_tui.paths import FILE_MODE, ensure_private_dir, tenant_data_dir
-
-
-def tuning_dir(tenant_id: str, env: Mapping[str, str] | None = None) -> Path:
-    """``{data}/tenants/{t}/tuning`` (created 0700)."""
-    return ensure_private_dir(tenant_data_dir(tenant_id, env) / "tuning")
-
-
-def append_jsonl(path: Path, record: Mapping[str, Any]) -> None:
-    """Append one JSON line, fsynced, to a 0600 file."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
-    try:
-        os.write(fd, (json.dumps(record, default=str, sort_keys=True) + "\n").encode())
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.chmod(path, FILE_MODE)
+from nika_tui.paths import tenant_data_dir
+from nika_tui.services.relevance_log import append_jsonl, tuning_dir
 
 
 def mark(

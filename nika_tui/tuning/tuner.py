@@ -37,7 +37,8 @@ from nika_tui.engine.context import EngineContext
 from nika_tui.errors import ValidationFailed
 from nika_tui.services.kernel_store import pending_confirmation, queue_confirmation
 from nika_tui.services.recall_params import adopt_params, read_params, record_tuning
-from nika_tui.tuning.relevance import append_jsonl, load_set, tuning_dir
+from nika_tui.services.relevance_log import append_jsonl, tuning_dir
+from nika_tui.tuning.relevance import load_set
 
 log = logging.getLogger("nika.tuning")
 
@@ -49,11 +50,25 @@ DEFAULT_TRIALS = 40
 TUNE_CONFIRMATION = "tune.adopt"
 
 
+EF_CHOICES = (0, 64, 128, 256, 512)
+"""HNSW ``ef`` values a study picks from (0: the store's default, 100 in Qdrant). A grid, not
+a range: each value costs one fetch of every query's candidates (``ef`` changes what the store
+returns, not only their order), cached before the trials. None is below ``EVAL_K × MAX_DEPTH``
+(40): Qdrant searches with ``max(ef, limit)``, so a smaller ef would be measured here at 40
+(the tuner's fetch) but served at recall's smaller limit — not what was measured."""
+
+
 def fetch_candidates(
-    ctx: EngineContext, tenant_id: str, judged: Sequence[Judged], k: int = EVAL_K
+    ctx: EngineContext,
+    tenant_id: str,
+    judged: Sequence[Judged],
+    k: int = EVAL_K,
+    hnsw_ef: int = 0,
+    vectors: Sequence[Sequence[float]] | None = None,
 ) -> list[list[Candidate]]:
     """Each labelled query's candidates, in fused order, as deep as any trial looks."""
-    vectors = ctx.embedder.embed([j.query for j in judged])
+    if vectors is None:
+        vectors = ctx.embedder.embed([j.query for j in judged])
     out: list[list[Candidate]] = []
     for label, vector in zip(judged, vectors, strict=True):
         equals = {"status": Status.CURRENT.value}
@@ -69,6 +84,7 @@ def fetch_candidates(
                 flt=PointFilter(equals=equals),
                 limit=k * MAX_DEPTH,
                 with_vectors=True,
+                hnsw_ef=hnsw_ef or None,
             ):
                 cosine = float(sum(a * b for a, b in zip(vector, p.vector or [], strict=False)))
                 valid = str(p.payload.get("valid_from", ""))
@@ -124,7 +140,10 @@ def tune(
     now = ctx.clock()
     now_s = now.timestamp()
     current, _ = read_params(ctx.redis, tenant_id)
-    cands = fetch_candidates(ctx, tenant_id, labels)
+    vectors = ctx.embedder.embed([j.query for j in labels])
+    choices = sorted({*EF_CHOICES, current.hnsw_ef})
+    by_ef = {ef: fetch_candidates(ctx, tenant_id, labels, hnsw_ef=ef, vectors=vectors)
+             for ef in choices}  # fmt: skip
     log_path = tuning_dir(tenant_id, ctx.env) / "optimisation.jsonl"
     run = f"{now.isoformat()}#{seed}"
 
@@ -135,8 +154,9 @@ def tune(
             recency_weight=trial.suggest_float("recency_weight", 0.0, 1.0, step=0.1),
             recency_tau_days=trial.suggest_float("recency_tau_days", 1.0, 180.0, log=True),
             depth_factor=trial.suggest_int("depth_factor", 1, 4),
+            hnsw_ef=int(trial.suggest_categorical("hnsw_ef", choices)),
         )
-        per_query = scores(labels, cands, p, now_s)
+        per_query = scores(labels, by_ef[p.hnsw_ef], p, now_s)
         metric = sum(per_query) / len(per_query)
         trial.set_user_attr("scores", per_query)
         sd = bootstrap_sd(per_query, seed + trial.number, rounds=200)
@@ -157,7 +177,7 @@ def tune(
     best_trial = study.best_trial
     # Rounded: the step grid's floats carry binary noise (0.42000000000000004) into the log.
     best = RecallParams(**{k: round(v, 4) for k, v in best_trial.params.items()}).clamped()
-    baseline_scores = scores(labels, cands, current, now_s)
+    baseline_scores = scores(labels, by_ef[current.hnsw_ef], current, now_s)
     decision = decide(baseline_scores, list(best_trial.user_attrs["scores"]), seed)
     mode = config.auto_actions.tune
     action = "kept"

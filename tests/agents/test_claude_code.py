@@ -16,6 +16,7 @@ import pytest
 from nika_tui.services import redis_keys
 from nika_tui.services.wm_store import read_working_memory
 from tests.agents.conftest import AgentTenant
+from tests.agents.mock_anthropic_openai import default_reply
 
 pytestmark = [pytest.mark.agents, pytest.mark.embedder, pytest.mark.slow]
 
@@ -37,6 +38,8 @@ def test_a_fact_typed_in_one_session_reaches_a_new_session_that_asks(
     tenant.stored(running_service.client, "10.0.9.30")
 
     tenant.mock.clear()
+    # The model answers with what only the recalled memory told it (issue 20: a used hit).
+    tenant.mock.reply = lambda body: "The staging server answers on 10.0.9.30 now."
     second = tenant.claude(claude_bin, "Which IP address does the staging server have now?")
     assert second.returncode == 0, second.stderr
     text = _last_request_text(tenant)
@@ -47,9 +50,16 @@ def test_a_fact_typed_in_one_session_reaches_a_new_session_that_asks(
     # The memory itself is injected once (SessionStart's digest and the prompt's recall never
     # carry the same memory; the previous session's handoff may quote the ask, as a handoff).
     assert text.count("] The staging server moved to 10.0.9.30") == 1
+    # The Stop hook saw the reply use the injected memory: a useful label for that question.
+    from nika_tui.tuning.relevance import load_set
+
+    [label] = [j for j in load_set(tenant.tenant_id) if "staging server" in j.query]
+    [fact_id] = label.useful
+    assert fact_id[:8] in text and not label.not_useful
 
     # PALACE: an unrelated question gets no prompt recall at all.
     tenant.mock.clear()
+    tenant.mock.reply = default_reply
     third = tenant.claude(claude_bin, "Write a haiku about autumn leaves for the release notes.")
     assert third.returncode == 0, third.stderr
     assert "Memories relevant to this prompt" not in _last_request_text(tenant)

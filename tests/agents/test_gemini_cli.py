@@ -176,6 +176,16 @@ def test_hooks_capture_the_reply_and_record_the_fill(
 
     retry_until(reply_stored, timeout=60, interval=0.2, what="the model's reply stored")
 
+    # Billing (issue 18): each answer in the session file, once, with the usage the API sent.
+    from nika_tui.billing.log import BillingLog
+
+    tokens = [e for e in BillingLog(TENANT).entries() if e["kind"] == "tokens"]
+    assert tokens and {e["source"] for e in tokens} == {"gemini-cli session"}
+    assert len({e["key"] for e in tokens}) == len(tokens)
+    assert all(e["input_tokens"] == 52_429 and e["output_tokens"] > 0 for e in tokens)
+    day = client.get(redis_keys.tokens_day(TENANT, tokens[0]["at"][:10].replace("-", "")))
+    assert int(str(day)) == sum(e["input_tokens"] + e["output_tokens"] for e in tokens)
+
 
 def _tool_then_text(entry: Logged) -> str | dict[str, Any]:
     """A tool call for a "migration plan" turn (Gemini CLI then checks for compression before

@@ -201,6 +201,14 @@ def test_a_fact_typed_reaches_the_next_session_once(
     assert int(wm["window"]) == WINDOW
     assert float(wm["fill_percent"]) == pytest.approx(10.0, abs=0.01)
 
+    # Billing (issue 18): every answer of the turn, once, from the plugin's Stop payload.
+    from nika_tui.billing.log import BillingLog
+
+    tokens = [e for e in BillingLog(TENANT).entries() if e["kind"] == "tokens"]
+    assert len(tokens) == len(_agent_requests(opencode.server)), "one per model answer"
+    assert {e["source"] for e in tokens} == {"opencode plugin"}
+    assert all(e["input_tokens"] == 20_000 and e["output_tokens"] > 0 for e in tokens)
+
     before = len(_agent_requests(opencode.server))
     opencode.run(QUESTION)
     asked = [r for r in _agent_requests(opencode.server)[before:] if QUESTION in r.text()]

@@ -23,7 +23,8 @@ from nika_tui.errors import ValidationFailed
 from nika_tui.services.config_store import load_tenant, save_tenant
 from nika_tui.services.kernel_store import pending_confirmation
 from nika_tui.services.recall_params import describe, last_tuning, read_params
-from nika_tui.tuning.relevance import load_set, mark, tuning_dir
+from nika_tui.services.relevance_log import tuning_dir
+from nika_tui.tuning.relevance import load_set, mark
 from nika_tui.tuning.tuner import TUNE_CONFIRMATION, tune
 from tests.plugins.debt import at_cosine, make_record, put, unit
 
@@ -144,3 +145,36 @@ def test_feedback_marks_make_the_set_and_too_few_are_refused(debt_ctx: EngineCon
         tune(debt_ctx, "acme", trials=5)
     with pytest.raises(ValidationFailed, match="nothing to record"):
         mark("acme", "q", "2026-12-01T00:00:00+00:00")
+
+
+def test_the_service_tunes_periodically_as_the_tenant_allows(debt_ctx: EngineContext) -> None:
+    """The service's scheduler: a tenant with new labels is tuned (and the gain adopted when
+    autonomous); not again until new labels come and the interval passed; never when off."""
+    from datetime import timedelta
+
+    from nika_tui.tuning.scheduler import TuneScheduler
+
+    labels = _tenant(debt_ctx, relevant_cos=0.32)
+    for j in labels:  # the marks as people or used hits leave them
+        mark("acme", j.query, "2026-03-01T00:00:00+00:00", useful=sorted(j.useful),
+             expect_none=j.expect_none)  # fmt: skip
+    ticks = {"t": 0.0}
+    scheduler = TuneScheduler(debt_ctx, check_every_s=60, monotonic=lambda: ticks["t"])
+    _mode(AutoMode.OFF)
+    ticks["t"] += 61
+    assert scheduler.tick() == [] and last_tuning(debt_ctx.redis, "acme") is None
+    _mode(AutoMode.AUTONOMOUS)
+    assert scheduler.tick() == [], "looked at once per check interval"
+    ticks["t"] += 61
+    assert scheduler.tick(lambda _t: False) == [], "a tenant another worker holds"
+    ticks["t"] += 61
+    assert scheduler.tick() == ["tune:acme:adopted"]
+    assert read_params(debt_ctx.redis, "acme")[1] is True
+    ticks["t"] += 61
+    assert scheduler.tick() == [], "no new label since the last tuning"
+    mark("acme", "question 0", "x", useful=sorted(labels[0].useful))
+    ticks["t"] += 61
+    assert scheduler.tick() == [], "new labels, but tuned less than a day ago by the clock"
+    debt_ctx.clock.now += timedelta(days=1)  # type: ignore[attr-defined]
+    ticks["t"] += 61
+    assert scheduler.tick() == ["tune:acme:kept"], "already the best: nothing new adopted"

@@ -11,7 +11,9 @@ most once a minute (``check_every_s``) and then:
   ``escalate``, does nothing if ``off``.
 
 Every tick also runs :class:`~nika_tui.engine.index_maintenance.IndexMaintainer` (HNSW builds of
-idle tenants' Edge shards in a child process). A failing tenant is logged and skipped:
+idle tenants' Edge shards in a child process) and the periodic recall tuning
+(:class:`~nika_tui.tuning.scheduler.TuneScheduler`). With workers, every pass covers only the
+tenants this worker holds (``owns``, decision 241). A failing tenant is logged and skipped:
 maintenance never stops the single writer.
 """
 
@@ -54,22 +56,36 @@ class DebtScheduler:
         self._next = monotonic() + check_every_s
         # HNSW builds of idle tenants' Edge shards, in a child process (index_maintenance.py).
         self.index = IndexMaintainer(ctx, check_every_s=check_every_s, monotonic=monotonic)
+        from nika_tui.tuning.scheduler import TuneScheduler
 
-    def tick(self) -> list[str]:
-        """Do what is due (at most one check per interval); return what was done."""
+        # Recall tuning, once a day per tenant with new labels, per auto_actions.tune (#20).
+        self.tuning = TuneScheduler(ctx, monotonic=monotonic)
+
+    def tick(self, owns: Callable[[str], bool] | None = None) -> list[str]:
+        """Do what is due (at most one check per interval); return what was done.
+
+        Args:
+            owns: True for the tenants this worker holds the lease of (a tenant's audit, REM
+                pass, index build and tuning write its state, so only its writer runs them);
+                ``None``: every tenant (a service without workers).
+        """
+        mine: Callable[[str], bool] = owns or (lambda _tenant: True)
         # Every tick: a finished index build is brought online as soon as the loop sees it.
-        done: list[str] = self.index.tick()
+        done: list[str] = self.index.tick(mine)
+        done += self.tuning.tick(mine)  # its own pace (every 10 min at most)
         now = self._monotonic()
         if now < self._next:
             return done
         self._next = now + self.check_every_s
-        for tenant_id in list(due_tenants(self.ctx)):
+        for tenant_id in [t for t in due_tenants(self.ctx) if mine(t)]:
             try:
                 run_audit(self.ctx, tenant_id)
                 done.append(f"audit:{tenant_id}")
             except NikaError as exc:
                 log.warning("audit of %s failed: %s", tenant_id, exc)
         for tenant_id in list_tenant_ids(self.ctx.env):
+            if not mine(tenant_id):
+                continue
             try:
                 done += self._rem(tenant_id)
             except NikaError as exc:

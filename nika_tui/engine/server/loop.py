@@ -224,10 +224,8 @@ class MemoryService(IngestPipeline):
                 try:
                     # With readers, writes reach the loop through a queue: poll it often.
                     self.step(block_ms=WRITES_POLL_MS if self.reads is not None else BLOCK_MS)
-                    done: list[str] = []
-                    if self.worker is None or self.worker.alone():
-                        # Audits and REM passes walk every tenant: only a lone worker may.
-                        done = self.debt.tick()
+                    # Per-tenant passes run on the worker holding the tenant (decision 241).
+                    done = self.debt.tick(self.worker.owns if self.worker is not None else None)
                     self.scale.tick()
                     self.quota.tick()
                     self.automemory.touch(d[4:] for d in done if d.startswith("rem:"))
@@ -394,7 +392,8 @@ class MemoryService(IngestPipeline):
         pipe.execute()
 
     def _dispatch(self, op: str, raw_body: str) -> dict[str, Any]:
-        reply = dispatch(self.ctx, self.ops, op, raw_body)
+        holds = self.worker.holds if self.worker is not None else None
+        reply = dispatch(self.ctx, self.ops, op, raw_body, holds)
         if op == Op.REM_RUN and reply["ok"]:
             self.automemory.touch(reply["result"].get("tenants", {}) or [])
         return reply

@@ -174,7 +174,8 @@ class ReadPool:
                 busy = ServiceBusy(f"the memory service is busy: {op} not started, retry")
                 reply = {"ok": False, **error_body(busy)}
             else:
-                reply = dispatch(self.ctx, self.ops, op, fields.get("body", "{}"))
+                holds = self.worker.holds_now if self.worker is not None else None
+                reply = dispatch(self.ctx, self.ops, op, fields.get("body", "{}"), holds)
         pipe = r.pipeline(transaction=True)
         pipe.xack(redis_keys.RPC_STREAM, redis_keys.RPC_GROUP, entry_id)
         pipe.xdel(redis_keys.RPC_STREAM, entry_id)

@@ -16,6 +16,7 @@ import redis
 
 from nika_tui.domain.protocol import Op
 from nika_tui.engine.context import EngineContext
+from nika_tui.engine.tenant_scope import check_rpc_tenant
 from nika_tui.errors import NikaError, StoreUnavailable, ValidationFailed
 
 log = logging.getLogger("nika.service")
@@ -99,9 +100,17 @@ def rpc_tenant(fields: Mapping[str, str]) -> str | None:
 
 
 def dispatch(
-    ctx: EngineContext, table: Mapping[str, OpHandler], op: str, raw_body: str
+    ctx: EngineContext,
+    table: Mapping[str, OpHandler],
+    op: str,
+    raw_body: str,
+    holds: Callable[[str], bool] | None = None,
 ) -> dict[str, Any]:
-    """Run ``op`` on its JSON body and return the reply (``ok`` with a result, or an error)."""
+    """Run ``op`` on its JSON body and return the reply (``ok`` with a result, or an error).
+
+    ``holds``: the worker's lease check (``None``: this service serves every tenant). Every op
+    but ``ping`` must name a configured tenant held here (decision 243).
+    """
     handler = table.get(op)
     if handler is None:
         return {"ok": False, **error_body(ValidationFailed(
@@ -112,6 +121,7 @@ def dispatch(
         body = json.loads(raw_body)
         if not isinstance(body, dict):
             raise ValueError("the body must be a JSON object")
+        check_rpc_tenant(ctx, op, body, holds)
         return {"ok": True, "result": handler(ctx, body)}
     except NikaError as exc:
         return {"ok": False, **error_body(exc)}

@@ -297,6 +297,7 @@ class ClientVectorStore:
         flt: PointFilter | None = None,
         limit: int = 10,
         with_vectors: bool = False,
+        hnsw_ef: int | None = None,
     ) -> list[ScoredPoint]:
         """Dense + BM25 prefetches fused with RRF on the server; ``score`` is fused."""
         query = check_vector(vector, self._dimension, "query vector")
@@ -306,7 +307,10 @@ class ClientVectorStore:
             return []
         qfilter = self._filter(check_tenant(tenant_id), flt)
         depth = prefetch_limit(limit)
-        prefetch = [models.Prefetch(query=query, using=DENSE, limit=depth, filter=qfilter)]
+        params = models.SearchParams(hnsw_ef=hnsw_ef) if hnsw_ef else None
+        prefetch = [
+            models.Prefetch(query=query, using=DENSE, limit=depth, filter=qfilter, params=params)
+        ]
         indices, values = self._encoder.query(text)
         if indices:
             prefetch.append(

@@ -134,6 +134,7 @@ class EdgeVectorStore(EdgeMaintenance):
         flt: PointFilter | None = None,
         limit: int = 10,
         with_vectors: bool = False,
+        hnsw_ef: int | None = None,
     ) -> list[ScoredPoint]:
         """Dense + BM25 prefetches fused with RRF in one Qdrant query; ``score`` is fused."""
         query = check_vector(vector, self._dimension, "query vector")
@@ -141,13 +142,13 @@ class EdgeVectorStore(EdgeMaintenance):
         shard = self._shard(tenant_id, layer, create=False)
         if shard is None or matches_nothing(flt):
             return []
-        from qdrant_edge import Fusion, Prefetch, Query, QueryRequest, SparseVector
+        from qdrant_edge import Fusion, Prefetch, Query, QueryRequest, SearchParams, SparseVector
 
         qfilter = self._filter(tenant_id, flt)
         depth = prefetch_limit(limit)
-        prefetches = [
-            Prefetch(limit=depth, query=Query.Nearest(query, using=DENSE), filter=qfilter)
-        ]
+        dense = Query.Nearest(query, using=DENSE)
+        params = SearchParams(hnsw_ef=hnsw_ef) if hnsw_ef else None
+        prefetches = [Prefetch(limit=depth, query=dense, filter=qfilter, params=params)]
         indices, values = self._encoder.query(text)
         if indices:  # a query of stop words only has no BM25 side; dense alone is fused
             prefetches.append(

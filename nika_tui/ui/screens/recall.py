@@ -1,7 +1,9 @@
 """Recall: a tenant-scoped search box; hits with their envelope, or `no memory for {X}`.
 
 An optional ``as of`` box (a date or ISO time) answers with what was current then, by valid
-time (docs/memory.md); empty means now.
+time (docs/memory.md); empty means now. ``ctrl+n`` / ``ctrl+b`` pick a hit (▶), ``ctrl+y`` marks
+it useful and ``ctrl+g`` not useful: labels `nika tune recall` learns from (docs/tuning.md).
+Control keys, so that they work while the query box has the focus.
 """
 
 from __future__ import annotations
@@ -44,15 +46,17 @@ SCORE_NOTE = (
 )
 
 
-def recall_text(view: RecallView) -> Text:
+def recall_text(view: RecallView, selected: int | None = None) -> Text:
     """Hits (cosine as the CLI shows it, rank, status, valid time, text, envelope) or PALACE.
 
-    Each id is clickable: it opens the memory browser on that memory.
+    Each id is clickable: it opens the memory browser on that memory. ``selected`` gets a ▶
+    (the hit the marking keys act on).
     """
     if not view.hits:
         return Text(view.palace or f"no memory for {view.query}", style="bold yellow")
     text = Text(SCORE_NOTE + "\n\n", style="dim italic")
-    for hit in view.hits:
+    for i, hit in enumerate(view.hits):
+        text.append("▶ " if i == selected else "  ", style="bold green")
         cos = f"cos {hit.cosine:.2f}" if hit.cosine is not None else "cos —"
         text.append(f"{cos} ", style="bold cyan")
         text.append(f"rank {hit.score:.3f}  ", style="dim")
@@ -77,14 +81,27 @@ class RecallScreen(DashboardScreen):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+o", "open_top", "Open top hit in memories"),
+        Binding("ctrl+n", "select_hit(1)", "Next hit"),
+        Binding("ctrl+b", "select_hit(-1)", "Previous hit"),
+        Binding("ctrl+y", "mark(True)", "Useful"),
+        Binding("ctrl+g", "mark(False)", "Not useful"),
     ]
     HELP_TITLE = "Recall"
     HELP = (
         """Type a question, `enter`. An *as of* date answers with what was current then,
 by valid time. Click a hit's id (or `ctrl+o` for the first hit) to open it in the memory
-browser: status, valid time, source and its supersede chain. """
+browser: status, valid time, source and its supersede chain. `ctrl+n` / `ctrl+b` pick a
+hit (▶), `ctrl+y` marks it useful, `ctrl+g` not useful: what `nika tune recall` learns from. """
         + SCORE_NOTE
     )
+
+    class Marked(Message):
+        """A relevance mark was saved (or failed)."""
+
+        def __init__(self, outcome: str, error: str = "") -> None:
+            super().__init__()
+            self.outcome = outcome
+            self.error = error
 
     class Answer(Message):
         """The recall came back."""
@@ -99,6 +116,8 @@ browser: status, valid time, source and its supersede chain. """
         self.tenant_id = tenant_id
         self.view: RecallView | None = None
         """The last answer shown."""
+        self.selected = 0
+        """The hit the marking keys act on."""
 
     def compose_body(self) -> ComposeResult:
         yield Input(placeholder=f"recall in {self.tenant_id}… (enter)", id="recall-query")
@@ -140,8 +159,8 @@ browser: status, valid time, source and its supersede chain. """
         if message.view is None:
             hits.update(Text(f"recall failed: {message.error}", style="red"))
         else:
-            self.view = message.view
-            hits.update(recall_text(message.view))
+            self.view, self.selected = message.view, 0
+            hits.update(recall_text(message.view, self.selected))
 
     def open(self, memory_id: str) -> None:
         """Open the memory browser on one memory (a hit's id was clicked)."""
@@ -153,3 +172,31 @@ browser: status, valid time, source and its supersede chain. """
             self.notify("no hit to open: recall something first", severity="warning")
             return
         self.open(self.view.hits[0].id)
+
+    def action_select_hit(self, step: int) -> None:
+        """Move the ▶ to the next or previous hit."""
+        if self.view is None or not self.view.hits:
+            return
+        self.selected = (self.selected + step) % len(self.view.hits)
+        self.query_one("#recall-hits", Static).update(recall_text(self.view, self.selected))
+
+    def action_mark(self, useful: bool) -> None:
+        """Label the ▶ hit useful or not for this query (the tenant's relevance set)."""
+        if self.view is None or not self.view.hits:
+            self.notify("recall something first, then mark a hit", severity="warning")
+            return
+        self._mark(self.view.query, self.view.hits[self.selected].id, useful)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="recall-mark")
+    def _mark(self, query: str, hit_id: str, useful: bool) -> None:
+        try:
+            outcome = self.dashboard.source.mark_recall(self.tenant_id, query, hit_id, useful)
+            self.post_message(self.Marked(outcome))
+        except Exception as exc:  # noqa: BLE001 - UI edge
+            self.post_message(self.Marked("", str(exc)))
+
+    def on_recall_screen_marked(self, message: Marked) -> None:
+        if message.error:
+            self.notify(message.error, title="mark failed", severity="error")
+        else:
+            self.notify(message.outcome, title="recall")
