@@ -291,6 +291,9 @@ def test_diagnose_spawn_reports_on_the_bus(debt_ctx: EngineContext, mode: AutoMo
     assert report["tmux"]["server"] in ("running", "no server on the socket", "tmux not installed")
     assert json.loads(str(debt_ctx.redis.get(redis_keys.spawn_diagnosis(TENANT)))) == report
     bodies = [d["body"] for d in _bus(debt_ctx) if d["kind"] == "debt.audit"]
+    if mode is AutoMode.ESCALATE:
+        # The approver also gets a plain-language summary (issue 17); the bus has the result.
+        assert isinstance(result.pop("summary"), str)
     assert any(b.get("action") == "diagnose_spawn" and b["result"] == result for b in bodies)
 
 
