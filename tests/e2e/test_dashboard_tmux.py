@@ -101,7 +101,8 @@ def test_nika_dashboard_in_a_real_pane(
     _wait(tmux, "idle (hook)")
 
     _keys(tmux, "?")
-    _wait(tmux, "Overview", "tenant detail")
+    # The help of the screen in front: its title over its key table (key | action).
+    _wait(tmux, "Overview", "│ key", "│ action")
     _keys(tmux, "Escape")
     _wait(tmux, "Tenant", "Kernel")
 
