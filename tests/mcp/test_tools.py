@@ -16,7 +16,7 @@ from nika_tui.domain.envelope import NikaMeta
 from nika_tui.domain.hierarchy import HierarchyNode, Level, NodeStatus
 from nika_tui.domain.memory import Layer, Status
 from nika_tui.domain.requests import RememberRequest
-from nika_tui.domain.tenant import AgentPermissions, TenantConfig
+from nika_tui.domain.tenant import AgentPermissions, JudgeConfig, JudgeKind, TenantConfig
 from nika_tui.engine.retire import load_record
 from nika_tui.services.config_store import save_tenant
 from nika_tui.services.hierarchy import open_hierarchy
@@ -89,6 +89,10 @@ def test_recall_as_of_layer_timeline_and_projects(acme: Any) -> None:
 
 def test_correct_waits_for_review_then_an_allowed_agent_resolves_it(acme: Any) -> None:
     svc, config, _old, new = acme
+    # The path under test is a correction the judge does not settle by itself: the rules judge
+    # leaves this one to the agent's retire (the offline judge would REPLACE it at ingest).
+    config = config.model_copy(update={"judge": JudgeConfig(kind=JudgeKind.RULES)})
+    save_tenant(config)
     [(err, corrected), (_e, listed), (refused, why)] = session(
         [
             (
