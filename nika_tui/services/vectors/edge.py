@@ -1,20 +1,8 @@
 """Qdrant Edge adapter: the real Qdrant engine in-process, one shard per tenant and layer.
 
-Layout: ``{root}/{tenant_id}/{layer}`` is one ``EdgeShard`` (its WAL, segments and
-``edge_config.json``). Shards open lazily and stay open until :meth:`EdgeVectorStore.close`:
-Qdrant Edge locks a shard's WAL, so a second process cannot open it (the memory service is the
-single writer). Tenant isolation is structural (another directory) and each query also filters
-on ``tenant_id``.
-
-Missing shards: creating a shard also writes a marker ``{root}/.shards/{tenant_id}.{layer}``
-(0600). A shard whose marker exists but whose directory (or ``edge_config.json``) is gone raises
-:class:`~nika_tui.errors.ShardMissing` — it is never re-created empty, so a deleted shard is an
-alarm, not a silent "no memory". The check is one ``stat`` per call on an open shard too.
-
-Durability: every update is appended to the shard's WAL before ``update`` returns (it survives
-the process being killed), and :meth:`upsert`, :meth:`set_payload` and :meth:`delete` then call
-``flush()`` so segments are on disk too before they return (survives an OS crash). Callers batch
-points to amortise the flush (a few milliseconds).
+:class:`EdgeVectorStore` holds the data operations (upsert, search, payloads, deletes). Where
+shards live, how they open, the missing-shard markers and the durability rules are described
+once, in :mod:`nika_tui.services.vectors.edge_shards` (its base class).
 """
 
 from __future__ import annotations
