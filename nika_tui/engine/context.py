@@ -21,6 +21,7 @@ from nika_tui.paths import tenant_config_path
 from nika_tui.services.bus import Bus, open_bus
 from nika_tui.services.config_store import load_tenant
 from nika_tui.services.hierarchy import Hierarchy, open_hierarchy
+from nika_tui.settings import Settings
 
 if TYPE_CHECKING:
     from nika_tui.domain.hierarchy import HierarchyNode
@@ -36,6 +37,9 @@ class EngineContext:
     """Services shared by the engine's operations (one per memory-service process)."""
 
     env: Mapping[str, str]
+    """The process environment: where the stores live (``paths``) and what children inherit."""
+    settings: Settings
+    """The ``NIKA_*`` knobs, built once by the process that built this context."""
     redis: redis.Redis
     vectors: VectorStore
     embedder: Embedder

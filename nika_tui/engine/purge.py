@@ -45,7 +45,6 @@ from nika_tui.engine.recall import active_sessions
 from nika_tui.errors import ConfirmationRequired, ValidationFailed
 from nika_tui.paths import FILE_MODE, ensure_private_dir, tenant_data_dir
 from nika_tui.services.kernel_store import pending_confirmation, queue_confirmation
-from nika_tui.settings import Settings
 
 MERGED_PREFIXES = ("rem: merged duplicate", "rem: promoted to semantic")
 PURGE_CONFIRMATION = "purge.apply"
@@ -113,11 +112,6 @@ class PurgeResult:
         }
 
 
-def retention_days(env: Mapping[str, str]) -> float:
-    """``NIKA_PURGE_RETENTION_DAYS`` (default 30)."""
-    return Settings.from_env(env).purge_retention_days
-
-
 def archive_dir(tenant_id: str, env: Mapping[str, str] | None = None) -> Path:
     """``{data}/tenants/{t}/archive``."""
     return tenant_data_dir(tenant_id, env) / "archive"
@@ -145,7 +139,7 @@ def plan(ctx: EngineContext, tenant_id: str, retention: float | None = None) -> 
         The plan, oldest retirement first.
     """
     ctx.tenant(tenant_id)
-    days = retention_days(ctx.env) if retention is None else retention
+    days = ctx.settings.purge_retention_days if retention is None else retention
     now = ctx.clock()
     cutoff = now - timedelta(days=days)
     result = PurgePlan(tenant_id, now, days)

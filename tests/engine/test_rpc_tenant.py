@@ -28,8 +28,9 @@ from tests.helpers import retry_until
 def served(debt_ctx: EngineContext, redis_url: str, tmp_path: Path) -> Iterator[MemoryClient]:
     """The service loop as worker ``wa`` (lease mode, as `nika serve` runs it) in a thread."""
     own = redis.Redis.from_url(redis_url, decode_responses=True)
-    ctx = EngineContext(env=debt_ctx.env, redis=own, vectors=debt_ctx.vectors,
-                        embedder=debt_ctx.embedder, clock=debt_ctx.clock)  # fmt: skip
+    ctx = EngineContext(env=debt_ctx.env, settings=debt_ctx.settings, redis=own,
+                        vectors=debt_ctx.vectors, embedder=debt_ctx.embedder,
+                        clock=debt_ctx.clock)  # fmt: skip
     worker = Worker(own, "memory-service", tmp_path / "wa", debt_ctx.vectors, ttl_s=30)
     service = MemoryService(ctx, embed_ahead=False, worker=worker)
     thread = threading.Thread(target=service.run, daemon=True)

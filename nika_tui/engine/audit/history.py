@@ -11,10 +11,6 @@ from nika_tui.engine.context import EngineContext
 from nika_tui.services import redis_keys
 from nika_tui.services.config_store import list_tenant_ids
 
-DEFAULT_INTERVAL_S = 6 * 3600
-"""The service audits every tenant this often (``NIKA_AUDIT_INTERVAL_S``)."""
-
-
 HISTORY_MAXLEN = 2000
 
 
@@ -32,15 +28,6 @@ def audit_history(ctx: EngineContext, tenant_id: str, count: int = 100) -> list[
     return out
 
 
-def audit_interval_s(env: Mapping[str, str]) -> float:
-    """``NIKA_AUDIT_INTERVAL_S`` (default 6 hours)."""
-    raw = env.get("NIKA_AUDIT_INTERVAL_S", "")
-    try:
-        return float(raw) if raw else float(DEFAULT_INTERVAL_S)
-    except ValueError:
-        return float(DEFAULT_INTERVAL_S)
-
-
 def last_audit_at(ctx: EngineContext, tenant_id: str) -> float | None:
     """Epoch seconds of the tenant's last audit, if any (from ``debt_history``)."""
     entries: list[tuple[str, dict[str, str]]] = ctx.redis.xrevrange(  # type: ignore[assignment]
@@ -53,7 +40,7 @@ def last_audit_at(ctx: EngineContext, tenant_id: str) -> float | None:
 
 def due_tenants(ctx: EngineContext) -> Iterator[str]:
     """Tenants whose last audit is older than the interval."""
-    interval = audit_interval_s(ctx.env)
+    interval = ctx.settings.audit_interval_s
     now = ctx.clock().timestamp()
     for tenant_id in list_tenant_ids(ctx.env):
         last = last_audit_at(ctx, tenant_id)

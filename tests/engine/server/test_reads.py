@@ -33,6 +33,7 @@ from nika_tui.errors import ServiceBusy
 from nika_tui.services import redis_keys
 from nika_tui.services.memory_client import MemoryClient
 from nika_tui.services.vectors.edge import EdgeVectorStore
+from nika_tui.settings import Settings
 from tests.helpers import retry_until
 
 pytestmark = pytest.mark.embedder
@@ -102,7 +103,9 @@ def serve(
             store.open.clear()
         own = redis.Redis.from_url(redis_url, decode_responses=True)
         env = {**os.environ, "NIKA_READ_SHED_S": str(shed_s)}
-        ctx = EngineContext(env=env, redis=own, vectors=store, embedder=embedder)  # type: ignore[arg-type]
+        ctx = EngineContext(
+            env=env, settings=Settings.from_env(env), redis=own, vectors=store, embedder=embedder
+        )  # type: ignore[arg-type]
         service = MemoryService(ctx, readers=readers)
         thread = threading.Thread(target=service.run, daemon=True)
         thread.start()
