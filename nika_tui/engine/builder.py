@@ -17,14 +17,21 @@ from nika_tui.paths import data_dir, ensure_private_dir
 from nika_tui.settings import Settings
 
 
-def build_context(env: Mapping[str, str] | None = None) -> EngineContext:
-    """The service's context from the environment (starts the embedded Redis if needed)."""
+def build_context(
+    env: Mapping[str, str] | None = None, settings: Settings | None = None
+) -> EngineContext:
+    """The service's context from the environment (starts the embedded Redis if needed).
+
+    Args:
+        env: The process environment (``os.environ`` when None): paths and children's env.
+        settings: The knobs the entry point built; None: read from ``env``.
+    """
     from nika_tui.services.embeddings import open_embedder
     from nika_tui.services.redis_server import connect
     from nika_tui.services.vectors import open_vector_store
 
     e: Mapping[str, str] = dict(os.environ if env is None else env)
-    settings = Settings.from_env(e)
+    settings = Settings.from_env(e) if settings is None else settings
     r = connect(e, start=True)
     embedder = open_embedder(e)
     vectors: VectorStore

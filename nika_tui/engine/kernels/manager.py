@@ -42,6 +42,7 @@ from nika_tui.paths import tmux_socket_name
 from nika_tui.services import kernel_launch, kernel_store, redis_keys
 from nika_tui.services.config_store import list_tenant_ids, load_tenant
 from nika_tui.services.tmux_sessions import PaneInfo, TmuxSessions
+from nika_tui.settings import Settings
 
 
 class KernelManager:
@@ -57,8 +58,12 @@ class KernelManager:
         hook_fresh_s: float = kernel_store.HOOK_FRESH_S,
         first_output_timeout_s: float = 15.0,
         stop_timeout_s: float = 6.0,
+        settings: Settings | None = None,
     ) -> None:
         self.env: dict[str, str] = dict(os.environ if env is None else env)
+        """The environment the kernels' tmux server and children start from (paths, PATH)."""
+        self.settings = Settings.from_env(self.env) if settings is None else settings
+        """The ``NIKA_*`` knobs (quota cgroups); the caller's when it built them."""
         self.socket = tmux_socket_name(self.env)
         self.tmux = TmuxSessions(self.socket, self.env.get("PATH"), self.env)
         self._redis = redis_client
@@ -188,7 +193,9 @@ class KernelManager:
         from nika_tui.quota.enforce import limit_kernel
 
         if pid is not None:
-            self.bus_event(config.tenant_id, "quota.cgroup", limit_kernel(config, pid, self.env))
+            self.bus_event(
+                config.tenant_id, "quota.cgroup", limit_kernel(config, pid, self.settings)
+            )
 
     def _install_hooks(self, config: TenantConfig) -> None:
         """Install the agent hooks into the tenant's agent settings (:mod:`.hook_install`)."""
