@@ -59,11 +59,7 @@ class RecallRequest(Request[rep.RecallReply]):
 
     @classmethod
     def from_body(cls, body: Mapping[str, Any]) -> Self:
-        """The query of a received body.
-
-        Raises:
-            ValidationFailed: it is not a valid recall query.
-        """
+        """The query of a received body (raises ValidationFailed if it is not a valid one)."""
         return cls(_query(Op.RECALL, body))
 
 
@@ -81,12 +77,8 @@ class TimelineRequest(Request[rep.TimelineReply]):
 
     @classmethod
     def from_body(cls, body: Mapping[str, Any]) -> Self:
-        """The query of a received body: ``limit`` defaults to
-        :data:`TIMELINE_DEFAULT_CHAINS` and is clamped to the recall's range.
-
-        Raises:
-            ValidationFailed: it is not a valid recall query.
-        """
+        """The query of a received body (raises ValidationFailed if it is not a valid one);
+        ``limit`` defaults to :data:`TIMELINE_DEFAULT_CHAINS`, clamped to the recall's range."""
         limit = body.get("limit", TIMELINE_DEFAULT_CHAINS)
         if isinstance(limit, bool) or not isinstance(limit, int):
             raise invalid(f"{Op.TIMELINE} request", "limit", "an integer")
@@ -163,12 +155,9 @@ class MemoryListRequest(Request[rep.MemoryListReply]):
     tenant_id: str
     layer: str | None = None
     project_id: str | None = None
-    status: str | None = None
-    """current | retired | review."""
-    text: str | None = None
-    """A substring of the text, or an exact id."""
-    as_of: str | None = None
-    """ISO time: keep what was current then, by valid time."""
+    status: str | None = None  # current | retired | review
+    text: str | None = None  # a substring of the text, or an exact id
+    as_of: str | None = None  # ISO time: what was current then, by valid time
     limit: int | None = None
 
 
