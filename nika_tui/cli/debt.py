@@ -118,9 +118,10 @@ def _audit(args: argparse.Namespace) -> int:
         body["seed"] = args.seed
 
     def local(ctx: EngineContext) -> dict[str, Any]:
+        from nika_tui.domain.protocol_requests import AuditRequest
         from nika_tui.engine.debt.run import audit_op
 
-        return audit_op(ctx, body)
+        return audit_op(ctx, AuditRequest.from_body(body)).to_body()
 
     result = run_op(Op.AUDIT, body, local)
     if args.json:
@@ -215,9 +216,10 @@ def _rem_run(args: argparse.Namespace) -> int:
         body["tenant_id"] = args.tenant
 
     def local(ctx: EngineContext) -> dict[str, Any]:
+        from nika_tui.domain.protocol_requests import RemRunRequest
         from nika_tui.engine.rem.schedule import rem_run_op
 
-        return rem_run_op(ctx, body)
+        return rem_run_op(ctx, RemRunRequest.from_body(body)).to_body()
 
     result = run_op(Op.REM_RUN, body, local)
     if args.json:
