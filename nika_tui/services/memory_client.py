@@ -20,20 +20,22 @@ import time
 import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import redis
 
 from nika_tui import errors
-from nika_tui.domain import protocol_requests as req
 from nika_tui.domain.input_limits import check_no_nul, check_valid_from
 from nika_tui.domain.memory import MemoryRecord, content_hash
-from nika_tui.domain.protocol_codec import R, Request
+from nika_tui.domain.protocol import Op
 from nika_tui.domain.requests import RecallQuery, RecallResult, RememberRequest
 from nika_tui.errors import NikaError, ServiceBusy, ServiceNotRunning, StoreUnavailable
 from nika_tui.services import redis_keys
 from nika_tui.services.liveness import heartbeat_live
 from nika_tui.services.secret_mask import masked_request
+
+if TYPE_CHECKING:
+    from nika_tui.domain.protocol_codec import R, Request
 
 RPC_REPLY_TTL_S = 60
 """Seconds an unread RPC reply is kept before Redis expires it."""
@@ -277,35 +279,52 @@ class MemoryClient:
         return request.reply(self.call(request.OP, request.to_body(), timeout))
 
     def recall(self, q: RecallQuery) -> RecallResult:
-        """Hits for ``q``, or the PALACE answer."""
-        return self.send(req.RecallRequest(q)).result
+        """Hits for ``q``, or the PALACE answer.
+
+        The query and result are the pydantic models the recall request and reply wrap
+        (:class:`~nika_tui.domain.protocol_requests.RecallRequest`): used directly, so a hook
+        that recalls does not build the ~60 protocol dataclasses (tens of ms) at its start.
+        """
+        return RecallResult.model_validate(self.call(Op.RECALL, q.model_dump(mode="json")))
 
     def history(self, tenant_id: str, memory_id: str) -> list[MemoryRecord]:
         """The supersede chain around ``memory_id``, oldest first."""
+        from nika_tui.domain import protocol_requests as req
+
         out = self.send(req.HistoryRequest(tenant_id, memory_id))
         return [MemoryRecord.model_validate(r) for r in out.records]
 
     def review_list(self, tenant_id: str, include_resolved: bool = False) -> list[dict[str, Any]]:
         """Pending review items (or all) of a tenant."""
+        from nika_tui.domain import protocol_requests as req
+
         return self.send(req.ReviewListRequest(tenant_id, include_resolved)).items
 
     def review_resolve(
         self, tenant_id: str, item_id: str, decision: str, note: str = ""
     ) -> dict[str, Any]:
         """Approve (retire the old memory) or reject (keep both) one review item."""
+        from nika_tui.domain import protocol_requests as req
+
         return self.send(req.ReviewResolveRequest(tenant_id, item_id, decision, note)).item
 
     # --- time and agent tools (issue 21) ------------------------------------------------
     def timeline(self, q: RecallQuery) -> dict[str, Any]:
         """How the facts ``q`` names changed: ``timelines`` (versions) or ``palace``."""
+        from nika_tui.domain import protocol_requests as req
+
         return self.send(req.TimelineRequest(q)).to_body()
 
     def projects(self, tenant_id: str) -> dict[str, Any]:
         """``{project: {layer: {current, retired}}}`` of a tenant."""
+        from nika_tui.domain import protocol_requests as req
+
         return self.send(req.ProjectsRequest(tenant_id)).projects
 
     def recent(self, tenant_id: str, project_id: str = "", limit: int = 10) -> list[MemoryRecord]:
         """The newest current facts (semantic, by valid time) of a tenant or one project."""
+        from nika_tui.domain import protocol_requests as req
+
         out = self.send(req.RecentRequest(tenant_id, project_id, limit))
         return [MemoryRecord.model_validate(r) for r in out.records]
 
@@ -318,6 +337,8 @@ class MemoryClient:
         agent: str = "agent",
     ) -> dict[str, Any]:
         """Retire one memory for an agent (or queue it for review, per the tenant's settings)."""
+        from nika_tui.domain import protocol_requests as req
+
         request = req.AgentRetireRequest(tenant_id, memory_id, reason, superseded_by, agent)
         return self.send(request).to_body()
 
@@ -325,5 +346,7 @@ class MemoryClient:
         self, tenant_id: str, item_id: str, decision: str, note: str = "", agent: str = "agent"
     ) -> dict[str, Any]:
         """Resolve a review item for an agent (refused unless the tenant allows it)."""
+        from nika_tui.domain import protocol_requests as req
+
         request = req.AgentReviewResolveRequest(tenant_id, item_id, decision, note, agent)
         return self.send(request).item
