@@ -36,6 +36,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from nika_tui.domain import protocol_replies as rep
+from nika_tui.domain import protocol_requests as req
 from nika_tui.domain.iso_time import parse_iso_utc
 from nika_tui.domain.memory import Layer, Status
 from nika_tui.domain.ports import PointFilter, VectorPoint
@@ -391,34 +393,17 @@ def restore(ctx: EngineContext, tenant_id: str, ids: Sequence[str] | None = None
     return restored
 
 
-def _tenant(body: Mapping[str, Any]) -> str:
-    value = body.get("tenant_id")
-    if not isinstance(value, str) or not value:
-        raise ValidationFailed("missing 'tenant_id' in the request", "pass --tenant")
-    return value
+def purge_plan_op(ctx: EngineContext, r: req.PurgePlanRequest) -> rep.PurgePlanReply:
+    return rep.PurgePlanReply(plan(ctx, r.tenant_id, r.retention_days).to_dict())
 
 
-def _retention(body: Mapping[str, Any]) -> float | None:
-    value = body.get("retention_days")
-    return float(value) if isinstance(value, int | float) else None
+def purge_apply_op(ctx: EngineContext, r: req.PurgeApplyRequest) -> rep.PurgeApplyReply:
+    result = apply(
+        ctx, r.tenant_id, confirmed=bool(r.confirmed), retention=r.retention_days, ids=r.ids
+    )
+    return rep.PurgeApplyReply(result.to_dict())
 
 
-def purge_plan_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
-    return plan(ctx, _tenant(body), _retention(body)).to_dict()
-
-
-def purge_apply_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
-    ids = body.get("ids")
-    return apply(
-        ctx,
-        _tenant(body),
-        confirmed=bool(body.get("confirmed", False)),
-        retention=_retention(body),
-        ids=[str(i) for i in ids] if isinstance(ids, list) else None,
-    ).to_dict()
-
-
-def purge_restore_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
-    ids = body.get("ids")
-    restored = restore(ctx, _tenant(body), [str(i) for i in ids] if isinstance(ids, list) else None)
-    return {"restored": restored, "count": len(restored)}
+def purge_restore_op(ctx: EngineContext, r: req.PurgeRestoreRequest) -> rep.PurgeRestoreReply:
+    restored = restore(ctx, r.tenant_id, r.ids)
+    return rep.PurgeRestoreReply(restored, len(restored))

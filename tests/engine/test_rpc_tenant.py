@@ -54,6 +54,19 @@ def test_an_rpc_without_a_known_tenant_is_refused(served: MemoryClient) -> None:
     assert served.call("ping", {})["pid"] == os.getpid(), "ping touches no tenant"
 
 
+def test_a_malformed_body_is_refused_naming_the_op_and_key_and_an_old_body_is_answered(
+    served: MemoryClient,
+) -> None:
+    """The service reads each body with its op's request model (decision 305)."""
+    with pytest.raises(ValidationFailed, match="missing 'memory_id' in the history request"):
+        served.call("history", {"tenant_id": "acme"})
+    with pytest.raises(ValidationFailed, match="bad recent request: 'limit' must be an integer"):
+        served.call("recent", {"tenant_id": "acme", "limit": "ten"})
+    # A body built by hand, as clients did before the models, with a key the op does not know.
+    old = served.call("recent", {"tenant_id": "acme", "project_id": "", "limit": 3, "x": 1})
+    assert set(old) == {"records"}
+
+
 def test_the_cli_asks_every_tenant_in_turn(served: MemoryClient, make_tenant: Any) -> None:
     make_tenant("beta")
     out = subprocess.run(

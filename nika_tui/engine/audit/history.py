@@ -6,6 +6,8 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from nika_tui.domain import protocol_replies as rep
+from nika_tui.domain import protocol_requests as req
 from nika_tui.engine.audit.inventory import parse_ts
 from nika_tui.engine.context import EngineContext
 from nika_tui.services import redis_keys
@@ -48,18 +50,13 @@ def due_tenants(ctx: EngineContext) -> Iterator[str]:
             yield tenant_id
 
 
-def requested_tenants(ctx: EngineContext, body: Mapping[str, Any]) -> list[str]:
-    wanted = body.get("tenant_id")
-    if wanted:
-        return [str(wanted)]
-    return list_tenant_ids(ctx.env)
+def requested_tenants(ctx: EngineContext, tenant_id: str | None) -> list[str]:
+    """``[tenant_id]``, or every configured tenant when it is None or empty."""
+    return [tenant_id] if tenant_id else list_tenant_ids(ctx.env)
 
 
-def audit_history_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
-    count = body.get("count", 100)
-    return {
-        "tenants": {
-            t: audit_history(ctx, t, count if isinstance(count, int) else 100)
-            for t in requested_tenants(ctx, body)
-        }
-    }
+def audit_history_op(ctx: EngineContext, r: req.AuditHistoryRequest) -> rep.AuditHistoryReply:
+    count = 100 if r.count is None else r.count
+    return rep.AuditHistoryReply(
+        {t: audit_history(ctx, t, count) for t in requested_tenants(ctx, r.tenant_id)}
+    )
