@@ -4,8 +4,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from nika_tui.domain import protocol_replies as rep
 from nika_tui.domain import protocol_requests as req
 from nika_tui.engine.context import EngineContext
