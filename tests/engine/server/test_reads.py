@@ -245,3 +245,22 @@ def test_queries_go_between_bulk_micro_batches_and_are_embedded_together(
     assert inner.calls[2:] == [bulk_texts[4:8], bulk_texts[8:]]
     assert len(out["bulk"]) == 12
     assert out["q1"][0] == pytest.approx(embedder.embed(["q 1"])[0], abs=1e-4)
+
+
+def test_a_repeated_query_is_answered_from_the_cache_without_the_model(
+    embedder: Embedder,
+) -> None:
+    inner = _Recording(embedder, hold=lambda texts: None)
+    gate = EmbedGate(inner, query_cache=2)
+
+    first = gate.query.embed(["which port does  billing use?"])
+    first[0][0] = 99.0  # a caller changing its vector changes nobody else's
+    again = gate.query.embed([" which port does billing use? "])  # same words, other spacing
+
+    assert inner.calls == [["which port does  billing use?"]], "the model ran once"
+    assert gate.cache_hits == 1
+    assert again[0] == pytest.approx(embedder.embed(["which port does billing use?"])[0], abs=1e-4)
+    gate.query.embed(["a"])
+    gate.query.embed(["b"])  # the cache holds 2: the billing query, least recently used, left
+    gate.query.embed(["which port does billing use?"])
+    assert len(inner.calls) == 4
