@@ -353,7 +353,7 @@ def _answer(
         palace=None if hits else palace_line(config.language, q.query),
         hierarchy=hierarchy_status(ctx, q.tenant_id, ids) if ids else {},
     )
-    _log(ctx, q, result, context_project)
+    ctx.later(lambda: _log(ctx, q, result, context_project))  # after the reply, in a reader
     return result
 
 
