@@ -44,6 +44,9 @@ class EngineContext:
     vectors: VectorStore
     embedder: Embedder
     clock: Callable[[], datetime] = utc_now
+    defer: Callable[[Callable[[], None]], None] | None = None
+    """Where work the answer does not depend on goes (a recall's query log): a reader runs
+    it after its reply is sent; ``None``: at once."""
     # Caches keyed by tenant: config by file mtime (a `nika setup` edit is picked up without a
     # restart), buses, hierarchies and judges for the life of the process.
     _configs: dict[str, tuple[float, TenantConfig]] = field(default_factory=dict, repr=False)
@@ -51,6 +54,13 @@ class EngineContext:
     _hierarchies: dict[str, Hierarchy] = field(default_factory=dict, repr=False)
     _nodes: dict[str, tuple[float, list[HierarchyNode]]] = field(default_factory=dict, repr=False)
     _judges: dict[str, tuple[TenantConfig, Judge]] = field(default_factory=dict, repr=False)
+
+    def later(self, work: Callable[[], None]) -> None:
+        """Run ``work`` after the reply (see :attr:`defer`), or now."""
+        if self.defer is None:
+            work()
+        else:
+            self.defer(work)
 
     def tenant(self, tenant_id: str) -> TenantConfig:
         """The tenant's config; raises ``TenantNotFound`` / ``ValidationFailed``."""

@@ -74,6 +74,17 @@ def error_from_reply(reply: Mapping[str, Any]) -> NikaError:
     return error
 
 
+def parse_heartbeat(raw: Any) -> dict[str, Any] | None:
+    """The heartbeat key's value as ``{pid, host, started_at}`` (None when absent)."""
+    if not raw:
+        return None
+    try:
+        info = json.loads(str(raw))
+    except json.JSONDecodeError:
+        return {"pid": str(raw)}
+    return info if isinstance(info, dict) else {"pid": info}
+
+
 class MemoryClient:
     """Requests to the memory service over one Redis connection."""
 
@@ -124,13 +135,7 @@ class MemoryClient:
             raw = self.redis.get(redis_keys.SERVICE_HEARTBEAT)
         except (redis.RedisError, OSError) as exc:
             raise ServiceNotRunning() from exc
-        if not raw:
-            return None
-        try:
-            info = json.loads(str(raw))
-        except json.JSONDecodeError:
-            return {"pid": str(raw)}
-        return info if isinstance(info, dict) else {"pid": info}
+        return parse_heartbeat(raw)
 
     def service_alive(self) -> bool:
         """True while a service refreshes its heartbeat."""
@@ -225,11 +230,14 @@ class MemoryClient:
             NikaError: the operation failed (same subclass as in the service).
         """
         wait = self.timeout if timeout is None else timeout
-        if not self.service_alive():
-            raise ServiceNotRunning()
         request_id = uuid.uuid4().hex
         try:
-            self.redis.xadd(
+            # The heartbeat and the request in one round trip (a recall makes three in all).
+            # Without a live service the request stays unanswered in the stream: its deadline
+            # tells a service started later to drop it, and the stream is capped.
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.get(redis_keys.SERVICE_HEARTBEAT)
+            pipe.xadd(
                 redis_keys.RPC_STREAM,
                 {
                     "id": request_id,
@@ -240,8 +248,11 @@ class MemoryClient:
                 maxlen=10_000,
                 approximate=True,
             )
+            raw_beat, _ = pipe.execute()
         except (redis.RedisError, OSError) as exc:
             raise ServiceNotRunning() from exc
+        if not heartbeat_live(parse_heartbeat(raw_beat)):
+            raise ServiceNotRunning()
         reply_key = redis_keys.rpc_reply(request_id)
         deadline = time.monotonic() + wait
         while True:
