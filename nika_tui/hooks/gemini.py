@@ -54,6 +54,9 @@ EVENTS: tuple[str, ...] = (
     "Notification",
 )
 
+ANSWERS = frozenset(("SessionStart", "BeforeAgent"))
+"""The events whose answer the CLI reads (it injects their context); the rest are deferred."""
+
 
 def _read(ctx: HookContext, session_file: Path | None) -> GeminiExchange | None:
     if session_file is None:

@@ -41,6 +41,8 @@ from nika_tui.services import wm_store
 from nika_tui.services.transcripts.common import ContextFill, TranscriptDigest, TranscriptFormat
 
 EVENTS: tuple[str, ...] = ("UserPromptSubmit", "PreCompact", "Stop")
+ANSWERS = frozenset(("UserPromptSubmit",))
+"""The events whose answer the CLI reads (it injects their context); the rest are deferred."""
 SESSION_STARTED = "session-start"
 """The mark a session's first prompt leaves in its shown set."""
 
