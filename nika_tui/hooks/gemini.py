@@ -71,7 +71,9 @@ def _record_fill(ctx: HookContext, exchange: GeminiExchange | None, session_file
     fill = exchange.fill
     ctx.step(
         "fill",
-        lambda: wm_store.record_fill(ctx.redis, ctx.tenant_id, fill, str(session_file), ctx.now),
+        lambda: wm_store.record_fill(
+            ctx.redis, ctx.tenant_id, fill, str(session_file), ctx.now, agent=ctx.agent_type
+        ),
     )
 
 

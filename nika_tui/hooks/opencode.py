@@ -136,7 +136,9 @@ def _stop(ctx: HookContext) -> str:
     if fill is not None:
         ctx.step(
             "fill",
-            lambda: wm_store.record_fill(ctx.redis, ctx.tenant_id, fill, "opencode", ctx.now),
+            lambda: wm_store.record_fill(
+                ctx.redis, ctx.tenant_id, fill, "opencode", ctx.now, agent=ctx.agent_type
+            ),
         )
     message = ctx.payload.get("last_assistant_message")
     return capture_turn(ctx, message if isinstance(message, str) else None)
