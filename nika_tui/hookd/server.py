@@ -52,8 +52,8 @@ def _preload() -> None:
         dispatch,
         gemini,
         handoff,
+        inject,
         opencode,
-        prompt_inject,
     )
     from nika_tui.services import bus, kernel_store, memory_client, wm_store  # noqa: F401
 

@@ -7,7 +7,7 @@ Verified on Gemini CLI 0.61.0 (``nika_tui/services/gemini_sessions.py`` has the 
   headless it prepends it to the prompt inside ``<hook_context>``).
 - ``BeforeAgent`` (``prompt``, once per user turn, before the model is called) → the prompt's
   own recall and, after a compression, the newest handoff packet, each shown once per session
-  (:mod:`nika_tui.hooks.prompt_inject`); then the user's words are captured (semantic). The
+  (:mod:`nika_tui.hooks.inject`); then the user's words are captured (semantic). The
   prompt is cleaned of injected blocks first: headless Gemini CLI puts SessionStart's block
   inside it.
 - ``AfterAgent`` (``prompt_response``) → the model's reply (episodic), read from the session
@@ -33,7 +33,7 @@ from pathlib import Path
 from nika_tui.hooks.common import bookkeeping, capture_turn
 from nika_tui.hooks.context import HookContext
 from nika_tui.hooks.handoff import commit_compaction, pre_compact
-from nika_tui.hooks.prompt_inject import mark_shown, prompt_context, shown_ids, strip_injected
+from nika_tui.hooks.inject import agent_prompt_context, mark_injected, shown_ids, strip_injected
 from nika_tui.hooks.steps import capture_prompt, session_start
 from nika_tui.services import redis_keys, wm_store
 from nika_tui.services.gemini_sessions import (
@@ -87,19 +87,19 @@ def _answer(event: str, context: str) -> str:
 def _session_start(ctx: HookContext, exchange: GeminiExchange | None) -> str:
     output = session_start(ctx)
     if output:
-        ctx.step("injected_mark", lambda: mark_shown(ctx, shown_ids(output)))
+        ctx.step("injected_mark", lambda: mark_injected(ctx, shown_ids(output)))
     return output
 
 
 def _before_agent(ctx: HookContext, exchange: GeminiExchange | None) -> str:
     prompt = strip_injected(str(ctx.payload.get("prompt") or ""))
     # Recall before the capture: the prompt must not come back as its own memory.
-    context, marks = prompt_context(ctx, prompt)
+    context, marks = agent_prompt_context(ctx, prompt)
     ctx.payload["prompt"] = prompt
     capture_prompt(ctx)
     if not context:
         return ""
-    ctx.step("injected_mark", lambda: mark_shown(ctx, marks))
+    ctx.step("injected_mark", lambda: mark_injected(ctx, marks))
     return _answer("BeforeAgent", context)
 
 

@@ -29,10 +29,10 @@ from nika_tui.domain.context_fill import fill_percent
 from nika_tui.hooks.common import bookkeeping_only, capture_turn
 from nika_tui.hooks.context import HookContext
 from nika_tui.hooks.handoff import commit_compaction, pre_compact
-from nika_tui.hooks.prompt_inject import (
+from nika_tui.hooks.inject import (
+    agent_prompt_context,
     already_shown,
-    mark_shown,
-    prompt_context,
+    mark_injected,
     shown_ids,
     strip_injected,
 )
@@ -62,16 +62,16 @@ def _user_prompt(ctx: HookContext) -> str:
         opening = session_start(ctx)
         ctx.step(
             "injected_mark",
-            lambda: mark_shown(ctx, [SESSION_STARTED, *shown_ids(opening)]),
+            lambda: mark_injected(ctx, [SESSION_STARTED, *shown_ids(opening)]),
         )
         if opening:
             blocks.append(_context_of(opening))
     # Recall before the capture: the prompt must not come back as its own memory.
-    context, marks = prompt_context(ctx, prompt)
+    context, marks = agent_prompt_context(ctx, prompt)
     ctx.payload["prompt"] = prompt
     capture_prompt(ctx)
     if context:
-        ctx.step("injected_mark", lambda: mark_shown(ctx, marks))
+        ctx.step("injected_mark", lambda: mark_injected(ctx, marks))
         blocks.append(context)
     if not blocks:
         return ""
