@@ -1,4 +1,6 @@
-"""What a hook injects into the agent's context: bounded, relevant, and never twice.
+"""What a hook injects into the agent's context: bounded, relevant, and never twice — for every
+agent CLI (Claude Code and Codex directly, Gemini CLI's ``BeforeAgent`` and OpenCode's
+``chat.message`` through the same two functions).
 
 - **SessionStart** (≤ :data:`SESSION_START_MAX_BYTES`): the handoff packet chosen by session
   and time (:func:`nika_tui.domain.handoff_select.select_handoff`) and a digest of the
@@ -17,7 +19,6 @@ prompt) and skipped at once when the memory service is not running.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Iterable, Sequence
@@ -25,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from nika_tui.domain.handoff import HANDOFF_MARKER
 from nika_tui.domain.handoff_select import StoredPacket, select_handoff
 from nika_tui.domain.requests import RecallHit, RecallQuery, RecallResult
-from nika_tui.hooks.common import hit_line, memory_client, note_hits, render_context
+from nika_tui.hooks.common import hit_line, note_hits, render_context
 from nika_tui.hooks.context import HookContext
 from nika_tui.services import redis_keys
 from nika_tui.services.memory_client import MemoryClient
@@ -199,124 +200,22 @@ def prompt_context(ctx: HookContext, prompt: str, event_name: str = "UserPromptS
     return _emit(ctx, event_name, sections, keys, PROMPT_MAX_BYTES)
 
 
-# --- per-prompt injection of Gemini CLI's BeforeAgent and OpenCode's chat.message ------------
-# (moved from hooks/prompt_inject.py: one injection module)
-INJECTED_TTL_S = 24 * 3600
-MAX_QUERY_CHARS = 1500
-PROMPT_CONTEXT_BYTES = 6 * 1024
-"""Per-prompt budget (SessionStart has 8 KB): this block is paid on every turn."""
-_SHOWN_ID = re.compile(r"\bid ([0-9a-f]{8})\]")
+# --- the user's own words ------------------------------------------------------------------
 # What hooks (ours and the CLI's own wrappers) put around injected context: never a user's words.
 _INJECTED_BLOCKS = re.compile(
     r"<hook_context>.*?</hook_context>|<nika-memory\b.*?</nika-memory>", re.DOTALL | re.IGNORECASE
 )
 
 
-def injected_key(tenant_id: str, session_id: str) -> str:
-    """The Redis set of what one session has been shown."""
-    return redis_keys.tenant_key(tenant_id, f"injected:{session_id}")
-
-
 def strip_injected(prompt: str) -> str:
-    """The user's own words: the prompt without injected context blocks."""
+    """The user's own words: the prompt without injected context blocks (headless Gemini CLI
+    puts SessionStart's block inside the prompt)."""
     return _INJECTED_BLOCKS.sub("", prompt).strip()
 
 
-def shown_ids(text: str) -> list[str]:
-    """Memory ids (8-character prefixes) that a rendered context block shows."""
-    return _SHOWN_ID.findall(text)
-
-
-def already_shown(ctx: HookContext) -> set[str]:
-    """What this session has been shown (empty without a session id)."""
-    if not ctx.session_id:
-        return set()
-    members = ctx.redis.smembers(injected_key(ctx.tenant_id, ctx.session_id))
-    return {str(m) for m in members}
-
-
-def mark_injected(ctx: HookContext, items: Iterable[str]) -> None:
-    """Remember that this session has been shown ``items``."""
-    values = [i for i in items if i]
-    if not values or not ctx.session_id:
-        return
-    key = injected_key(ctx.tenant_id, ctx.session_id)
-    pipe = ctx.redis.pipeline(transaction=False)
-    pipe.sadd(key, *values)
-    pipe.expire(key, INJECTED_TTL_S)
-    pipe.execute()
-
-
-def packet_mark(text: str) -> str:
-    """The mark a shown handoff packet leaves in the session's set."""
-    return "handoff:" + hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def _latest_handoff(ctx: HookContext, shown: set[str]) -> list[str]:
-    if not ctx.session_id:
-        return []
-    # The session's newest *committed* packet (see hooks.handoff.commit_compaction): a pending
-    # one belongs to a compaction that may still be refused.
-    raw = ctx.step(
-        "handoff_latest",
-        lambda: ctx.redis.get(redis_keys.handoff_latest(ctx.tenant_id, ctx.session_id)),
-    )
-    if not raw:
-        return []
-    stored = StoredPacket.from_json(str(raw))
-    if stored is None:
-        ctx.notes.append("newest handoff packet unreadable: not shown")
-        return []
-    text = stored.text
-    if packet_mark(text) in shown:
-        return []
-    return [text]
-
-
-def agent_prompt_context(ctx: HookContext, prompt: str) -> tuple[str, list[str]]:
-    """The context block for one prompt and the marks it shows ("" when nothing new).
-
-    Args:
-        ctx: The hook run.
-        prompt: The user's own words (see :func:`strip_injected`).
-
-    Returns:
-        The rendered ``<nika-memory>`` block (or "") and what to pass to :func:`mark_injected`
-        once the block has been handed to the CLI.
-    """
-    shown: set[str] = ctx.step("injected_read", lambda: already_shown(ctx)) or set()
-    sections: list[tuple[str, Sequence[str]]] = []
-    marks: list[str] = []
-    packet = _latest_handoff(ctx, shown)
-    if packet:
-        sections.append((HANDOFF_TITLE, packet))
-        marks.append(packet_mark(packet[0]))
-    client = memory_client(ctx)
-    query = " ".join(prompt.split())[:MAX_QUERY_CHARS]
-    if len(query) >= 3 and ctx.step("service", client.service_alive):
-        recall = RecallQuery(
-            tenant_id=ctx.tenant_id,
-            query=query,
-            project_id=ctx.project_id or None,
-            limit=PROMPT_RECALL_LIMIT,
-            session_id=ctx.session_id,
-        )
-        found: RecallResult | None = ctx.step("prompt_recall", lambda: client.recall(recall))
-        # A handoff packet is served by its own section (the newest of this session), never
-        # as a recalled memory: an older one would contradict it, this one would repeat it.
-        fresh = [
-            h
-            for h in (found.hits if found else [])
-            if h.record.id[:8] not in shown and not h.record.text.startswith(HANDOFF_MARKER)
-        ]
-        if fresh:
-            sections.append(("Recalled for this prompt", [hit_line(h) for h in fresh]))
-            marks += [h.record.id[:8] for h in fresh]
-            note_hits(ctx, query, fresh)
-        elif found is not None:
-            ctx.notes.append(f"prompt recall: {len(found.hits)} hits, none new to this session")
-    if not sections:
-        return "", []
-    text = render_context(ctx.tenant_id, ctx.project_id, sections, PROMPT_CONTEXT_BYTES)
-    ctx.notes.append(f"prompt context {len(text.encode())} bytes")
-    return text, marks
+def context_of(answer: str) -> str:
+    """The ``additionalContext`` text of an answer printed by this module ("" for none)."""
+    if not answer:
+        return ""
+    data = json.loads(answer)
+    return str(data["hookSpecificOutput"]["additionalContext"])
