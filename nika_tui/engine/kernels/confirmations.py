@@ -101,7 +101,9 @@ def resolve(
     if kind == "compact":
         from nika_tui.engine.kernels.manager import KernelManager
 
-        command = KernelManager(env, redis_client=client).send_compact(tenant_id)
+        # The agent whose context was full (a kernel with several agents); else the first.
+        agent = str(item.get("agent") or "") or None
+        command = KernelManager(env, redis_client=client).send_compact(tenant_id, agent=agent)
         result = {"command": command}
     elif kind == "rem.run":
         result = memory.send(req.RemRunRequest(tenant_id), timeout=600).to_body()

@@ -364,19 +364,29 @@ class KernelManager:
             return ""
         return self.tmux.visible(pane)
 
-    def send_text(self, tenant_id: str, text: str) -> None:
-        """Type one line into the kernel (literally, then Enter)."""
-        pane = self.tmux.pane(session_name(tenant_id))
-        if pane is None or pane.dead or pane.owner != tenant_id:
+    def send_text(self, tenant_id: str, text: str, agent: str | None = None) -> None:
+        """Type one line into an agent's window (literally, then Enter; default: the first).
+
+        Raises:
+            KernelError: the kernel is not running, or has no live window for ``agent``.
+        """
+        pane = kernel_agents.agent_pane(self, tenant_id, session_name(tenant_id), agent)
+        if pane.dead or pane.owner != tenant_id:
             raise not_running(tenant_id)
         self.tmux.send_text(pane, text)
 
     def send_compact(
-        self, tenant_id: str, trigger: str = "nika-confirmed", fill_percent: float | None = None
+        self,
+        tenant_id: str,
+        trigger: str = "nika-confirmed",
+        fill_percent: float | None = None,
+        agent: str | None = None,
     ) -> str:
-        """Type the CLI's compact command (see :func:`kernel_compaction.send_compact`)."""
-        return kernel_compaction.send_compact(self, tenant_id, trigger, fill_percent)
+        """Type an agent CLI's compact command (see :func:`kernel_compaction.send_compact`)."""
+        return kernel_compaction.send_compact(self, tenant_id, trigger, fill_percent, agent)
 
-    def apply_compaction_policy(self, tenant_id: str, fill_percent: float) -> CompactionDecision:
-        """Run the 61% policy for one kernel (see :mod:`nika_tui.engine.kernels.compaction`)."""
-        return kernel_compaction.apply_compaction_policy(self, tenant_id, fill_percent)
+    def apply_compaction_policy(
+        self, tenant_id: str, fill_percent: float, agent: str | None = None
+    ) -> CompactionDecision:
+        """Run the 61% policy for one agent (see :mod:`nika_tui.engine.kernels.compaction`)."""
+        return kernel_compaction.apply_compaction_policy(self, tenant_id, fill_percent, agent)
