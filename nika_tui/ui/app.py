@@ -95,6 +95,8 @@ class NikaDashboard(KernelActions):
         self._polling = False
         self._poll_again = False
         self._warmed_up = False
+        self.leaving = False
+        """True once ``q`` asked to quit: keys typed after it are dropped (see ``on_event``)."""
         self.gc = IdleCollector()
         """Full garbage collections only while nobody types (see :mod:`nika_tui.ui.gc`)."""
 
@@ -149,6 +151,10 @@ class NikaDashboard(KernelActions):
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, (events.Key, events.MouseDown)):
+            if self.leaving:
+                # Keys typed after `q` (a shell command typed ahead) would open screens in an
+                # app that is shutting down: they crashed it instead of reaching the shell.
+                return
             self.gc.input_seen()
         await super().on_event(event)
 

@@ -150,7 +150,7 @@ A `●` marks a tenant that needs you. The letters act on the tenant under the c
 tenant detail answers the same ones. Click a header to sort."""
 
     def __init__(self) -> None:
-        super().__init__(id="overview")
+        super().__init__()
         self._rows: dict[str, TenantRow] = {}
         self._cells: dict[str, tuple[Text | str, ...]] = {}
         self._pending: Snapshot | None = None

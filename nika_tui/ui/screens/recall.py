@@ -112,7 +112,7 @@ hit (▶), `ctrl+y` marks it useful, `ctrl+g` not useful: what `nika tune recall
             self.error = error
 
     def __init__(self, tenant_id: str) -> None:
-        super().__init__(id="recall")
+        super().__init__()
         self.tenant_id = tenant_id
         self.view: RecallView | None = None
         """The last answer shown."""
