@@ -117,7 +117,7 @@ def person_retire(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
 
 
 def restore(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
-    """Make a retired memory current again (body: tenant_id, memory_id).
+    """Make a retired memory current again (body: tenant_id, memory_id, optional reason).
 
     Its successor, if any, stays current too: two current facts is what a person restoring
     asks for; the judge or a review settles them later. Logged as ``memory.restored``.
@@ -131,11 +131,11 @@ def restore(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     patch |= {"superseded_by": None, "retire_reason": None}
     ctx.vectors.set_payload(tenant_id, rec.layer, rec.id, patch)
     now = ctx.clock()
-    ctx.bus(tenant_id).append(
-        "memory.restored",
-        {"memory_id": rec.id, "layer": rec.layer.value, "was_superseded_by": rec.superseded_by},
-        now=now,
-    )
+    reason = str(body.get("reason") or "restored from the dashboard")[:500]
+    # The payload forgets the retirement; the bus line keeps why it was undone (its history).
+    logged: dict[str, str | None] = {"memory_id": rec.id, "layer": rec.layer.value}
+    logged |= {"reason": f"person: {reason}", "was_superseded_by": rec.superseded_by}
+    ctx.bus(tenant_id).append("memory.restored", logged, now=now)
     return {"status": "restored", "id": rec.id, "was_superseded_by": rec.superseded_by}
 
 

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from rich.text import Text
 
-from nika_tui.dashboard.memory_views import ChainVersion, MemoryView
+from nika_tui.dashboard.memory_views import ChainVersion, MemoryEvent, MemoryView
 
 STATUS_STYLE = {
     "current": "green",
@@ -72,8 +72,10 @@ def time_range(memories: Sequence[MemoryView], now: datetime) -> tuple[datetime,
     return (min(starts) if starts else now), now
 
 
-def detail_text(m: MemoryView, chain: Sequence[ChainVersion]) -> Text:
-    """The selected memory in full, with its provenance and supersede chain."""
+def detail_text(
+    m: MemoryView, chain: Sequence[ChainVersion], history: Sequence[MemoryEvent] = ()
+) -> Text:
+    """The selected memory in full, with its provenance, its history and supersede chain."""
     text = Text(f"{m.id}", style="bold")
     text.append(f"  [{m.layer or '?'}] ", style="dim")
     text.append(m.status, style=STATUS_STYLE.get(m.status, ""))
@@ -85,6 +87,12 @@ def detail_text(m: MemoryView, chain: Sequence[ChainVersion]) -> Text:
     text.append(f"project {m.project or '—'} · source {source_text(m)}\n", style="magenta")
     if m.retire_reason:
         text.append(f"retired because: {m.retire_reason}\n", style="dim")
+    if history:
+        text.append("history:\n", style="bold")
+        for e in history:
+            text.append(f"  {when(e.at)}  ", style="dim")
+            text.append(e.what, style="cyan")
+            text.append(f" — {e.why}\n" if e.why else "\n")
     if len(chain) > 1:
         text.append("supersede chain (oldest first):\n", style="bold")
         for v in chain:
