@@ -8,6 +8,7 @@ from datetime import datetime
 from rich.text import Text
 
 from nika_tui.dashboard.memory_views import ChainVersion, MemoryEvent, MemoryView
+from nika_tui.dashboard.model import ReviewItemView
 
 STATUS_STYLE = {
     "current": "green",
@@ -106,3 +107,23 @@ def detail_text(
     elif chain:
         text.append("no other version (nothing superseded it, it superseded nothing)", style="dim")
     return text
+
+
+def review_toast(tenant_id: str, count: int, items: Sequence[ReviewItemView]) -> str:
+    """The toast of newly queued review pairs: each with the judge's reason and the pair.
+
+    ``items`` are the newest pending pairs (at most a few); without them (the queue could not
+    be read) the toast says how many, as before.
+    """
+    if not items:
+        return f"{tenant_id}: {count} new pair(s) in the review queue (v opens it)"
+    lines = []
+    for it in items:
+        lines.append(f"{tenant_id}: review {it.id} queued ({it.judge or 'judge'}: {it.reason})")
+        lines.append(f"  old: {short(it.old.text, 70)}")
+        if it.new.text:
+            lines.append(f"  new: {short(it.new.text, 70)}")
+    if count > len(items):
+        lines.append(f"… and {count - len(items)} more")
+    lines.append("v opens the review queue")
+    return "\n".join(lines)
