@@ -42,6 +42,18 @@ from nika_tui.ui.widgets.memory_text import (
     when,
 )
 
+
+def _refusal(run: str, m: MemoryView) -> str:
+    """Why ``run`` cannot apply to ``m`` ('' when it can): said instead of asking for nothing."""
+    if run == "retire" and m.status == "retired":
+        return "is already retired (`u` restores it)"
+    if run == "restore" and m.status != "retired":
+        return f"is {m.status}: only a retired memory can be restored"
+    if run == "review" and m.status == "in review":
+        return "is already in the review queue"
+    return ""
+
+
 COLUMNS = ("Status", "Layer", "Valid from", "Until", "Project", "Source", "Text")
 TIMELINE_COLUMNS = ("Status", "Valid time", "Valid from", "Until", "Text")
 
@@ -286,6 +298,10 @@ why; the reason is kept and shown in the memory's history in the pane."""
         m = self.current()
         if m is None:
             self.notify("no memory selected", severity="warning")
+            return
+        refused = _refusal(run, m)
+        if refused:
+            self.notify(f"{m.id} {refused}", title=verb, severity="warning")
             return
         question = f"{verb} memory {m.id} of {self.tenant_id}?"
 
