@@ -147,7 +147,7 @@ def _event(kind: str, body: Mapping[str, Any], memory_id: str) -> tuple[str, str
     if kind == "memory.restored":
         return "restored", _s(body.get("reason"))
     if kind == "review.requested":
-        return f"sent to review {_s(body.get('review_id'))}", _s(body.get("reason"))
+        return f"queued for review {_s(body.get('review_id'))}", _s(body.get("reason"))
     if kind == "review.resolved":
         decision = _s(body.get("decision") or body.get("resolution"))
         return f"review {_s(body.get('review_id'))}: {decision}", _s(body.get("note"))

@@ -81,7 +81,7 @@ class MemoryEvent:
 
     at: datetime | None
     what: str
-    """``retired``, ``restored``, ``sent to review``, ``review approved``…"""
+    """``retired``, ``restored``, ``queued for review``, ``review …: approve``…"""
     why: str = ""
     """The reason given (a person's words, the judge's reason, a review note)."""
 

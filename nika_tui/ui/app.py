@@ -242,7 +242,7 @@ class NikaDashboard(KernelActions):
             items = []
         pending = [i for i in items if i.status == "pending" and not i.unreadable]
         pending.sort(key=lambda i: i.created_at.timestamp() if i.created_at else 0.0)
-        self.post_message(ReviewsQueued(tenant_id, count, pending[-min(count, 3) :]))
+        self.post_message(ReviewsQueued(tenant_id, count, pending[-1:]))
 
     def on_reviews_queued(self, message: ReviewsQueued) -> None:
         from nika_tui.ui.widgets.memory_text import review_toast

@@ -78,7 +78,7 @@ def test_browse_retire_restore_and_review_through_the_service(
     (item,) = src.review_items("acme")
     assert item.old.id == ci and "is this still true?" in item.reason
     ((what, why),) = [(e.what, e.why) for e in src.memory_history("acme", ci)]
-    assert what == f"sent to review {item.id}" and why == "person asks: is this still true?"
+    assert what == f"queued for review {item.id}" and why == "person asks: is this still true?"
 
     with pytest.raises(ValidationFailed, match="no memory"):
         src.retire_memory("acme", "00000000-0000-0000-0000-000000000000", "x")

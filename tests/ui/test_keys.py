@@ -206,7 +206,7 @@ def test_memory_browser_filters_timeline_and_search(
     [
         ("r", 1, "retire", "retired — person: "),
         ("u", 2, "restore", "restored — person: "),
-        ("v", 1, "send-review", "sent to review p"),
+        ("v", 1, "send-review", "queued for review p"),
     ],
 )
 def test_memory_actions_ask_first_and_why(

@@ -127,7 +127,7 @@ why; the reason is kept and shown in the memory's history in the pane."""
             yield Input(self.flt.project, placeholder="project", id="mem-project")
             yield Input(
                 self.flt.as_of.isoformat() if self.flt.as_of else "",
-                placeholder="as of (2026-03-15; empty = every version)",
+                placeholder="as of date, e.g. 2026-03-15",
                 id="mem-as-of",
             )
         table: DataTable[Text | str] = DataTable(id="mem-table", cursor_type="row")

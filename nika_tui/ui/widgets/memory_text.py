@@ -110,20 +110,18 @@ def detail_text(
 
 
 def review_toast(tenant_id: str, count: int, items: Sequence[ReviewItemView]) -> str:
-    """The toast of newly queued review pairs: each with the judge's reason and the pair.
+    """The toast of newly queued review pairs: the newest with the judge's reason and the pair.
 
-    ``items`` are the newest pending pairs (at most a few); without them (the queue could not
-    be read) the toast says how many, as before.
+    One pair in full, the others counted: a burst of pairs (a replayed session) must not cover
+    an 80x24 screen. ``items`` empty (the queue could not be read): the count, as before.
     """
     if not items:
         return f"{tenant_id}: {count} new pair(s) in the review queue (v opens it)"
-    lines = []
-    for it in items:
-        lines.append(f"{tenant_id}: review {it.id} queued ({it.judge or 'judge'}: {it.reason})")
-        lines.append(f"  old: {short(it.old.text, 70)}")
-        if it.new.text:
-            lines.append(f"  new: {short(it.new.text, 70)}")
-    if count > len(items):
-        lines.append(f"… and {count - len(items)} more")
-    lines.append("v opens the review queue")
+    it = items[-1]
+    lines = [f"{tenant_id}: review {it.id} queued ({it.judge or 'judge'}: {short(it.reason, 90)})"]
+    lines.append(f"  old: {short(it.old.text, 60)}")
+    if it.new.text:
+        lines.append(f"  new: {short(it.new.text, 60)}")
+    more = f" ({count - 1} more)" if count > 1 else ""
+    lines.append(f"v opens the review queue{more}")
     return "\n".join(lines)
