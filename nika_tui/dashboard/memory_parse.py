@@ -139,7 +139,7 @@ def _with_until(view: MemoryView, until: datetime | None) -> MemoryView:
 
 def _event(kind: str, body: Mapping[str, Any], memory_id: str) -> tuple[str, str] | None:
     """(what, why) of a bus line about ``memory_id``, ``None`` when it is not about it."""
-    if memory_id not in (body.get("memory_id"), body.get("old_id")):
+    if memory_id not in (body.get("memory_id"), body.get("old_id"), body.get("new_id")):
         return None
     if kind == "memory.retired":
         by = _s(body.get("superseded_by"))

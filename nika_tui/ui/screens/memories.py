@@ -54,8 +54,9 @@ def _refusal(run: str, m: MemoryView) -> str:
     return ""
 
 
-COLUMNS = ("Status", "Layer", "Valid from", "Until", "Project", "Source", "Text")
-TIMELINE_COLUMNS = ("Status", "Valid time", "Valid from", "Until", "Text")
+# The text early: at 80 columns the last columns are off-screen, and a memory is its text.
+COLUMNS = ("Status", "Valid from", "Text", "Until", "Layer", "Project", "Source")
+TIMELINE_COLUMNS = ("Status", "Valid time", "Text", "Valid from", "Until")
 
 
 class MemoryBrowserScreen(DashboardScreen):
@@ -208,11 +209,11 @@ why; the reason is kept and shown in the memory's history in the pane."""
             status = Text(m.status, style=STATUS_STYLE.get(m.status, ""))
             if self.timeline:
                 bar = span_bar(m, lo, hi, self.flt.as_of)
-                cells: tuple[Text | str, ...] = (status, bar, when(m.valid_from))
-                cells += (when(m.valid_until), short(m.text, 50))
+                cells: tuple[Text | str, ...] = (status, bar, short(m.text, 50))
+                cells += (when(m.valid_from), when(m.valid_until))
             else:
-                cells = (status, m.layer, when(m.valid_from), when(m.valid_until), m.project)
-                cells += (short(source_text(m), 28), short(m.text))
+                cells = (status, when(m.valid_from), short(m.text), when(m.valid_until), m.layer)
+                cells += (m.project, short(source_text(m), 28))
             table.add_row(*cells, key=m.id)
         ids = [m.id for m in memories]
         if current is not None and current.id in ids:
