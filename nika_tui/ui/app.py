@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from rich.console import RenderableType
 from textual import events, work
 from textual.app import App
 from textual.binding import Binding, BindingType
@@ -125,6 +126,13 @@ class NikaDashboard(KernelActions):
             self.push_screen(WelcomeScreen())
         self.request_refresh()
 
+    def exit(
+        self, result: None = None, return_code: int = 0, message: RenderableType | None = None
+    ) -> None:
+        """Exit (every way out: `q`, ctrl+q); the keys typed after it are dropped."""
+        self.leaving = True
+        super().exit(result, return_code, message)
+
     def on_unmount(self) -> None:
         self.gc.uninstall()
         self.source.close()
@@ -161,9 +169,10 @@ class NikaDashboard(KernelActions):
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, (events.Key, events.MouseDown)):
-            if self.leaving:
+            if self.leaving or not self.screen_stack:
                 # Keys typed after `q` (a shell command typed ahead) would open screens in an
                 # app that is shutting down: they crashed it instead of reaching the shell.
+                # With every screen already closed, Textual itself fails on a key.
                 return
             self.gc.input_seen()
         await super().on_event(event)
