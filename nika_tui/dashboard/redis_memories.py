@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from nika_tui.dashboard.memory_parse import chain_from_history, parse_memory_list
-from nika_tui.dashboard.memory_views import ChainVersion, MemoryFilter, MemoryList
-from nika_tui.dashboard.redis_reads import RedisReads
+from nika_tui.dashboard.memory_parse import chain_from_history, history_from_bus, parse_memory_list
+from nika_tui.dashboard.memory_views import ChainVersion, MemoryEvent, MemoryFilter, MemoryList
+from nika_tui.dashboard.redis_reads import RedisReads, bus_files
 from nika_tui.domain import protocol_requests as req
+from nika_tui.paths import tenant_data_dir
 
 LIST_TIMEOUT_S = 15.0
 """A list scrolls the whole tenant: allow more than a recall's few seconds."""
+HISTORY_BUS_FILES = 3
+"""Bus files a memory's history reads (the newest; the bus tail reads as many)."""
 
 
 class RedisMemories(RedisReads):
@@ -44,15 +47,25 @@ class RedisMemories(RedisReads):
         out = self._ask(req.MemoryRetireRequest(tenant_id, memory_id, reason))
         return f"{memory_id}: {out.get('status', 'retired')}"
 
-    def restore_memory(self, tenant_id: str, memory_id: str) -> str:
-        """Make it current again, logged ``memory.restored``."""
-        out = self._ask(req.MemoryRestoreRequest(tenant_id, memory_id))
+    def restore_memory(self, tenant_id: str, memory_id: str, reason: str) -> str:
+        """Make it current again, logged ``memory.restored`` with the person's reason."""
+        out = self._ask(req.MemoryRestoreRequest(tenant_id, memory_id, reason))
         return f"{memory_id}: {out.get('status', 'restored')}"
 
     def review_memory(self, tenant_id: str, memory_id: str, reason: str) -> str:
         """Queue a "retire this?" pair for a person's later decision."""
         out = self._ask(req.MemorySendReviewRequest(tenant_id, memory_id, reason))
         return f"{memory_id}: in review as {out.get('review_id', '?')}"
+
+    def memory_history(self, tenant_id: str, memory_id: str) -> tuple[MemoryEvent, ...]:
+        """The decisions about ``memory_id`` in the tenant's newest bus files, oldest first."""
+        lines: list[str] = []
+        for path in bus_files(tenant_data_dir(tenant_id, self.env) / "bus")[-HISTORY_BUS_FILES:]:
+            try:
+                lines.extend(path.read_text(encoding="utf-8", errors="replace").splitlines())
+            except OSError:
+                continue  # rotated away since listed: the other files still tell the rest
+        return history_from_bus(lines, memory_id)
 
     def mark_recall(self, tenant_id: str, query: str, hit_id: str, useful: bool) -> str:
         """Append the mark to the tenant's relevance set, as `nika memory feedback` does."""

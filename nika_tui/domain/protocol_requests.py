@@ -180,6 +180,7 @@ class MemoryRestoreRequest(Request[rep.MemoryRestoreReply]):
     REPLY = rep.MemoryRestoreReply
     tenant_id: str
     memory_id: str
+    reason: str | None = None
 
 
 @dataclass(frozen=True)

@@ -114,7 +114,7 @@ def person_retire(ctx: EngineContext, r: req.MemoryRetireRequest) -> rep.MemoryR
 
 
 def restore(ctx: EngineContext, r: req.MemoryRestoreRequest) -> rep.MemoryRestoreReply:
-    """Make a retired memory current again.
+    """Make a retired memory current again (a person's optional reason is logged).
 
     Its successor, if any, stays current too: two current facts is what a person restoring
     asks for; the judge or a review settles them later. Logged as ``memory.restored``.
@@ -128,11 +128,11 @@ def restore(ctx: EngineContext, r: req.MemoryRestoreRequest) -> rep.MemoryRestor
     patch |= {"superseded_by": None, "retire_reason": None}
     ctx.vectors.set_payload(tenant_id, rec.layer, rec.id, patch)
     now = ctx.clock()
-    ctx.bus(tenant_id).append(
-        "memory.restored",
-        {"memory_id": rec.id, "layer": rec.layer.value, "was_superseded_by": rec.superseded_by},
-        now=now,
-    )
+    reason = (r.reason or "restored from the dashboard")[:500]
+    # The payload forgets the retirement; the bus line keeps why it was undone (its history).
+    logged: dict[str, str | None] = {"memory_id": rec.id, "layer": rec.layer.value}
+    logged |= {"reason": f"person: {reason}", "was_superseded_by": rec.superseded_by}
+    ctx.bus(tenant_id).append("memory.restored", logged, now=now)
     return rep.MemoryRestoreReply("restored", rec.id, rec.superseded_by)
 
 
