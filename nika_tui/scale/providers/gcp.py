@@ -21,10 +21,9 @@ from nika_tui.domain.tenant import Provider
 from nika_tui.errors import ProviderError
 from nika_tui.scale.providers.base import (
     MANAGED_TAG,
-    PLAN_TAG,
-    TENANT_TAG,
     Instance,
     WorkerSpec,
+    named_instance,
     worker_tags,
 )
 from nika_tui.scale.providers.http import (
@@ -185,19 +184,9 @@ class GoogleCompute:
         while True:
             body = self._send("GET", "", params=params).json()
             for item in body.get("items", []):
-                labels = item.get("labels") or {}
-                if labels.get(MANAGED_TAG) != "true":
-                    continue
-                out.append(
-                    Instance(
-                        self.provider,
-                        str(item["name"]),
-                        str(item["name"]),
-                        labels.get(TENANT_TAG),
-                        labels.get(PLAN_TAG),
-                        str(item.get("status", "")),
-                    )
-                )
+                labels, state = item.get("labels") or {}, str(item.get("status", ""))
+                found = named_instance(self.provider, str(item["name"]), labels, state)
+                out += [found] if found else []
             token = body.get("nextPageToken")
             if not token:
                 return out
