@@ -25,6 +25,7 @@ from nika_tui.scale.providers.http import (
     json_error,
     provider_error,
     status_kind,
+    status_only,
 )
 from nika_tui.scale.providers.oauth import fetch_token
 
@@ -52,7 +53,7 @@ def parse_error(resp: httpx.Response) -> ErrorInfo:
     """``(kind, code, message)`` from an ARM error body."""
     error = json_error(resp).get("error")
     if not isinstance(error, dict):
-        return status_kind(resp.status_code), f"HTTP {resp.status_code}", resp.reason_phrase
+        return status_only(resp)
     code = str(error.get("code", f"HTTP {resp.status_code}"))
     return _KINDS.get(code, status_kind(resp.status_code)), code, str(error.get("message", ""))
 

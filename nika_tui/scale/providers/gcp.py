@@ -32,6 +32,7 @@ from nika_tui.scale.providers.http import (
     json_error,
     provider_error,
     status_kind,
+    status_only,
 )
 from nika_tui.scale.providers.oauth import fetch_token
 
@@ -53,7 +54,7 @@ def parse_error(resp: httpx.Response) -> ErrorInfo:
     """``(kind, reason, message)`` from a Google API error body."""
     error = json_error(resp).get("error")
     if not isinstance(error, dict):
-        return status_kind(resp.status_code), f"HTTP {resp.status_code}", resp.reason_phrase
+        return status_only(resp)
     reasons = [str(e.get("reason", "")) for e in error.get("errors", []) if isinstance(e, dict)]
     reason = reasons[0] if reasons else str(error.get("status", resp.status_code))
     message = str(error.get("message", ""))
