@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import os
-import stat
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,9 +22,14 @@ from pydantic import ValidationError
 from nika_tui.domain.bridge import BRIDGE_SCHEMA_VERSION, BridgeConfig, Gateway
 from nika_tui.domain.envelope import explain_validation_error
 from nika_tui.errors import ConfigError, SecretStoreError
-from nika_tui.paths import FILE_MODE, config_dir
+from nika_tui.paths import config_dir
 from nika_tui.services.files import atomic_write_text
-from nika_tui.services.secrets import DEFAULT_TIMEOUT, call_with_timeout, keyring_status
+from nika_tui.services.secrets import (
+    DEFAULT_TIMEOUT,
+    call_with_timeout,
+    keyring_status,
+    read_insecure_file,
+)
 
 KEYRING_SERVICE = "nika-os/_bridge"
 INSECURE_FILE = "bridge.secrets.insecure.yaml"
@@ -178,20 +182,7 @@ class BridgeSecrets:
         return "file"
 
     def _read_file(self) -> dict[str, str]:
-        path = self.insecure_path
-        if not path.exists():
-            return {}
-        mode = stat.S_IMODE(path.stat().st_mode)
-        if mode & 0o077:
-            raise SecretStoreError(
-                f"{path} is readable by other users (mode {mode:o})",
-                f"run `chmod {FILE_MODE:o} {path}`",
-            )
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except yaml.YAMLError as exc:
-            raise SecretStoreError(f"{path}: not valid YAML", "fix or delete the file") from exc
-        return {str(k): str(v) for k, v in dict(data).items()}
+        return read_insecure_file(self.insecure_path)
 
 
 @dataclass(frozen=True)

@@ -122,7 +122,6 @@ def test_synced_fact_reaches_the_model_in_a_new_claude_session(
             timeout=180,
         )
         assert run.returncode == 0, run.stderr
-        with mock.lock:
-            sent = [json.dumps(r) for r in mock.requests]
+        sent = [json.dumps(r.body) for r in mock.model_requests()]
     # The index (MEMORY.md) is in the model's context of the new session, with the fact's hook.
     assert any("MEMORY.md" in s and "every Thursday at 10:00" in s for s in sent)
