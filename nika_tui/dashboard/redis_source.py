@@ -65,7 +65,7 @@ from nika_tui.domain import protocol_requests as req
 from nika_tui.domain.debt_results import describe_result
 from nika_tui.domain.protocol import Op
 from nika_tui.errors import KernelError, NikaError
-from nika_tui.paths import tenant_data_dir, tmux_socket_name
+from nika_tui.paths import roots, tenant_data_dir, tmux_socket_name
 from nika_tui.services import redis_keys as keys
 from nika_tui.services.config_store import list_tenant_ids
 from nika_tui.services.redis_server import redis_url
@@ -87,7 +87,7 @@ class RedisDashboardSource(RedisMemories):
 
     def snapshot(self, now: datetime) -> Snapshot:
         """Every tenant's row; Redis and service health. Never raises."""
-        ids = list_tenant_ids(self.env)
+        ids = list_tenant_ids(roots(self.env))
         try:
             raw, service_ok, alarms = self._read_rows(ids, now.strftime("%Y%m%d"))
         except REDIS_ERRORS as exc:
@@ -289,7 +289,7 @@ class RedisDashboardSource(RedisMemories):
         """
         from nika_tui.engine.kernels.confirmations import list_confirmations
 
-        tenants = [tenant_id] if tenant_id else list_tenant_ids(self.env)
+        tenants = [tenant_id] if tenant_id else list_tenant_ids(roots(self.env))
         out: list[PendingConfirmation] = []
         try:
             for t in tenants:
@@ -350,7 +350,7 @@ class RedisDashboardSource(RedisMemories):
         if after:
             loaded = json.loads(after)
             cursor = loaded if isinstance(loaded, dict) else {}
-        tenants = [flt.tenant] if flt.tenant else list_tenant_ids(self.env)
+        tenants = [flt.tenant] if flt.tenant else list_tenant_ids(roots(self.env))
         lines: list[BusLineView] = []
         for t in tenants:
             for path in bus_files(tenant_data_dir(t, self.env) / "bus")[-3:]:

@@ -21,6 +21,7 @@ import redis
 
 from nika_tui.domain.tenant import TenantConfig, TokenLimitAction
 from nika_tui.errors import NikaError
+from nika_tui.paths import roots
 from nika_tui.quota.enforce import signal_tree
 from nika_tui.services import redis_keys
 from nika_tui.services.bus import open_bus
@@ -140,9 +141,9 @@ class QuotaWatcher:
         now = now or datetime.now(UTC)
         self._next = self._monotonic() + self.every_s
         done: list[str] = []
-        for tenant_id in list_tenant_ids(self.env):
+        for tenant_id in list_tenant_ids(roots(self.env)):
             try:
-                config = load_tenant(tenant_id, self.env)
+                config = load_tenant(tenant_id, roots(self.env))
                 acted = enforce_tokens(self.client, config, now, self.env)
                 done += [f"{tenant_id}:{d}" for d in acted]
             except NikaError as exc:

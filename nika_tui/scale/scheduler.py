@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 import redis
 
 from nika_tui.errors import NikaError
-from nika_tui.paths import data_dir
+from nika_tui.paths import data_dir, roots
 from nika_tui.scale.actions import AdapterFactory, default_factory
 from nika_tui.scale.indicators import Sample, Thresholds, calm, evaluate
 from nika_tui.scale.planner import PlanKind, make_plan
@@ -66,7 +66,7 @@ class ScaleScheduler:
             return []
         samples = load_samples(self.client)
         done: list[str] = []
-        for tenant_id in list_tenant_ids(self.env):
+        for tenant_id in list_tenant_ids(roots(self.env)):
             try:
                 done += self._plan(tenant_id, samples, at, mono)
             except NikaError as exc:
@@ -74,7 +74,7 @@ class ScaleScheduler:
         return done
 
     def _plan(self, tenant_id: str, samples: list[Sample], at: datetime, mono: float) -> list[str]:
-        config = load_tenant(tenant_id, self.env)
+        config = load_tenant(tenant_id, roots(self.env))
         if open_plans(self.state, tenant_id):
             return []
         t = Thresholds(

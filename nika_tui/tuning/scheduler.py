@@ -62,7 +62,7 @@ class TuneScheduler:
             return []
         self._next = now + self.check_every_s
         done: list[str] = []
-        for tenant_id in list_tenant_ids(self.ctx.env):
+        for tenant_id in list_tenant_ids(self.ctx.settings.roots):
             if owns is not None and not owns(tenant_id):
                 continue
             try:

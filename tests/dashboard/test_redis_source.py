@@ -17,12 +17,16 @@ from nika_tui.errors import ServiceNotRunning, ValidationFailed
 from nika_tui.paths import tenant_data_dir
 from nika_tui.services import redis_keys as keys
 from nika_tui.services.config_store import save_tenant
+from nika_tui.settings import Settings
 
 NOW = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
 
 
 def _tenant(env: dict[str, str], tenant_id: str, **kw: object) -> None:
-    save_tenant(TenantConfig(tenant_id=tenant_id, display_name=tenant_id.title(), **kw), env)  # type: ignore[arg-type]
+    save_tenant(
+        TenantConfig(tenant_id=tenant_id, display_name=tenant_id.title(), **kw),
+        Settings.from_env(env).roots,
+    )  # type: ignore[arg-type]
 
 
 def _report(at: datetime, value: float, status: str) -> str:

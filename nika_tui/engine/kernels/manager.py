@@ -130,7 +130,7 @@ class KernelManager:
             ConfigError: the tenant's kernel settings are invalid.
         """
         check_tenant_id(tenant_id)
-        config = load_tenant(tenant_id, self.env)
+        config = load_tenant(tenant_id, self.settings.roots)
         name = session_name(tenant_id)
         existing = self.tmux.pane(name)
         if existing is not None:
@@ -294,7 +294,7 @@ class KernelManager:
 
     def known_tenants(self, panes: Mapping[str, object] | None = None) -> builtins.list[str]:
         """Configured tenants plus tenants with a nika-named session on the socket, sorted."""
-        ids = set(list_tenant_ids(self.env))
+        ids = set(list_tenant_ids(self.settings.roots))
         for name in self.tmux.panes() if panes is None else panes:
             if name.startswith(SESSION_PREFIX):
                 ids.add(name.removeprefix(SESSION_PREFIX))

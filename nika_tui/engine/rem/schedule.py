@@ -43,7 +43,7 @@ def rem_due(ctx: EngineContext, tenant_id: str) -> bool:
 def _rem_tenants(ctx: EngineContext, tenant_id: str | None) -> list[str]:
     from nika_tui.services.config_store import list_tenant_ids
 
-    return [tenant_id] if tenant_id else list_tenant_ids(ctx.env)
+    return [tenant_id] if tenant_id else list_tenant_ids(ctx.settings.roots)
 
 
 def rem_run_op(ctx: EngineContext, r: req.RemRunRequest) -> rep.RemRunReply:
