@@ -79,13 +79,13 @@ class EngineContext:
     def bus(self, tenant_id: str) -> Bus:
         """The tenant's JSONL bus."""
         if tenant_id not in self._buses:
-            self._buses[tenant_id] = open_bus(tenant_id, self.env)
+            self._buses[tenant_id] = open_bus(tenant_id, self.settings.roots)
         return self._buses[tenant_id]
 
     def hierarchy(self, tenant_id: str) -> Hierarchy:
         """The tenant's YAML hierarchy (source of truth for execution status)."""
         if tenant_id not in self._hierarchies:
-            self._hierarchies[tenant_id] = open_hierarchy(tenant_id, self.env)
+            self._hierarchies[tenant_id] = open_hierarchy(tenant_id, self.settings.roots)
         return self._hierarchies[tenant_id]
 
     def hierarchy_nodes(self, tenant_id: str) -> list[HierarchyNode]:

@@ -274,7 +274,7 @@ def test_bus_tail_follows_appends_and_keeps_raw_lines(env: dict[str, str]) -> No
 
     _tenant(env, "acme")
     _tenant(env, "beta")
-    bus = open_bus("acme", env)
+    bus = open_bus("acme", Settings.from_env(env).roots)
     bus.append("memory.ingested", {"memory_id": "m1"}, now=NOW)
     src = RedisDashboardSource(env)
     first = src.bus_tail(BusFilter(), None)

@@ -98,7 +98,7 @@ class KernelManager:
         """Append one line to the tenant's bus."""
         from nika_tui.services.bus import open_bus
 
-        open_bus(tenant_id, self.env).append(kind, body, now=self.now())
+        open_bus(tenant_id, self.settings.roots).append(kind, body, now=self.now())
 
     def _read(self, tenant_id: str) -> KernelStatus | None:
         return kernel_store.read_status(self.redis, tenant_id, self.now())
