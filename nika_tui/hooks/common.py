@@ -19,7 +19,6 @@ from nika_tui.domain.secret_patterns import mask_secrets
 from nika_tui.errors import StoreUnavailable
 from nika_tui.hooks import bridge_turn
 from nika_tui.hooks.context import MAX_CONTEXT_BYTES, RPC_TIMEOUT_S, HookContext, preview
-from nika_tui.paths import roots
 from nika_tui.services import kernel_store, redis_keys, wm_store
 from nika_tui.services.bus import open_bus
 from nika_tui.services.memory_client import MemoryClient
@@ -135,12 +134,12 @@ def remember(ctx: HookContext, text: str, layer: Layer, meta: NikaMeta) -> str:
     except StoreUnavailable as exc:
         # Redis is down: the write waits in the tenant's spool (replayed by the next hook run
         # or `nika up`) and the log says "spooled", not "ok".
-        hook_spool.spool(req, ctx.env)
+        hook_spool.spool(req, ctx.roots)
         ctx.spooled += 1
         ctx.notes.append(f"spooled: {exc.message}")
         return req.idempotency_key or ""
-    if hook_spool.has_spool(ctx.tenant_id, ctx.env):
-        ctx.step("replay spool", lambda: hook_spool.replay(ctx.tenant_id, client, ctx.env))
+    if hook_spool.has_spool(ctx.tenant_id, ctx.roots):
+        ctx.step("replay spool", lambda: hook_spool.replay(ctx.tenant_id, client, ctx.roots))
     return key
 
 
@@ -182,7 +181,7 @@ def record_fired(ctx: HookContext) -> None:
         # A hook for a tenant nobody configured must not create data/tenants/<id>/.
         ctx.notes.append(f"bus: tenant {ctx.tenant_id} is not configured")
         return
-    open_bus(ctx.tenant_id, roots(ctx.env)).append(
+    open_bus(ctx.tenant_id, ctx.roots).append(
         "hook.fired",
         {"cli": ctx.cli, "event": ctx.event, "session_id": ctx.session_id},
         meta=make_meta(ctx, None, action_type=ActionType.SYSTEM, domain=Domain.HOOKS),
