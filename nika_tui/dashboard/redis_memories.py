@@ -13,7 +13,7 @@ from nika_tui.dashboard.memory_parse import chain_from_history, history_from_bus
 from nika_tui.dashboard.memory_views import ChainVersion, MemoryEvent, MemoryFilter, MemoryList
 from nika_tui.dashboard.redis_reads import RedisReads, bus_files
 from nika_tui.domain import protocol_requests as req
-from nika_tui.paths import tenant_data_dir
+from nika_tui.paths import roots, tenant_data_dir
 
 LIST_TIMEOUT_S = 15.0
 """A list scrolls the whole tenant: allow more than a recall's few seconds."""
@@ -73,5 +73,5 @@ class RedisMemories(RedisReads):
 
         at, ids = datetime.now(UTC).isoformat(), [hit_id]
         mark(tenant_id, query, at, useful=ids if useful else (),
-             not_useful=() if useful else ids, env=self.env)  # fmt: skip
+             not_useful=() if useful else ids, where=roots(self.env))  # fmt: skip
         return f"{hit_id[:8]} marked {'useful' if useful else 'not useful'} for tuning"

@@ -307,7 +307,7 @@ def label_used_hits(ctx: HookContext, reply: str) -> int:
     from nika_tui.services.used_hits import label_used
 
     marks = label_used(
-        ctx.redis, ctx.tenant_id, ctx.session_id, reply, ctx.now.isoformat(), ctx.env
+        ctx.redis, ctx.tenant_id, ctx.session_id, reply, ctx.now.isoformat(), ctx.roots
     )
     return sum(len(m["useful"]) for m in marks)
 

@@ -33,7 +33,7 @@ def kernels_idle(ctx: EngineContext, tenant_id: str, idle_s: float) -> bool:
 
 def rem_due(ctx: EngineContext, tenant_id: str) -> bool:
     """True when an automatic pass should run: kernels asleep and the last pass old enough."""
-    last = last_run_at(tenant_id, ctx.env)
+    last = last_run_at(tenant_id, ctx.settings.roots)
     interval = ctx.settings.rem_interval_s
     if last is not None and (ctx.clock() - last).total_seconds() < interval:
         return False
