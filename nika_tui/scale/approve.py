@@ -16,5 +16,6 @@ def approve_scale(
     tenant_id: str, plan_id: str, env: Mapping[str, str] | None, now: datetime
 ) -> dict[str, Any]:
     """Apply the confirmed plan (raises ``ScaleError`` if it was applied already)."""
-    config = load_tenant(tenant_id, roots(env))
-    return apply_plan(plan_id, config, ScaleState(env), default_factory(env), now, env)
+    where = roots(env)
+    config = load_tenant(tenant_id, where)
+    return apply_plan(plan_id, config, ScaleState(where), default_factory(env), now, env)
