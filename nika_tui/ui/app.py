@@ -358,8 +358,9 @@ def make_app(
 
         # libtmux is only needed for kernel actions: import it after the first frame.
         source = RedisDashboardSource(e, defer_warm_up=True, autostart=autostart)
-    path = settings_file if settings_file is not None else settings_path(e)
-    welcome = show_welcome if show_welcome is not None else not list_tenant_ids(roots(e))
+    where = roots(e)
+    path = settings_file if settings_file is not None else settings_path(where)
+    welcome = show_welcome if show_welcome is not None else not list_tenant_ids(where)
     options = DashboardOptions(
         source=source,
         clock=clock or (lambda: datetime.now(UTC)),

@@ -35,7 +35,7 @@ def test_source_reads_links_last_messages_and_errors(
             TenantConfig(tenant_id=tenant, display_name=tenant), Settings.from_env(env).roots
         )
     config = link(BridgeConfig(), Gateway.WHATSAPP, "+33612345678", "acme")
-    save_config(link(config, Gateway.GCHAT, "users/9", "globex"), env)
+    save_config(link(config, Gateway.GCHAT, "users/9", "globex"), Settings.from_env(env).roots)
     message = InboundMessage(Gateway.WHATSAPP, "wamid.1", "33612345678", "33612345678", "hello")
     record_message(redis_client, env, "acme", "in", message, "hello there", "delivered", NOW)
     record_message(redis_client, env, "acme", "out", message, "echo: hello", "reply", NOW)
