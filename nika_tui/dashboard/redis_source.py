@@ -147,7 +147,7 @@ class RedisDashboardSource(RedisMemories):
 
             strategies = tuple(s.value for s in available_strategies(config))
             advice = recommendation(config)
-            problems += codex_trust_problems(config, self.env)
+            problems += codex_trust_problems(config, roots(self.env))
         bridge = None
         try:
             from nika_tui.bridge.status import tenant_view

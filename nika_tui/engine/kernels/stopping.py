@@ -112,7 +112,7 @@ def _stop_codex_daemon(manager: KernelManager, tenant_id: str) -> None:
         )
     except NikaError:
         argv = []
-    home = codex_home(tenant_id, manager.env)
+    home = codex_home(tenant_id, manager.settings.roots)
     codex_daemon.stop_daemon(argv[0] if argv else None, home, manager.env)
 
 
