@@ -40,7 +40,7 @@ from nika_tui.errors import (
     ServiceNotRunning,
     StoreUnavailable,
 )
-from nika_tui.paths import Roots, tenant_config_path
+from nika_tui.paths import Roots, roots
 from nika_tui.services import redis_keys as keys
 from nika_tui.services.config_store import parse_config
 from nika_tui.services.liveness import heartbeat_live
@@ -98,6 +98,8 @@ class RedisReads:
                 :data:`AUTOSTART_EVERY_S`. ``None``: never (tests, previews).
         """
         self.env: Mapping[str, str] = dict(os.environ if env is None else env)
+        self.roots: Roots = roots(self.env)
+        """Where the tenants' files are, resolved once for the life of the source."""
         self._kernels = kernels
         if kernels is None and not defer_warm_up:
             # Import now, not from a worker inside the running app: libtmux reads
@@ -130,7 +132,7 @@ class RedisReads:
 
     def _config(self, tenant_id: str) -> tuple[TenantConfig | None, str]:
         """The tenant's config (cached by mtime) and the reason when it is unreadable."""
-        path = tenant_config_path(tenant_id, self.env)
+        path = self.roots.tenant_config_path(tenant_id)
         try:
             mtime = path.stat().st_mtime
         except OSError:
