@@ -53,7 +53,7 @@ from nika_tui.domain.automemory import (
     text_hash,
 )
 from nika_tui.engine.context import EngineContext
-from nika_tui.paths import FILE_MODE, ensure_private_dir
+from nika_tui.paths import FILE_MODE, Roots, ensure_private_dir
 from nika_tui.services.agent_homes import claude_config_dir
 from nika_tui.services.files import atomic_write_text
 
@@ -61,9 +61,9 @@ TARGET = "claude"
 _NOT_INDEXED_MARK = "more memories are not indexed)"
 
 
-def memory_dir(tenant_id: str, workdir: str, env: Mapping[str, str] | None = None) -> Path:
+def memory_dir(tenant_id: str, workdir: str, where: Roots | None = None) -> Path:
     """``{CLAUDE_CONFIG_DIR}/projects/{sanitised workdir}/memory`` of the tenant."""
-    return claude_config_dir(tenant_id, env) / "projects" / project_dir_name(workdir) / "memory"
+    return claude_config_dir(tenant_id, where) / "projects" / project_dir_name(workdir) / "memory"
 
 
 def _own_index_lines(text: str) -> list[str]:
@@ -83,10 +83,9 @@ def sync_claude(
     ctx: EngineContext, tenant_id: str, workdir: str, project_id: str | None = None
 ) -> SyncReport:
     """One sync pass of the tenant's Claude Code auto-memory for ``workdir`` (see module doc)."""
-    env = dict(ctx.env)
-    directory = memory_dir(tenant_id, workdir, env)
+    directory = memory_dir(tenant_id, workdir, ctx.settings.roots)
     ensure_private_dir(directory)
-    mpath = manifest_path(tenant_id, TARGET, project_dir_name(workdir), env)
+    mpath = manifest_path(tenant_id, TARGET, project_dir_name(workdir), ctx.settings.roots)
     manifest = load_manifest(mpath)
     shadowed = load_shadowed(mpath)
     report = SyncReport(target=TARGET, path=str(directory))

@@ -11,7 +11,6 @@ written back.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 
 from nika_tui.automemory.common import (
@@ -25,7 +24,7 @@ from nika_tui.automemory.common import (
 )
 from nika_tui.domain.automemory import KIND_ORDER, ManifestEntry, one_line, text_hash
 from nika_tui.engine.context import EngineContext
-from nika_tui.paths import ensure_private_dir
+from nika_tui.paths import Roots, ensure_private_dir
 from nika_tui.services.agent_homes import HOME_VARS, agent_home_root, codex_home
 from nika_tui.services.files import atomic_write_text
 
@@ -36,9 +35,9 @@ MAX_LINES = 100
 """Lines of the block: AGENTS.md is loaded whole into every prompt, so kept short."""
 
 
-def agents_md(tenant_id: str, env: Mapping[str, str] | None = None) -> Path:
+def agents_md(tenant_id: str, where: Roots | None = None) -> Path:
     """The tenant's ``{CODEX_HOME}/AGENTS.md``."""
-    return codex_home(tenant_id, env) / "AGENTS.md"
+    return codex_home(tenant_id, where) / "AGENTS.md"
 
 
 def _split(text: str) -> tuple[str, list[str], str]:
@@ -54,19 +53,23 @@ def _fact(line: str) -> str:
     return line.strip().lstrip("-* ").strip()
 
 
-def gemini_md(tenant_id: str, env: Mapping[str, str] | None = None) -> Path:
+def gemini_md(tenant_id: str, where: Roots | None = None) -> Path:
     """The tenant's ``{GEMINI_CLI_HOME}/.gemini/GEMINI.md``."""
-    return agent_home_root(tenant_id, env) / HOME_VARS["GEMINI_CLI_HOME"] / ".gemini" / "GEMINI.md"
+    return (
+        agent_home_root(tenant_id, where) / HOME_VARS["GEMINI_CLI_HOME"] / ".gemini" / "GEMINI.md"
+    )
 
 
 def sync_codex(ctx: EngineContext, tenant_id: str, project_id: str | None = None) -> SyncReport:
     """One sync pass of the managed block of the tenant's Codex ``AGENTS.md``."""
-    return sync_block(ctx, tenant_id, agents_md(tenant_id, ctx.env), TARGET, "codex", project_id)
+    return sync_block(
+        ctx, tenant_id, agents_md(tenant_id, ctx.settings.roots), TARGET, "codex", project_id
+    )
 
 
 def sync_gemini(ctx: EngineContext, tenant_id: str, project_id: str | None = None) -> SyncReport:
     """One sync pass of the managed block of the tenant's Gemini CLI ``GEMINI.md``."""
-    path = gemini_md(tenant_id, ctx.env)
+    path = gemini_md(tenant_id, ctx.settings.roots)
     return sync_block(ctx, tenant_id, path, "gemini", "gemini-cli", project_id)
 
 
@@ -79,8 +82,7 @@ def sync_block(
     project_id: str | None = None,
 ) -> SyncReport:
     """One sync pass of the managed block of one instruction file (see the module docstring)."""
-    env = dict(ctx.env)
-    mpath = manifest_path(tenant_id, target, project_id or "all", env)
+    mpath = manifest_path(tenant_id, target, project_id or "all", ctx.settings.roots)
     manifest = load_manifest(mpath)
     shadowed = load_shadowed(mpath)
     report = SyncReport(target=target, path=str(path))

@@ -53,7 +53,10 @@ def test_service_syncs_after_ingest_without_being_asked(
     work = tmp_path / "work"
     _tenant(work)
     _remember(running_service, FACT)
-    index = memory_dir("acme", claude_project_root(work), running_service.ctx.env) / "MEMORY.md"
+    index = (
+        memory_dir("acme", claude_project_root(work), running_service.ctx.settings.roots)
+        / "MEMORY.md"
+    )
     text = retry_until(
         lambda: index.read_text() if index.exists() else None,
         timeout=60,
