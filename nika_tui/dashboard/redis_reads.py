@@ -275,13 +275,15 @@ class RedisReads:
         reports = (
             [e.get("report") for e in stream_entries(debt)] if isinstance(debt, list) else ["?"]
         )
-        status, label = worst_metric(parse_debt(tenant_id, reports))
+        debt_view = parse_debt(tenant_id, reports)
+        status, label = worst_metric(debt_view)
         return replace(
             base,
             kernel=kernel,
             fill=fill,
             debt_status=status,
             debt_worst=label,
+            debt_held=status == "alert" and not debt_view.needs_person,
             review_count=pending_reviews(review) if isinstance(review, list) else 0,
             confirmation_count=len(pending_confirmations(confs)) if isinstance(confs, list) else 0,
             problems=tuple(problems),

@@ -33,6 +33,7 @@ from nika_tui.services.config_store import list_tenant_ids, load_tenant
 from nika_tui.services.provider_verify import Endpoints
 from nika_tui.services.secrets import SecretStore
 from nika_tui.wizard.first_prompt import ask_tenant_id
+from nika_tui.wizard.judge_section import stored_judge_key
 from nika_tui.wizard.prompts import Prompter
 from nika_tui.wizard.sections import SectionsMixin
 from nika_tui.wizard.summary import render_summary
@@ -97,6 +98,9 @@ class SetupWizard(SectionsMixin):
         self.judge_endpoint: str | None = None
         self.judge_model: str | None = None
         self.judge_key: str | None = None
+        #: The key a re-run finds behind the tenant's ``judge.api_key`` reference: what the
+        #: service would use, so the check tests it when the person leaves the field empty.
+        self.stored_judge_key: str | None = None
         self.base: TenantConfig | None = None
         self._store: SecretStore | None = None
 
@@ -163,6 +167,7 @@ class SetupWizard(SectionsMixin):
         self.base = None
         self.values = {}
         self.judge_endpoint = self.judge_model = self.judge_key = None
+        self.stored_judge_key = None
         self.answers = {"tenant_id": tenant_id, "quotas": None, "providers": []}
         self._store = self._store_factory(tenant_id)
 
@@ -174,6 +179,7 @@ class SetupWizard(SectionsMixin):
             self.answers["quotas"] = None  # follow the plan if it changes
         if config.judge.kind is JudgeKind.HTTP:
             self.judge_endpoint, self.judge_model = config.judge.endpoint, config.judge.model
+            self.stored_judge_key = stored_judge_key(config, self.env)
         self._store = self._store_factory(config.tenant_id)
 
     def plan(self) -> SetupPlan:
