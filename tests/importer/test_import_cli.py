@@ -366,3 +366,24 @@ def test_progress_bar_on_a_terminal_and_none_off_it(
 def _line(report: str, path: Path) -> str:
     """The report line that skips ``path``."""
     return next(line for line in report.splitlines() if line.startswith(f"skipped {path}:"))
+
+
+def test_keywords_read_each_clis_store_under_home(
+    tenant: str, tmp_path: Path, redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_DATA_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    claude = claude_session(home / ".claude" / "projects", "c-1", "/w/acme", T0, TURNS)
+    codex = codex_rollout(home / ".codex" / "sessions" / "2026" / "03", "x-1", "/w/acme", T0, TURNS)
+    gemini = gemini_session_jsonl(home / ".gemini" / "tmp", "g-1", T0, TURNS)
+    # A session outside the stores the keywords name is not read.
+    claude_session(home / "elsewhere", "c-2", "/w/acme", T0, TURNS)
+
+    code, report = run_import("claude", "codex", "gemini")
+
+    assert code == 0 and report["skipped"] == [], report
+    assert report["sessions"] == 3 and report["queued"] == 12
+    files = {r.meta.source.rsplit(":", 1)[0] for r in stream(redis_client)}
+    assert files == {str(p.resolve()) for p in (claude, codex, gemini)}
