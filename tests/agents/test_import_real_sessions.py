@@ -1,4 +1,4 @@
-"""``nika import`` on sessions the REAL CLIs wrote (claude -p, codex exec, against the mock model).
+"""``nika import`` on sessions the REAL CLIs wrote (claude -p, codex exec, gemini -p; mock models).
 
 The readers are otherwise checked against hand-written fixtures; this pins them to what the
 pinned binaries actually write. Each CLI runs once headless with a distinctive fact, then the
@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
+import subprocess
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +25,7 @@ from nika_tui.domain.memory import MemoryRecord
 from nika_tui.domain.requests import RecallQuery
 from nika_tui.importer.sessions import parse_time
 from nika_tui.services.agent_homes import claude_config_dir, codex_home
+from nika_tui.services.gemini_settings import gemini_home, install_gemini_hooks
 from tests.agents.conftest import AgentTenant
 
 pytestmark = [pytest.mark.agents, pytest.mark.embedder, pytest.mark.slow]
@@ -100,4 +103,54 @@ def test_codex_rollouts_import_with_their_real_time(
 
     report = _import(codex_home(tenant.tenant_id) / "sessions")
     assert report["sessions"] >= 1 and not report["skipped"], report
+    _check(_imported_fact(running_service.client), before, after)
+
+
+def test_gemini_sessions_import_with_their_real_time(
+    running_service: Any, make_tenant: Callable[..., Any], redis_url: str, tmp_path: Path
+) -> None:
+    from tests.agents.cli_install import CliInstallError, install_cli
+    from tests.agents.mock_gemini_openai_chat import MockModelServer
+
+    try:
+        binary = install_cli("@google/gemini-cli")
+    except CliInstallError as exc:
+        pytest.skip(f"Gemini CLI not installable here: {exc}")
+    make_tenant("acme")
+    make_tenant(IMPORTED)
+    project = tmp_path / "acme-api"
+    (project / ".git").mkdir(parents=True)
+    # The same setup as tests/agents/test_gemini_cli.py: API-key login, hooks, the mock server.
+    settings = gemini_home("acme") / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True, mode=0o700)
+    settings.write_text(json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}}))
+    install_gemini_hooks("acme", workdir=project)
+    server = MockModelServer().start()
+    try:
+        env = {
+            **os.environ,
+            "NIKA_TENANT_ID": "acme",
+            "REDIS_URL": redis_url,
+            "GEMINI_CLI_HOME": str(gemini_home("acme")),
+            "GOOGLE_GEMINI_BASE_URL": server.url,
+            "GEMINI_API_KEY": "test-key-not-a-secret",
+            "NO_COLOR": "1",
+        }
+        before = datetime.now(UTC)
+        proc = subprocess.run(
+            [str(binary), "-p", FACT],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+        after = datetime.now(UTC)
+    finally:
+        server.stop()
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+    report = _import(gemini_home("acme") / ".gemini" / "tmp")
+    assert report["sessions"] >= 1, report
     _check(_imported_fact(running_service.client), before, after)
