@@ -17,6 +17,7 @@ from nika_tui.domain.requests import RememberRequest
 from nika_tui.domain.tenant import TenantConfig
 from nika_tui.errors import ValidationFailed
 from nika_tui.services.memory_client import MemoryClient
+from nika_tui.ui.widgets.memory_text import detail_text
 from tests.plugins.memory import RunningService
 
 pytestmark = [pytest.mark.embedder, pytest.mark.slow]
@@ -122,3 +123,23 @@ def test_a_three_version_supersede_chain_and_the_hook_source(
     assert [m.id for m in current] == [ids[2]]
     (shown,) = current
     assert (shown.hook, shown.source, shown.agent) == ("hook", "session.jsonl:9", "claude-code")
+
+
+def test_the_chain_pane_shows_why_each_version_was_replaced(
+    running_service: RunningService, make_tenant: Callable[..., TenantConfig]
+) -> None:
+    make_tenant("acme")
+    svc = running_service
+    old = _remember(svc.client, STAGING, datetime(2026, 3, 1, tzinfo=UTC))["id"]
+    moved = "The staging server moved to staging-2.acme.internal"
+    new = _remember(svc.client, moved, datetime(2026, 6, 1, tzinfo=UTC))["id"]
+    src = RedisDashboardSource(dict(os.environ))
+
+    chain = src.memory_chain("acme", new)
+    assert [(v.memory.id, v.replaced_by) for v in chain] == [(old, new), (new, "")]
+    why = chain[0].why
+    assert why  # the supersede's reason, as the service recorded it on the retired version
+    (current,) = src.memories("acme", MemoryFilter(text="staging-2")).memories
+    pane = detail_text(current, chain).plain
+    assert f"[{old}]" in pane and f"→ {new}" in pane
+    assert f"replaced because: {why}" in pane
