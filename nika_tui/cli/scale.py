@@ -38,6 +38,17 @@ def _samples() -> list[Any]:
         return []
 
 
+def _redis_or_none() -> Any:
+    """The service's Redis, where the plans are; ``None`` (the local file) when it is down."""
+    from nika_tui.errors import StoreUnavailable
+    from nika_tui.services.redis_server import connect
+
+    try:
+        return connect(start=False)
+    except StoreUnavailable:
+        return None
+
+
 def _need_tenant(args: argparse.Namespace) -> str:
     from nika_tui.errors import ValidationFailed
 
@@ -77,7 +88,7 @@ def _scale_plans(args: argparse.Namespace) -> int:
     from nika_tui.services.config_store import list_tenant_ids, load_tenant
 
     now = datetime.now(UTC)
-    state = ScaleState()
+    state = ScaleState(client=_redis_or_none())
     factory = default_factory()
     out: dict[str, Any]
     if args.action == "status":

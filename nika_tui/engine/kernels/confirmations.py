@@ -116,7 +116,7 @@ def resolve(
         from nika_tui.scale.approve import approve_scale
 
         # The plan id, not the confirmation, is the idempotency key: applied at most once.
-        result = approve_scale(tenant_id, str(item.get("plan_id", "")), env, at)
+        result = approve_scale(tenant_id, str(item.get("plan_id", "")), env, at, client)
     elif kind == "quota.pause":
         from nika_tui.quota.tokens import pause_kernel
 

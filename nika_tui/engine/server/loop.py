@@ -136,8 +136,14 @@ class MemoryService(IngestPipeline):
         """Tenants whose store failed: parked, alarmed, retried (see the module docstring)."""
         from nika_tui.scale.scheduler import ScaleScheduler
 
-        # Strategy B (issue 18): host samples once a minute, scale plans per auto_actions.scale.
-        self.scale = ScaleScheduler(ctx.redis, ctx.env)
+        # Strategy B (issue 18): host samples once a minute, scale plans per auto_actions.scale,
+        # on the one worker that holds the scale leadership (decision 380).
+        self.scale = ScaleScheduler(
+            ctx.redis,
+            ctx.env,
+            worker_id=self.consumer,
+            lease_ttl_s=worker.ttl_s if worker is not None else 15.0,
+        )
         from nika_tui.quota.tokens import QuotaWatcher
 
         # Tokens per day (issue 18): warn at 80%, pause or ask at 100%.
@@ -249,6 +255,7 @@ class MemoryService(IngestPipeline):
             except (StoreUnavailable, redis.RedisError) as exc:
                 log.warning("could not commit the last batches, they will be replayed: %s", exc)
             self.debt.close()  # a running index build: child killed, its shard back online
+            self.scale.close()  # another worker leads strategy B at once
             if self.worker is not None:
                 try:
                     self.worker.stop()  # leases released: the other workers take over now
