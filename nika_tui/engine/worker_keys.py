@@ -15,6 +15,8 @@ PRIMARY_ID = "memory-service"
 """The primary ``nika serve``'s worker id: the consumer name the service always used."""
 LEASE_TTL_S = 15.0
 WORKERS = f"{PREFIX}:workers"
+DRAINING = f"{PREFIX}:workers:draining"
+"""Workers being decommissioned: they hand every tenant over and receive none (decision 381)."""
 
 
 def alive_key(worker_id: str) -> str:

@@ -23,9 +23,11 @@ def strip_password(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
-def render(tenant_id: str, join_url: str, version: str) -> str:
-    """The cloud-config for one worker of ``tenant_id`` joining ``join_url``."""
+def render(tenant_id: str, join_url: str, version: str, worker_id: str = "") -> str:
+    """The cloud-config for one worker of ``tenant_id`` joining ``join_url`` as ``worker_id``
+    (the id a decommission drains before it deletes the instance)."""
     url = strip_password(join_url)
+    as_id = f" --worker-id '{worker_id}'" if worker_id else ""
     return f"""#cloud-config
 # nika-os worker for tenant {tenant_id} (strategy B)
 package_update: true
@@ -39,5 +41,5 @@ runcmd:
     - >-
       until [ -s /etc/nika/redis_password ]; do sleep 5; done;
       NIKA_OS_DATA_DIR=/var/lib/nika NIKA_REDIS_PASSWORD_FILE=/etc/nika/redis_password
-      nohup /opt/nika/bin/nika serve --join '{url}' >/var/log/nika-worker.log 2>&1 &
+      nohup /opt/nika/bin/nika serve --join '{url}'{as_id} >/var/log/nika-worker.log 2>&1 &
 """
