@@ -57,6 +57,7 @@ from nika_tui.engine.server.liveness import (
 from nika_tui.engine.server.pipeline import BATCH, GROUP, IngestPipeline, _AheadBatch
 from nika_tui.engine.server.reads import ReadPool
 from nika_tui.engine.server.rpc import OpHandler, build_rpc_table, dispatch, rpc_tenant
+from nika_tui.engine.tenant_configs import TenantConfigSync
 from nika_tui.engine.tenant_faults import TenantFaults
 from nika_tui.engine.worker import Worker
 from nika_tui.errors import NikaError, StoreUnavailable
@@ -152,6 +153,9 @@ class MemoryService(IngestPipeline):
 
         # The agents' native auto-memory, synced after ingest (debounced) and after REM (#20).
         self.automemory = AutoMemoryScheduler(ctx)
+        # Tenant configs through Redis: the primary publishes, a joined worker fetches (#18).
+        primary = worker is None or worker.primary
+        self.configs = TenantConfigSync(self.r, ctx.settings.roots, primary)
 
     # --- lifecycle ----------------------------------------------------------------------
     def stop(self) -> None:
@@ -178,6 +182,7 @@ class MemoryService(IngestPipeline):
             except redis.ResponseError as exc:
                 if "BUSYGROUP" not in str(exc):
                     raise
+        self.configs.tick(force=True)  # a joined worker knows its tenants before taking one
         if self.worker is not None:
             # Only entries of consumers that are not live: the others belong to live workers.
             self.worker.tick(GROUP, force=True)
@@ -197,6 +202,7 @@ class MemoryService(IngestPipeline):
     def beat(self, force: bool = False) -> None:
         """Refresh the heartbeat (at most every HEARTBEAT_EVERY_S unless ``force``)."""
         # The worker paces itself (a fifth of the lease TTL): renewals must not wait for this.
+        self.configs.tick()
         if self.worker is not None and self.worker.tick(GROUP):
             self._retry_pending = True  # entries handed to us, claimed, or of a lost tenant
         now = time.monotonic()
