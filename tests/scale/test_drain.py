@@ -21,6 +21,7 @@ from nika_tui.domain.tenant import Provider, TenantConfig
 from nika_tui.engine.leases import Leases
 from nika_tui.engine.worker_keys import DRAINING, PRIMARY_ID, alive_key
 from nika_tui.errors import ScaleError
+from nika_tui.scale import cloud_init
 from nika_tui.scale.actions import apply_plan, default_factory
 from nika_tui.scale.drain import tenants_of, worker_id_for
 from nika_tui.scale.planner import Plan, PlanKind
@@ -68,6 +69,12 @@ def test_a_drain_that_does_not_finish_deletes_nothing(
     assert _instances(clouds[1]) == 1 and len(state.workers("acme")) == 1
     assert state.plan("decom")["status"] == "failed"
     assert not redis_client.sismember(DRAINING, joined), "it serves on"
+
+
+def test_the_instance_boots_as_the_worker_a_decommission_drains() -> None:
+    doc = cloud_init.render("acme", "redis://u:hunter2@10.0.0.2:6379/0", "1.0", "nika-0123")
+    assert "serve --join 'redis://u@10.0.0.2:6379/0' --worker-id 'nika-0123'" in doc
+    assert "hunter2" not in doc
 
 
 def _serve(data: Path, log: Path, *join: str) -> subprocess.Popen[bytes]:

@@ -15,7 +15,7 @@ import pytest
 import redis
 
 from nika_tui.domain.tenant import AutoMode
-from nika_tui.engine.worker_keys import PRIMARY_ID, alive_key
+from nika_tui.engine.worker_keys import alive_key
 from nika_tui.scale.indicators import Sample
 from nika_tui.scale.leader import LEADER_KEY, ScaleLeader, leader_of
 from nika_tui.scale.sampler import load_samples, store_sample
@@ -26,7 +26,7 @@ from tests.helpers import retry_until
 from tests.scale.conftest import scaleway_tenant
 from tests.scale.fake_clouds import CloudState
 
-JOINED = "wb"
+WORKERS = ("wa", "wb")
 
 
 class Clock:
@@ -123,7 +123,7 @@ def _serve(data: Path, log: Path, *join: str) -> subprocess.Popen[bytes]:
 
 def _sees_both(r: redis.Redis, worker_id: str) -> bool:
     raw = r.get(alive_key(worker_id))
-    return bool(raw) and set(json.loads(str(raw))["sees"]) == {PRIMARY_ID, JOINED}
+    return bool(raw) and set(json.loads(str(raw))["sees"]) == set(WORKERS)
 
 
 @pytest.mark.slow
@@ -136,10 +136,9 @@ def test_two_real_workers_one_leader_kill_9_takeover_reapplies_nothing(
     tmp_path: Path,
 ) -> None:
     _saturated_acme(clouds[0], redis_client)
-    logs = {PRIMARY_ID: tmp_path / "a.log", JOINED: tmp_path / "b.log"}
+    logs = {w: tmp_path / f"{w}.log" for w in WORKERS}
     procs = {
-        PRIMARY_ID: _serve(tmp_path / "a", logs[PRIMARY_ID]),
-        JOINED: _serve(tmp_path / "b", logs[JOINED], "--join", redis_url, "--worker-id", JOINED),
+        w: _serve(tmp_path / w, logs[w], "--join", redis_url, "--worker-id", w) for w in WORKERS
     }
     try:
         for w in procs:
@@ -148,7 +147,7 @@ def test_two_real_workers_one_leader_kill_9_takeover_reapplies_nothing(
         retry_until(lambda: _creates(clouds[1]) == 1, timeout=60, what="the leader scales out")
         leader = leader_of(redis_client)
         assert leader in procs
-        follower = JOINED if leader == PRIMARY_ID else PRIMARY_ID
+        follower = WORKERS[1] if leader == WORKERS[0] else WORKERS[0]
         seen = len(load_samples(redis_client))
         retry_until(lambda: len(load_samples(redis_client)) >= seen + 3, timeout=60,
                     what="three more leader ticks")  # fmt: skip
