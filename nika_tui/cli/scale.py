@@ -83,6 +83,7 @@ def _scale_plans(args: argparse.Namespace) -> int:
     from nika_tui.errors import ValidationFailed
     from nika_tui.scale.actions import apply_plan, default_factory, reconcile
     from nika_tui.scale.indicators import Thresholds, calm, evaluate
+    from nika_tui.scale.leader import leader_of
     from nika_tui.scale.planner import Plan, PlanKind, make_plan
     from nika_tui.scale.state import ScaleState
     from nika_tui.services.config_store import list_tenant_ids, load_tenant
@@ -97,6 +98,7 @@ def _scale_plans(args: argparse.Namespace) -> int:
         readings = [r.as_dict() for r in evaluate(samples, now)]
         snap = state.snapshot()
         out = {
+            "leader": leader_of(state.client) if state.client is not None else None,
             "samples": len(samples),
             "indicators": readings,
             "tenants": {

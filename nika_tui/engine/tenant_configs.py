@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import redis
 
@@ -115,6 +115,14 @@ class TenantConfigSync:
         self.primary = primary
         self._monotonic = monotonic
         self._next = 0.0
+
+    def ensure(self, tenant_ids: Iterable[str]) -> None:
+        """On a joined worker, fetch now when a tenant it is about to ingest has no config here
+        (created on the primary since the last fetch): else its entries are dead-lettered."""
+        if not self.primary and any(
+            not self.where.tenant_config_path(t).exists() for t in tenant_ids
+        ):
+            self.tick(force=True)
 
     def tick(self, force: bool = False) -> list[str]:
         """Publish or fetch at most every :data:`SYNC_EVERY_S`; the tenants that changed."""

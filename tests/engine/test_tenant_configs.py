@@ -18,7 +18,7 @@ import redis
 from nika_tui.domain.envelope import NikaMeta
 from nika_tui.domain.requests import RememberRequest
 from nika_tui.domain.tenant import KernelConfig, TenantConfig
-from nika_tui.engine.tenant_configs import CONFIGS, fetch, publish
+from nika_tui.engine.tenant_configs import CONFIGS, TenantConfigSync, fetch, publish
 from nika_tui.engine.worker_keys import PRIMARY_ID, alive_key, preferred
 from nika_tui.paths import Roots, roots
 from nika_tui.services import redis_keys
@@ -55,6 +55,19 @@ def test_published_configs_are_written_on_the_other_side_private_and_updated(
     assert publish(redis_client, here) == ["acme"]
     assert fetch(redis_client, there) == ["acme"]
     assert load_tenant("acme", there).display_name == "Acme Corp"
+
+
+def test_a_joined_worker_fetches_at_once_a_tenant_it_is_about_to_ingest(
+    make_tenant: Callable[..., TenantConfig], redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    there = _other_roots(tmp_path)
+    joined = TenantConfigSync(redis_client, there, primary=False, monotonic=lambda: 0.0)
+    assert joined.tick() == []  # nothing published yet; the next tick is 2 s away
+    make_tenant("acme")
+    publish(redis_client, roots())
+    assert joined.tick() == [], "rate-limited"
+    joined.ensure({"acme"})
+    assert list_tenant_ids(there) == ["acme"]
 
 
 def test_a_config_holding_a_secret_value_is_not_published(
