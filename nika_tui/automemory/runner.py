@@ -95,13 +95,26 @@ def automemory_sync_op(ctx: EngineContext, r: req.AutomemorySyncRequest) -> rep.
 
 
 class AutoMemoryScheduler:
-    """Debounced syncs of tenants the service wrote to (see the module docstring)."""
+    """Debounced syncs of tenants the service wrote to (see the module docstring).
 
-    def __init__(self, ctx: EngineContext, monotonic: Callable[[], float] = time.monotonic) -> None:
-        self.ctx = ctx
+    Args:
+        sync: syncs one tenant (:meth:`for_context` binds :func:`sync_tenant`; tests pass a
+            recorder, so the debounce is checked on a fake clock without the stores).
+        monotonic: the clock the debounce is measured on.
+    """
+
+    def __init__(
+        self, sync: Callable[[str], object], monotonic: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._sync = sync
         self._monotonic = monotonic
         self._dirty: dict[str, tuple[float, float]] = {}  # tenant → (first, last) write
         self._syncing = False
+
+    @classmethod
+    def for_context(cls, ctx: EngineContext) -> AutoMemoryScheduler:
+        """The service's scheduler: each due tenant gets a full :func:`sync_tenant`."""
+        return cls(lambda tenant_id: sync_tenant(ctx, tenant_id))
 
     def touch(self, tenant_ids: Iterable[str]) -> None:
         """Note writes to these tenants (ignored while a sync's own imports run)."""
@@ -125,7 +138,7 @@ class AutoMemoryScheduler:
             self._dirty.pop(tenant_id, None)
             self._syncing = True
             try:
-                sync_tenant(self.ctx, tenant_id)
+                self._sync(tenant_id)
                 done.append(tenant_id)
             except NikaError as exc:
                 log.warning("auto-memory sync of %s failed: %s", tenant_id, exc)
