@@ -152,7 +152,7 @@ class MemoryService(IngestPipeline):
         from nika_tui.automemory.runner import AutoMemoryScheduler
 
         # The agents' native auto-memory, synced after ingest (debounced) and after REM (#20).
-        self.automemory = AutoMemoryScheduler(ctx)
+        self.automemory = AutoMemoryScheduler.for_context(ctx)
         # Tenant configs through Redis: the primary publishes, a joined worker fetches (#18).
         primary = worker is None or worker.primary
         self.configs = TenantConfigSync(self.r, ctx.settings.roots, primary)
