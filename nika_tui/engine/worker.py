@@ -33,11 +33,11 @@ from nika_tui.domain.memory import Layer
 from nika_tui.engine import rebalance, shard_transfer
 from nika_tui.engine.leases import Lease, Leases
 from nika_tui.engine.worker_keys import (
-    DRAINING,
     LEASE_TTL_S,
     PRIMARY_ID,
     WORKERS,
     alive_key,
+    draining_key,
     home_key,
     inbox_key,
     info_key,
@@ -229,7 +229,8 @@ class Worker:
         self._last_tick = now
         self.beat()  # first: a starting worker counts itself among the live ones
         self._live = live_workers(self.r) or [self.id]
-        self._draining = {str(x) for x in self.r.smembers(DRAINING)}
+        marks = self.r.mget([draining_key(w) for w in self._live])
+        self._draining = {w for w, m in zip(self._live, marks, strict=True) if m}
         self.renew_all()
         with self._lock:
             dropped, self._dropped = self._dropped, set()

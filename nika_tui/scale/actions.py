@@ -18,7 +18,7 @@ from nika_tui import __version__
 from nika_tui.domain.tenant import Provider, TenantConfig
 from nika_tui.errors import ProviderError, ScaleError
 from nika_tui.scale import cloud_init
-from nika_tui.scale.drain import drain, undrain, worker_id_for
+from nika_tui.scale.drain import drain, worker_id_for
 from nika_tui.scale.planner import Plan, PlanKind, Worker
 from nika_tui.scale.providers.base import CloudProvider, Instance, WorkerSpec
 from nika_tui.scale.providers.factory import build_provider, provider_secrets
@@ -124,8 +124,6 @@ def apply_plan(
             if joined is not None and state.client is not None:
                 drain(state.client, joined, drain_wait_s)
             adapter.delete(str(plan.instance_id))
-            if joined is not None and state.client is not None:
-                undrain(state.client, joined)
     except (ProviderError, ScaleError) as exc:
         with state.transaction() as data:
             data["plans"][plan_id].update(status="failed", error=exc.message)

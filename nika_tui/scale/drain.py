@@ -1,11 +1,12 @@
 """Drain before delete: a worker to decommission hands every tenant over first (decision 381).
 
 The worker a scale-out creates runs ``nika serve --join … --worker-id`` :func:`worker_id_for`
-its plan, so a decommission knows which worker runs on the instance. :func:`drain` adds it to
-:data:`~nika_tui.engine.worker_keys.DRAINING`; the worker then pins each of its tenants to
-another live worker and releases it (flush, close, shards published: ``engine/rebalance.py``),
-and no worker sends it a tenant. The instance is deleted only once no lease names the worker;
-a drain that does not finish within its bounded wait raises and deletes nothing.
+its plan, so a decommission knows which worker runs on the instance. :func:`drain` marks it
+(:func:`~nika_tui.engine.worker_keys.draining_key`, kept a day after the delete); the worker
+then pins each of its tenants to another live worker and releases it (flush, close, shards
+published: ``engine/rebalance.py``), and no worker sends it a tenant. The instance is deleted
+only once no lease names the worker; a drain that does not finish within its bounded wait
+raises and deletes nothing.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Callable
 import redis
 
 from nika_tui.engine.leases import Leases
-from nika_tui.engine.worker_keys import DRAINING
+from nika_tui.engine.worker_keys import DRAINING_TTL_S, draining_key
 from nika_tui.errors import ScaleError
 
 
@@ -41,13 +42,13 @@ def drain(
     """Make ``worker_id`` hand its tenants over; return once it holds none.
 
     A dead worker's leases lapse after their TTL and the others take its tenants, so a worker
-    that died also drains. The worker stays marked as draining (it is about to be deleted):
-    :func:`undrain` clears the mark.
+    that died also drains. The worker stays marked as draining (it is about to be deleted, and
+    must not receive tenants while its instance shuts down).
 
     Raises:
         ScaleError: it still holds tenants after ``wait_s`` (the mark is cleared: it serves on).
     """
-    r.sadd(DRAINING, worker_id)
+    r.set(draining_key(worker_id), "1", ex=DRAINING_TTL_S)
     deadline = monotonic() + wait_s
     while held := tenants_of(r, worker_id):
         if monotonic() >= deadline:
@@ -61,5 +62,5 @@ def drain(
 
 
 def undrain(r: redis.Redis, worker_id: str) -> None:
-    """Clear the draining mark (the worker was deleted, or the drain gave up)."""
-    r.srem(DRAINING, worker_id)
+    """Clear the draining mark (the drain gave up: the worker serves on)."""
+    r.delete(draining_key(worker_id))

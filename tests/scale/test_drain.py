@@ -19,7 +19,7 @@ from nika_tui.domain.envelope import NikaMeta
 from nika_tui.domain.requests import RememberRequest
 from nika_tui.domain.tenant import Provider, TenantConfig
 from nika_tui.engine.leases import Leases
-from nika_tui.engine.worker_keys import DRAINING, PRIMARY_ID, alive_key
+from nika_tui.engine.worker_keys import PRIMARY_ID, alive_key, draining_key
 from nika_tui.errors import ScaleError
 from nika_tui.scale import cloud_init
 from nika_tui.scale.actions import apply_plan, default_factory
@@ -68,7 +68,7 @@ def test_a_drain_that_does_not_finish_deletes_nothing(
     assert "not deleted" in err.value.message
     assert _instances(clouds[1]) == 1 and len(state.workers("acme")) == 1
     assert state.plan("decom")["status"] == "failed"
-    assert not redis_client.sismember(DRAINING, joined), "it serves on"
+    assert not redis_client.exists(draining_key(joined)), "it serves on"
 
 
 def test_the_instance_boots_as_the_worker_a_decommission_drains() -> None:
