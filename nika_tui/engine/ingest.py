@@ -26,6 +26,7 @@ from nika_tui.domain.envelope import explain_validation_error
 from nika_tui.domain.memory import Layer, MemoryRecord, Status, content_hash, memory_id
 from nika_tui.domain.ports import PointFilter, VectorPoint
 from nika_tui.domain.requests import RememberRequest
+from nika_tui.domain.sensitivity import keep_private
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.review import ReviewItem, enqueue_many
 from nika_tui.engine.supersede import supersede
@@ -121,7 +122,7 @@ def _prepare(
         tenant_id=req.tenant_id,
         layer=req.layer,
         text=req.text,
-        meta=req.meta,
+        meta=keep_private(req.meta, previous.meta if previous else None),
         status=Status.CURRENT,
         valid_from=req.valid_from or req.meta.timestamp,
         # A replay keeps when we first learnt the fact; a retired fact said again is re-asserted.
