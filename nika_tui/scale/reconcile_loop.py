@@ -16,7 +16,6 @@ instance while it is pending): approving it deletes that instance, if it is stil
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 import uuid
@@ -31,7 +30,6 @@ from nika_tui.errors import NikaError, ScaleError
 from nika_tui.paths import roots
 from nika_tui.scale.actions import AdapterFactory, ReconcileReport, default_factory, reconcile
 from nika_tui.scale.state import ScaleState
-from nika_tui.services import redis_keys
 from nika_tui.services.bus import open_bus
 from nika_tui.services.config_store import list_tenant_ids, load_tenant
 from nika_tui.services.kernel_store import pending_confirmations, queue_confirmation
@@ -121,9 +119,8 @@ def handle_orphans(
             f"{label} carries nika's tags (tenant {orphan['tenant_id']}, plan "
             f"{orphan['plan_id']}) but no worker record; approving deletes it"
         )
-        item = queue_confirmation(client, tenant, ORPHAN_KIND, title, detail, now)
-        item.update(provider=orphan["provider"], instance_id=orphan["instance_id"])
-        client.hset(redis_keys.confirmations(tenant), item["id"], json.dumps(item))
+        target = {"provider": orphan["provider"], "instance_id": orphan["instance_id"]}
+        item = queue_confirmation(client, tenant, ORPHAN_KIND, title, detail, now, target)
         bus.append("scale.orphan", {**orphan, "confirmation_id": item["id"]}, now=now)
         done.append(f"orphan:{tenant}:{label}:asked")
     return done

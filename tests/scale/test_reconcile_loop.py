@@ -16,6 +16,8 @@ from nika_tui.scale.reconcile_loop import LEASE_KEY, ORPHAN_KIND, ReconcileSched
 from nika_tui.scale.state import ScaleState, Worker
 from nika_tui.services.bus import open_bus
 from nika_tui.services.config_store import save_tenant
+from tests.helpers import retry_until
+from tests.plugins.memory import RunningService
 from tests.scale.conftest import scaleway_tenant
 from tests.scale.fake_clouds import CloudState
 
@@ -161,3 +163,25 @@ def test_approving_an_orphan_that_was_adopted_meanwhile_removes_nothing(
     with pytest.raises(ScaleError, match="tracked worker"):
         resolve(redis_client, "acme", item["id"], approve=True, now=NOW)
     assert _server_ids(cloud) == [stray.instance_id]
+
+
+@pytest.fixture
+def fast_reconcile(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pass every 0.2 s (set before the service's settings are read)."""
+    monkeypatch.setenv("NIKA_SCALE_RECONCILE_S", "0.2")
+
+
+@pytest.mark.embedder
+def test_the_running_service_reconciles_by_itself(
+    fast_reconcile: None,
+    acme: TenantConfig,
+    clouds: tuple[str, CloudState],
+    running_service: RunningService,
+    redis_client: redis.Redis,
+) -> None:
+    stray = _stray(acme)
+    [item] = retry_until(
+        lambda: _orphan_items(redis_client) or None, timeout=30, what="the orphan asked about"
+    )
+    assert item["instance_id"] == stray.instance_id
+    assert str(redis_client.get(LEASE_KEY)).startswith(running_service.service.consumer)

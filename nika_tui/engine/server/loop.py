@@ -140,8 +140,11 @@ class MemoryService(IngestPipeline):
         self.scale = ScaleScheduler(ctx.redis, ctx.env)
         from nika_tui.scale.reconcile_loop import ReconcileScheduler
 
-        # No orphan instance: a reconcile pass every 10 min on the lease holder (decision 385).
-        self.reconcile = ReconcileScheduler(ctx.redis, self.consumer, ctx.env)
+        # No orphan instance: a reconcile pass on the lease holder (decision 385).
+        every = settings.scale_reconcile_s
+        self.reconcile = ReconcileScheduler(
+            ctx.redis, self.consumer, ctx.env, every_s=every, first_s=min(60.0, every)
+        )
         from nika_tui.quota.tokens import QuotaWatcher
 
         # Tokens per day (issue 18): warn at 80%, pause or ask at 100%.
