@@ -227,6 +227,47 @@ def test_newest_handoff_after_two_compactions_reaches_the_model_once(
     assert text.count("<nika-memory") == text.count("</nika-memory>") == 1
 
 
+def test_a_compactions_packet_is_committed_and_reaches_the_next_session_once(
+    opencode: OpenCode, redis_url: str
+) -> None:
+    # One real compaction of OpenCode's own (its overflow rule, as above), then a *new*
+    # session — a plain `opencode run` — and a second prompt of that new session.
+    overflow = int(WINDOW * 0.975)
+
+    def usage(entry: Logged) -> int:
+        agent = "summar" not in entry.system()[:400].lower()
+        return overflow if agent and "continues:" in entry.last_user() else 1_000
+
+    opencode.server.usage = usage
+    opencode.run("Task gamma continues: split the invoicing service into two workers.")
+    summaries = [r for r in opencode.server.generations() if "summar" in r.system()[:400].lower()]
+    assert len(summaries) == 1  # OpenCode compacted, by itself
+
+    # Committed: the compaction is counted and the packet is the project's newest handoff.
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    assert client.xlen(redis_keys.compactions(TENANT)) == 1
+    project = json.loads(client.get(redis_keys.handoff_project(TENANT, "acme-api")) or "{}")
+    assert "Task gamma continues" in project.get("text", "")
+    assert not client.keys(redis_keys.handoff_packet(TENANT, "*"))  # nothing left pending
+
+    before = len(_agent_requests(opencode.server))
+    opencode.run("Which task was the last session on?")
+    asked = [r for r in _agent_requests(opencode.server)[before:] if "Which task" in r.text()]
+    assert asked, "the new session's first prompt never reached the model"
+    for request in asked:  # its first request and any follow-up of that turn: once each
+        text = request.text()
+        assert text.count("HANDOFF PACKET session ses_") == 1
+        assert 'Last ask: \\"Task gamma continues: split the invoicing service' in text
+        assert text.count("<nika-memory") == text.count("</nika-memory>") == 1
+
+    before = len(_agent_requests(opencode.server))
+    _continue(opencode, "And after that one?")
+    asked = [r for r in _agent_requests(opencode.server)[before:] if "after that" in r.text()]
+    assert asked, "the new session's second prompt never reached the model"
+    # The new session's history holds the first prompt's block; no second copy is added.
+    assert asked[-1].text().count("HANDOFF PACKET session ses_") == 1
+
+
 def test_a_tool_call_is_billed_from_the_plugin(opencode: OpenCode) -> None:
     readme = opencode.project / "README.md"
     readme.write_text("# acme-api\n")

@@ -152,7 +152,7 @@ class MemoryService(IngestPipeline):
         from nika_tui.automemory.runner import AutoMemoryScheduler
 
         # The agents' native auto-memory, synced after ingest (debounced) and after REM (#20).
-        self.automemory = AutoMemoryScheduler(ctx)
+        self.automemory = AutoMemoryScheduler.for_context(ctx)
 
     # --- lifecycle ----------------------------------------------------------------------
     def stop(self) -> None:
