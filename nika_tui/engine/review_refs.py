@@ -64,7 +64,8 @@ def close_reviews_of(
         if item is None or item.get("status") != PENDING:
             continue
         item.update(status=OBSOLETE, resolved_at=now.isoformat(), note=f"{memory_id} retired")
-        pipe.hset(queue, str(item["id"]), json.dumps(item))
+        # Compact, like pydantic's dump: the dashboard counts pending items by substring.
+        pipe.hset(queue, str(item["id"]), json.dumps(item, separators=(",", ":")))
         closed.append(item)
     pipe.srem(refs, *ids)
     pipe.execute()
