@@ -16,9 +16,11 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -264,3 +266,28 @@ def test_a_compactions_packet_is_committed_and_reaches_the_next_session_once(
     assert asked, "the new session's second prompt never reached the model"
     # The new session's history holds the first prompt's block; no second copy is added.
     assert asked[-1].text().count("HANDOFF PACKET session ses_") == 1
+
+
+def test_a_tool_call_is_billed_from_the_plugin(opencode: OpenCode) -> None:
+    readme = opencode.project / "README.md"
+    readme.write_text("# acme-api\n")
+
+    def read_tool(entry: Logged) -> str | dict[str, Any]:
+        messages = entry.body.get("messages") or []
+        answered = bool(messages) and messages[-1].get("role") == "tool"
+        if "inventory" in entry.last_user() and not answered:
+            return {"name": "read", "args": {"filePath": str(readme)}}
+        return "Noted. I have recorded that and I am ready for the next step of the task."
+
+    opencode.server.reply = read_tool
+    opencode.run("Take an inventory of the README of this repository.")
+    ran = [r for r in opencode.server.generations() if '"role": "tool"' in json.dumps(r.body)]
+    assert ran, "OpenCode never ran the tool"
+    proc = subprocess.run(
+        [sys.executable, "-m", "nika_tui", "billing", "report", "--tenant", TENANT, "--json"],
+        env=opencode.env, capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    report = json.loads(proc.stdout)
+    assert "acme-api" in json.dumps(ran[-1].body["messages"][-1])  # the tool's own result
+    assert report["tool_calls_by_tool"] == {"read": 1}
+    assert report["total"]["tokens"] > 0  # every answer's usage, from the plugin's Stop

@@ -145,6 +145,13 @@ class MemoryService(IngestPipeline):
             worker_id=self.consumer,
             lease_ttl_s=worker.ttl_s if worker is not None else 15.0,
         )
+        from nika_tui.scale.reconcile_loop import ReconcileScheduler
+
+        # No orphan instance: a reconcile pass on the lease holder (decision 385).
+        every = settings.scale_reconcile_s
+        self.reconcile = ReconcileScheduler(
+            ctx.redis, self.consumer, ctx.env, every_s=every, first_s=min(60.0, every)
+        )
         from nika_tui.quota.tokens import QuotaWatcher
 
         # Tokens per day (issue 18): warn at 80%, pause or ask at 100%.
@@ -237,6 +244,7 @@ class MemoryService(IngestPipeline):
                     # Per-tenant passes run on the worker holding the tenant (decision 241).
                     done = self.debt.tick(self.worker.owns if self.worker is not None else None)
                     self.scale.tick()
+                    self.reconcile.tick()
                     self.quota.tick()
                     self.automemory.touch(d[4:] for d in done if d.startswith("rem:"))
                     self.automemory.tick()
