@@ -171,6 +171,8 @@ class Settings(BaseSettings):
     """File (0600) holding the shared Redis's password, for a worker."""
     lease_ttl_s: str = ""
     """Seconds a dead worker's tenants wait before another worker takes them (at least 1)."""
+    scale_every_s: float = 60.0
+    """Seconds between two host samples (and scale plans) of the scale leader."""
     worker_host: str = ""
     """The host name a worker announces (unset: the machine's). Workers with different names
     share no directory: a moving tenant's shards go through Redis."""

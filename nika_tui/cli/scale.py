@@ -38,6 +38,17 @@ def _samples() -> list[Any]:
         return []
 
 
+def _redis_or_none() -> Any:
+    """The service's Redis, where the plans are; ``None`` (the local file) when it is down."""
+    from nika_tui.errors import StoreUnavailable
+    from nika_tui.services.redis_server import connect
+
+    try:
+        return connect(start=False)
+    except StoreUnavailable:
+        return None
+
+
 def _need_tenant(args: argparse.Namespace) -> str:
     from nika_tui.errors import ValidationFailed
 
@@ -72,12 +83,13 @@ def _scale_plans(args: argparse.Namespace) -> int:
     from nika_tui.errors import ValidationFailed
     from nika_tui.scale.actions import apply_plan, default_factory, reconcile
     from nika_tui.scale.indicators import Thresholds, calm, evaluate
+    from nika_tui.scale.leader import leader_of
     from nika_tui.scale.planner import Plan, PlanKind, make_plan
     from nika_tui.scale.state import ScaleState
     from nika_tui.services.config_store import list_tenant_ids, load_tenant
 
     now = datetime.now(UTC)
-    state = ScaleState()
+    state = ScaleState(client=_redis_or_none())
     factory = default_factory()
     out: dict[str, Any]
     if args.action == "status":
@@ -86,6 +98,7 @@ def _scale_plans(args: argparse.Namespace) -> int:
         readings = [r.as_dict() for r in evaluate(samples, now)]
         snap = state.snapshot()
         out = {
+            "leader": leader_of(state.client) if state.client is not None else None,
             "samples": len(samples),
             "indicators": readings,
             "tenants": {

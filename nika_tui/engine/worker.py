@@ -30,13 +30,14 @@ from typing import Any
 import redis
 
 from nika_tui.domain.memory import Layer
-from nika_tui.engine import shard_transfer
+from nika_tui.engine import rebalance, shard_transfer
 from nika_tui.engine.leases import Lease, Leases
 from nika_tui.engine.worker_keys import (
     LEASE_TTL_S,
     PRIMARY_ID,
     WORKERS,
     alive_key,
+    draining_key,
     home_key,
     inbox_key,
     info_key,
@@ -73,6 +74,7 @@ class Worker:
         self.held: dict[str, Lease] = {}
         self._last_tick = 0.0
         self._live: list[str] = [worker_id]
+        self._draining: set[str] = set()
         self._lock = threading.Lock()
         self._dropped: set[str] = set()
         """Tenants whose renewal failed on the renewer thread; the loop closes their shards."""
@@ -176,7 +178,7 @@ class Worker:
 
     def _target(self, tenant_id: str, pin: Any) -> str:
         """The worker a free tenant goes to: its pin (a move) if live, else the hash winner."""
-        live = self._live or [self.id]
+        live = [w for w in self._live if w not in self._draining] or self._live or [self.id]
         if pin and str(pin) in live:
             return str(pin)
         return preferred(tenant_id, live)
@@ -227,6 +229,8 @@ class Worker:
         self._last_tick = now
         self.beat()  # first: a starting worker counts itself among the live ones
         self._live = live_workers(self.r) or [self.id]
+        marks = self.r.mget([draining_key(w) for w in self._live])
+        self._draining = {w for w, m in zip(self._live, marks, strict=True) if m}
         self.renew_all()
         with self._lock:
             dropped, self._dropped = self._dropped, set()
@@ -234,10 +238,16 @@ class Worker:
             self._lost(tenant_id)
         drain = bool(dropped)
         known = self.leases.known_tenants()
-        pins = dict(
-            zip(known, self.r.mget([pin_key(t) for t in known]) if known else [], strict=True)
-        )
-        for tenant_id, holder in self.leases.holders(known).items():
+        raw_pins = self.r.mget([pin_key(t) for t in known]) if known else []
+        pins = {t: str(v) if v else None for t, v in zip(known, raw_pins, strict=True)}
+        holders = self.leases.holders(known)
+        # A new worker's share, or everything when draining: pinned, then released just below.
+        for tenant_id, to in rebalance.moves(
+            self.id, holders, self._live, self._draining, pins
+        ).items():
+            self.r.set(pin_key(tenant_id), to)
+            pins[tenant_id] = to
+        for tenant_id, holder in holders.items():
             pin = pins.get(tenant_id)
             if holder == self.id and pin and pin != self.id and pin in self._live:
                 self.release(tenant_id)  # a move: the pinned worker acquires it next

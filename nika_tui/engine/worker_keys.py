@@ -15,6 +15,15 @@ PRIMARY_ID = "memory-service"
 """The primary ``nika serve``'s worker id: the consumer name the service always used."""
 LEASE_TTL_S = 15.0
 WORKERS = f"{PREFIX}:workers"
+DRAINING_TTL_S = 86_400
+"""How long a drained worker stays marked: past its instance's delete, it is gone."""
+
+
+def draining_key(worker_id: str) -> str:
+    """Set while the worker is decommissioned: it hands every tenant over, receives none
+    (decision 381); kept after the delete (with a TTL) so a worker still running never
+    receives tenants again."""
+    return f"{PREFIX}:worker:draining:{worker_id}"
 
 
 def alive_key(worker_id: str) -> str:

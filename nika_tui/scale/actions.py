@@ -18,6 +18,7 @@ from nika_tui import __version__
 from nika_tui.domain.tenant import Provider, TenantConfig
 from nika_tui.errors import ProviderError, ScaleError
 from nika_tui.scale import cloud_init
+from nika_tui.scale.drain import drain, worker_id_for
 from nika_tui.scale.planner import Plan, PlanKind, Worker
 from nika_tui.scale.providers.base import CloudProvider, Instance, WorkerSpec
 from nika_tui.scale.providers.factory import build_provider, provider_secrets
@@ -55,14 +56,19 @@ def apply_plan(
     factory: AdapterFactory,
     now: datetime,
     env: Mapping[str, str] | None = None,
+    drain_wait_s: float = 120.0,
 ) -> dict[str, Any]:
     """Carry out one recorded plan exactly once.
+
+    A decommission first drains the instance's worker (with the shared Redis of ``state``):
+    its tenants move to the other workers, and the instance is deleted only once it holds none.
 
     Returns:
         The plan's record after the action (``status: applied`` and the instance id).
 
     Raises:
-        ScaleError: Unknown plan, nothing to apply, or already applied / failed / rejected.
+        ScaleError: Unknown plan, nothing to apply, already applied / failed / rejected, or
+            the drain did not finish within ``drain_wait_s`` (the plan is then ``failed``).
         ProviderError: The provider refused; the plan is then ``failed`` and nothing is left.
     """
     with state.transaction() as data:
@@ -86,6 +92,9 @@ def apply_plan(
         if plan.tenant_id != config.tenant_id:
             raise ScaleError(f"scale plan {plan_id} belongs to tenant {plan.tenant_id}")
         record["status"] = "applying"
+        worker_plan = next(
+            (w["plan_id"] for w in data["workers"] if w["instance_id"] == plan.instance_id), None
+        )
     try:
         adapter = factory(config, plan.provider)
         if plan.kind is PlanKind.SCALE_OUT:
@@ -96,7 +105,9 @@ def apply_plan(
                 plan.instance_type or shape.instance_type,
                 plan.region or shape.region,
                 shape.image,
-                cloud_init.render(config.tenant_id, _join_url(env), __version__),
+                cloud_init.render(
+                    config.tenant_id, _join_url(env), __version__, worker_id_for(plan.plan_id)
+                ),
                 shape.settings,
             )
             instance = adapter.create(spec)
@@ -109,8 +120,11 @@ def apply_plan(
                 plan.cost_per_hour_eur or shape.cost_per_hour_eur,
             )
         else:
+            joined = worker_id_for(worker_plan) if worker_plan else None
+            if joined is not None and state.client is not None:
+                drain(state.client, joined, drain_wait_s)
             adapter.delete(str(plan.instance_id))
-    except ProviderError as exc:
+    except (ProviderError, ScaleError) as exc:
         with state.transaction() as data:
             data["plans"][plan_id].update(status="failed", error=exc.message)
         raise

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+import redis
+
 from nika_tui.paths import roots
 from nika_tui.scale.actions import apply_plan, default_factory
 from nika_tui.scale.state import ScaleState
@@ -13,9 +15,15 @@ from nika_tui.services.config_store import load_tenant
 
 
 def approve_scale(
-    tenant_id: str, plan_id: str, env: Mapping[str, str] | None, now: datetime
+    tenant_id: str,
+    plan_id: str,
+    env: Mapping[str, str] | None,
+    now: datetime,
+    client: redis.Redis | None = None,
 ) -> dict[str, Any]:
-    """Apply the confirmed plan (raises ``ScaleError`` if it was applied already)."""
+    """Apply the confirmed plan (raises ``ScaleError`` if it was applied already); ``client``:
+    the shared Redis, where the plans are (decision 380)."""
     where = roots(env)
     config = load_tenant(tenant_id, where)
-    return apply_plan(plan_id, config, ScaleState(where), default_factory(env), now, env)
+    state = ScaleState(where, client)
+    return apply_plan(plan_id, config, state, default_factory(env), now, env)

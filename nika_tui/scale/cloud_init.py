@@ -34,19 +34,22 @@ def strip_password(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
-def render(tenant_id: str, join_url: str, version: str) -> str:
-    """The cloud-config for one worker of ``tenant_id`` joining ``join_url``.
+def render(tenant_id: str, join_url: str, version: str, worker_id: str = "") -> str:
+    """The cloud-config for one worker of ``tenant_id`` joining ``join_url`` as ``worker_id``.
 
     Args:
         tenant_id: The tenant the worker is created for (a validated id).
         join_url: The primary's Redis URL; its password is stripped (see :func:`strip_password`).
         version: The nika-os version to install (the primary's own).
+        worker_id: The worker id it runs as (the one a decommission drains before it deletes
+            the instance, decision 381); empty: the default id.
 
     Returns:
         A ``#cloud-config`` YAML document.
     """
     # Quoted for the shell: a URL may hold a quote or a ``;`` (userinfo and query allow them).
     url = shlex.quote(strip_password(join_url))
+    as_id = f" --worker-id {shlex.quote(worker_id)}" if worker_id else ""
     return f"""#cloud-config
 # nika-os worker for tenant {tenant_id} (strategy B)
 package_update: true
@@ -60,5 +63,5 @@ runcmd:
     - >-
       until [ -s {PASSWORD_FILE} ]; do sleep 5; done;
       NIKA_OS_DATA_DIR=/var/lib/nika NIKA_REDIS_PASSWORD_FILE={PASSWORD_FILE}
-      nohup /opt/nika/bin/nika serve --join {url} >/var/log/nika-worker.log 2>&1 &
+      nohup /opt/nika/bin/nika serve --join {url}{as_id} >/var/log/nika-worker.log 2>&1 &
 """

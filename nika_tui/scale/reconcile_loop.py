@@ -127,7 +127,11 @@ def handle_orphans(
 
 
 def approve_orphan(
-    tenant_id: str, provider: str, instance_id: str, env: Mapping[str, str] | None = None
+    tenant_id: str,
+    provider: str,
+    instance_id: str,
+    env: Mapping[str, str] | None = None,
+    client: redis.Redis | None = None,
 ) -> dict[str, Any]:
     """Delete the orphan an approved ``scale.orphan`` confirmation names.
 
@@ -136,7 +140,7 @@ def approve_orphan(
         ProviderError: the provider refused the delete.
     """
     where = roots(env)
-    state = ScaleState(where)
+    state = ScaleState(where, client)  # the shared Redis holds the workers (decision 380)
     if any(w.provider.value == provider and w.instance_id == instance_id for w in state.workers()):
         raise ScaleError(
             f"{provider}/{instance_id} is a tracked worker now; it was not removed",
@@ -170,7 +174,7 @@ class ReconcileScheduler:
         # Not at once: a service that starts and stops (a test, `nika up` retried) lists no
         # provider, and an apply interrupted by the restart has settled.
         self._next = monotonic() + first_s
-        self.state = ScaleState(self.roots)
+        self.state = ScaleState(self.roots, client)  # the plans in the shared Redis (380)
         self.factory = factory or default_factory(env)
 
     def tick(self, now: datetime | None = None) -> list[str]:

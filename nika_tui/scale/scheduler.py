@@ -1,9 +1,12 @@
 """Strategy B inside the memory service: sample once a minute, plan when saturated or calm.
 
-:meth:`ScaleScheduler.tick` is called on every loop iteration and does something at most once per
-``every_s``. A tenant with a plan still pending or applying gets no second one; after a worker
-is added, no other scale-out is planned for ``cooldown_s`` (the new worker needs time to take
-load). A failure is logged and never stops the single writer.
+:meth:`ScaleScheduler.tick` is called on every loop iteration of every worker; only the scale
+leader (``scale/leader.py``, one per Redis) samples and plans, at most once per ``every_s``.
+Everything a plan decision depends on is in the shared Redis, so a leader that takes over from
+a dead one goes on where it stopped: the samples, the plans (a tenant with a plan still pending
+or applying gets no second one) and the time of the last scale-out (no other one for
+``cooldown_s``: the new worker needs time to take load). A failure is logged and never stops
+the single writer.
 """
 
 from __future__ import annotations
@@ -20,11 +23,13 @@ from nika_tui.errors import NikaError
 from nika_tui.paths import roots
 from nika_tui.scale.actions import AdapterFactory, default_factory
 from nika_tui.scale.indicators import Sample, Thresholds, calm, evaluate
+from nika_tui.scale.leader import ScaleLeader
 from nika_tui.scale.planner import PlanKind, make_plan
 from nika_tui.scale.policy import act, open_plans
 from nika_tui.scale.sampler import HostSampler, load_samples, store_sample
 from nika_tui.scale.state import ScaleState
 from nika_tui.services.config_store import list_tenant_ids, load_tenant
+from nika_tui.settings import Settings
 
 log = logging.getLogger("nika.scale")
 
@@ -36,28 +41,46 @@ class ScaleScheduler:
         self,
         client: redis.Redis,
         env: Mapping[str, str] | None = None,
-        every_s: float = 60.0,
+        every_s: float | None = None,
         cooldown_s: float = 900.0,
         monotonic: Callable[[], float] = time.monotonic,
         factory: AdapterFactory | None = None,
+        worker_id: str = "memory-service",
+        lease_ttl_s: float = 15.0,
     ) -> None:
+        """Args:
+        every_s: seconds between two samples; ``None``: ``NIKA_SCALE_EVERY_S`` (60).
+        worker_id: this worker's id, named in the leader lease.
+        lease_ttl_s: how long a dead leader keeps the leadership.
+        """
         self.client = client
         self.env = env
         self.roots = roots(env)
-        """Where the tenants' configs and the scale state are, resolved once."""
-        self.every_s = every_s
+        """Where the tenants' configs are, resolved once."""
+        self.every_s = Settings.from_env(env).scale_every_s if every_s is None else every_s
         self.cooldown_s = cooldown_s
         self._monotonic = monotonic
         self._next = monotonic()
-        self._last_scale_out = -cooldown_s
+        self.leader = ScaleLeader(client, worker_id, lease_ttl_s, monotonic)
+        self._leading = False
         self.sampler = HostSampler(client, self.roots.data)
-        self.state = ScaleState(self.roots)
+        self.state = ScaleState(self.roots, client)
         self.factory = factory or default_factory(env)
 
     def tick(self, now: datetime | None = None) -> list[str]:
-        """Sample and plan when due; return what was done (``scale_out:acme:confirmation``…)."""
+        """Sample and plan when due and leading; return what was done
+        (``scale_out:acme:confirmation``…)."""
         mono = self._monotonic()
-        if mono < self._next:
+        try:
+            leading = self.leader.lead()
+        except redis.RedisError as exc:
+            log.warning("scale leadership check failed: %s", exc)
+            return []
+        if leading != self._leading:
+            self._leading = leading
+            log.info("worker %s %s strategy B", self.leader.worker_id,
+                     "now leads" if leading else "no longer leads")  # fmt: skip
+        if not leading or mono < self._next:
             return []
         self._next = mono + self.every_s
         at = now or datetime.now(UTC)
@@ -70,12 +93,26 @@ class ScaleScheduler:
         done: list[str] = []
         for tenant_id in list_tenant_ids(self.roots):
             try:
-                done += self._plan(tenant_id, samples, at, mono)
+                done += self._plan(tenant_id, samples, at)
             except NikaError as exc:
                 log.warning("scale planning for %s failed: %s", tenant_id, exc)
         return done
 
-    def _plan(self, tenant_id: str, samples: list[Sample], at: datetime, mono: float) -> list[str]:
+    def close(self) -> None:
+        """Give the leadership up (a stopping worker): another one leads at once."""
+        try:
+            self.leader.resign()
+        except redis.RedisError as exc:
+            log.warning("could not resign the scale leadership (it expires): %s", exc)
+
+    def _cooling(self, at: datetime) -> bool:
+        """True within ``cooldown_s`` of the last scale-out any leader planned (in Redis)."""
+        last = self.state.snapshot().get("last_scale_out")
+        return bool(last) and (at - datetime.fromisoformat(str(last))).total_seconds() < (
+            self.cooldown_s
+        )
+
+    def _plan(self, tenant_id: str, samples: list[Sample], at: datetime) -> list[str]:
         config = load_tenant(tenant_id, self.roots)
         if open_plans(self.state, tenant_id):
             return []
@@ -91,11 +128,13 @@ class ScaleScheduler:
             at,
             uuid.uuid4().hex,
         )
-        if plan.kind is PlanKind.SCALE_OUT and mono - self._last_scale_out < self.cooldown_s:
-            return []
         if plan.kind in (PlanKind.NONE, PlanKind.UNAVAILABLE):
             return []
-        result = act(plan, config, self.state, self.factory, self.client, at, self.env)
         if plan.kind is PlanKind.SCALE_OUT:
-            self._last_scale_out = mono
+            if self._cooling(at):
+                return []
+            # Recorded before acting: a leader that dies mid-apply leaves the cooldown behind.
+            with self.state.transaction() as data:
+                data["last_scale_out"] = at.isoformat()
+        result = act(plan, config, self.state, self.factory, self.client, at, self.env)
         return [f"{plan.kind.value}:{tenant_id}:{result['action']}"]

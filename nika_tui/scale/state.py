@@ -1,25 +1,48 @@
 """The durable record of strategy B: plans (by id) and the workers nika created.
 
-One JSON file, ``{data}/scale/state.json`` (0600, dir 0700), read and rewritten atomically under
-an exclusive ``flock`` on ``state.lock``: the service's scheduler and a person's ``nika scale``
-never interleave. A plan moves ``pending → applying → applied | failed`` (or ``reported`` /
-``rejected``); the move to ``applying`` happens under the lock, which is what makes a plan
-impossible to apply twice. Workers are what reconcile compares the providers' lists against.
+With a Redis client (the service and every CLI that reaches the service's Redis), the record is
+one JSON value in the shared Redis (:data:`STATE_KEY`), read and rewritten under a Redis lock
+(:data:`LOCK_KEY`, ``SET NX PX`` with a token, compare-and-delete release): every worker joined
+to that Redis sees the same plans, so the scale leader that takes over from a dead one neither
+forgets a pending plan nor applies an applied one again (decision 380). Without a client (no
+Redis, tests of the pure parts) it is one JSON file, ``{data}/scale/state.json`` (0600, dir
+0700), under an exclusive ``flock``; the first Redis transaction imports that file once.
+
+A plan moves ``pending → applying → applied | failed`` (or ``reported`` / ``rejected``); the
+move to ``applying`` happens under the lock, which is what makes a plan impossible to apply
+twice. Workers are what reconcile compares the providers' lists against.
 """
 
 from __future__ import annotations
 
 import fcntl
 import json
+import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import redis
+
 from nika_tui.errors import ScaleError
 from nika_tui.paths import FILE_MODE, Roots, ensure_private_dir, roots
 from nika_tui.scale.planner import Plan, Worker
 from nika_tui.services.files import atomic_write_text
+from nika_tui.services.redis_keys import PREFIX
+
+STATE_KEY = f"{PREFIX}:scale:state"
+"""Plans and workers of every tenant, one JSON document."""
+LOCK_KEY = f"{PREFIX}:scale:state:lock"
+LOCK_TTL_MS = 30_000
+"""A holder that dies mid-transaction blocks the others this long at most (no provider call
+ever runs under the lock: apply marks ``applying``, releases, then calls the provider)."""
+LOCK_WAIT_S = 10.0
+_UNLOCK = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
 
 
 def state_dir(where: Roots | None = None) -> Path:
@@ -28,15 +51,56 @@ def state_dir(where: Roots | None = None) -> Path:
 
 
 class ScaleState:
-    """Plans and workers, file-locked."""
+    """Plans and workers: in the shared Redis (``client``), else a file-locked JSON file."""
 
-    def __init__(self, where: Roots | None = None) -> None:
+    def __init__(self, where: Roots | None = None, client: redis.Redis | None = None) -> None:
         self.dir = state_dir(where)
         self.path = self.dir / "state.json"
+        self.client = client
 
     @contextmanager
     def transaction(self) -> Iterator[dict[str, Any]]:
-        """Yield the whole state under the lock; it is written back when the block ends."""
+        """Yield the whole state under the lock; it is written back when the block ends.
+
+        Raises:
+            ScaleError: The Redis lock stayed taken for :data:`LOCK_WAIT_S`, or the state
+                cannot be read.
+        """
+        if self.client is not None:
+            with self._redis_transaction(self.client) as data:
+                yield data
+            return
+        with self._file_transaction() as data:
+            yield data
+
+    @contextmanager
+    def _redis_transaction(self, r: redis.Redis) -> Iterator[dict[str, Any]]:
+        token = uuid.uuid4().hex
+        deadline = time.monotonic() + LOCK_WAIT_S
+        while not r.set(LOCK_KEY, token, nx=True, px=LOCK_TTL_MS):
+            if time.monotonic() > deadline:
+                raise ScaleError(
+                    f"the scale state in Redis stayed locked for {LOCK_WAIT_S:.0f}s",
+                    f"retry; a holder that died frees it within {LOCK_TTL_MS // 1000}s",
+                )
+            time.sleep(0.05)  # a lock held for a few Redis round trips: poll it briefly
+        try:
+            raw = r.get(STATE_KEY)
+            data = self._parse(str(raw), STATE_KEY) if raw else self._file_or_empty()
+            before = json.dumps(data, sort_keys=True) if raw else ""
+            yield data
+            after = json.dumps(data, sort_keys=True)
+            if after != before:
+                r.set(STATE_KEY, after)
+        finally:
+            r.eval(_UNLOCK, 1, LOCK_KEY, token)
+
+    def _file_or_empty(self) -> dict[str, Any]:
+        # A service upgraded from the per-data-dir file keeps its plans and workers.
+        return self._read() if self.path.exists() else {"plans": {}, "workers": []}
+
+    @contextmanager
+    def _file_transaction(self) -> Iterator[dict[str, Any]]:
         ensure_private_dir(self.dir)
         lock = self.dir / "state.lock"
         with open(lock, "a", encoding="utf-8") as fh:
@@ -56,11 +120,22 @@ class ScaleState:
         if not self.path.exists():
             return {"plans": {}, "workers": []}
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
+            text = self.path.read_text(encoding="utf-8")
+        except OSError as exc:
             raise ScaleError(
                 f"cannot read {self.path}: {exc}",
                 "restore it from a backup, or move it away and run `nika scale reconcile`",
+            ) from exc
+        return self._parse(text, str(self.path))
+
+    @staticmethod
+    def _parse(text: str, where: str) -> dict[str, Any]:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ScaleError(
+                f"cannot read {where}: {exc}",
+                "restore it from a backup, or remove it and run `nika scale reconcile`",
             ) from exc
         data.setdefault("plans", {})
         data.setdefault("workers", [])

@@ -91,7 +91,9 @@ def test_autonomous_removes_the_orphan_and_keeps_tracked_workers(
     save_tenant(config)
     stray = _stray(config)
     kept = _stray(config, "abc123")
-    with ScaleState().transaction() as data:  # a worker nika tracks: never touched
+    with ScaleState(
+        client=redis_client
+    ).transaction() as data:  # a worker nika tracks: never touched
         data["workers"].append(
             Worker(
                 "acme", kept.provider, kept.instance_id, "abc123", NOW.isoformat(), 0.1
@@ -154,7 +156,7 @@ def test_approving_an_orphan_that_was_adopted_meanwhile_removes_nothing(
     clock.t += 60
     loop.tick(NOW)
     [item] = _orphan_items(redis_client)
-    with ScaleState().transaction() as data:
+    with ScaleState(client=redis_client).transaction() as data:
         data["workers"].append(
             Worker(
                 "acme", stray.provider, stray.instance_id, "0rphan", NOW.isoformat(), 0.1

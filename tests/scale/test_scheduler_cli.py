@@ -87,6 +87,7 @@ def test_cli_plan_apply_once_status_reconcile(acme: TenantConfig, clouds, redis_
     assert "already applied" in json.loads(again.stderr)["error"]
     assert len(clouds[1].instances["scaleway"]) == 1
     status = json.loads(_nika("status", "--tenant", "acme").stdout)
+    assert status["leader"] is None  # no service runs: nobody leads
     assert [w["plan_id"] for w in status["tenants"]["acme"]["workers"]] == [plan["plan_id"]]
     assert {r["indicator"]: r["saturated"] for r in status["indicators"]}["queue"] is True
     report = json.loads(_nika("reconcile").stdout)

@@ -57,6 +57,7 @@ from nika_tui.engine.server.liveness import (
 from nika_tui.engine.server.pipeline import BATCH, GROUP, IngestPipeline, _AheadBatch
 from nika_tui.engine.server.reads import ReadPool
 from nika_tui.engine.server.rpc import OpHandler, build_rpc_table, dispatch, rpc_tenant
+from nika_tui.engine.tenant_configs import TenantConfigSync
 from nika_tui.engine.tenant_faults import TenantFaults
 from nika_tui.engine.worker import Worker
 from nika_tui.errors import NikaError, StoreUnavailable
@@ -136,8 +137,14 @@ class MemoryService(IngestPipeline):
         """Tenants whose store failed: parked, alarmed, retried (see the module docstring)."""
         from nika_tui.scale.scheduler import ScaleScheduler
 
-        # Strategy B (issue 18): host samples once a minute, scale plans per auto_actions.scale.
-        self.scale = ScaleScheduler(ctx.redis, ctx.env)
+        # Strategy B (issue 18): host samples once a minute, scale plans per auto_actions.scale,
+        # on the one worker that holds the scale leadership (decision 380).
+        self.scale = ScaleScheduler(
+            ctx.redis,
+            ctx.env,
+            worker_id=self.consumer,
+            lease_ttl_s=worker.ttl_s if worker is not None else 15.0,
+        )
         from nika_tui.scale.reconcile_loop import ReconcileScheduler
 
         # No orphan instance: a reconcile pass on the lease holder (decision 385).
@@ -153,6 +160,9 @@ class MemoryService(IngestPipeline):
 
         # The agents' native auto-memory, synced after ingest (debounced) and after REM (#20).
         self.automemory = AutoMemoryScheduler.for_context(ctx)
+        # Tenant configs through Redis: the primary publishes, a joined worker fetches (#18).
+        primary = worker is None or worker.primary
+        self.configs = TenantConfigSync(self.r, ctx.settings.roots, primary)
 
     # --- lifecycle ----------------------------------------------------------------------
     def stop(self) -> None:
@@ -179,6 +189,7 @@ class MemoryService(IngestPipeline):
             except redis.ResponseError as exc:
                 if "BUSYGROUP" not in str(exc):
                     raise
+        self.configs.tick(force=True)  # a joined worker knows its tenants before taking one
         if self.worker is not None:
             # Only entries of consumers that are not live: the others belong to live workers.
             self.worker.tick(GROUP, force=True)
@@ -198,6 +209,7 @@ class MemoryService(IngestPipeline):
     def beat(self, force: bool = False) -> None:
         """Refresh the heartbeat (at most every HEARTBEAT_EVERY_S unless ``force``)."""
         # The worker paces itself (a fifth of the lease TTL): renewals must not wait for this.
+        self.configs.tick()
         if self.worker is not None and self.worker.tick(GROUP):
             self._retry_pending = True  # entries handed to us, claimed, or of a lost tenant
         now = time.monotonic()
@@ -257,6 +269,7 @@ class MemoryService(IngestPipeline):
             except (StoreUnavailable, redis.RedisError) as exc:
                 log.warning("could not commit the last batches, they will be replayed: %s", exc)
             self.debt.close()  # a running index build: child killed, its shard back online
+            self.scale.close()  # another worker leads strategy B at once
             if self.worker is not None:
                 try:
                     self.worker.stop()  # leases released: the other workers take over now

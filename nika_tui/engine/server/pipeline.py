@@ -27,6 +27,7 @@ from nika_tui.engine.context import EngineContext
 from nika_tui.engine.embed_ahead import EmbedAhead, PendingVectors
 from nika_tui.engine.ingest import ingest_batch, parse_request
 from nika_tui.engine.server.rpc import error_body
+from nika_tui.engine.tenant_configs import TenantConfigSync
 from nika_tui.engine.tenant_faults import TenantFaults
 from nika_tui.engine.worker import Worker
 from nika_tui.errors import NikaError, StoreUnavailable, ValidationFailed
@@ -83,6 +84,7 @@ class IngestPipeline:
     consumer: str
     faults: TenantFaults
     automemory: AutoMemoryScheduler
+    configs: TenantConfigSync
     processed: int
     _embed_ahead: EmbedAhead | None
     _ahead: _AheadBatch | None
@@ -132,6 +134,7 @@ class IngestPipeline:
             )
             self._has_deferred |= waiting
             parsed = [item for item in parsed if item[0] in ours]
+            self.configs.ensure({req.tenant_id for _, _, req in parsed})  # a tenant just made
         return self._without_deferred(parsed)
 
     def _handle_ahead(self) -> None:

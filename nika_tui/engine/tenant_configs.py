@@ -1,0 +1,133 @@
+"""Tenant configs travel through the shared Redis to joined workers (decision 382).
+
+A worker on another host has its own config dir, empty: without a tenant's ``config.yaml`` it
+would dead-letter every entry of a tenant it acquires. The primary (``nika serve`` of the host
+where ``nika setup`` writes the configs) publishes each tenant's config into :data:`CONFIGS`
+(tenant → YAML, as :func:`render_config` writes it) when it changed; a joined worker writes the
+published ones into its own config dir (0600 files, 0700 dirs) before it takes any tenant, and
+again whenever one changed.
+
+What is published is the validated model, re-rendered: a tenant config holds references to
+secrets (``SecretRef``: env / keyring / file, a name), never a value. A config in which the
+secret masker still finds a credential (a key pasted into ``env:`` or a provider setting) is
+not published, and the refusal is logged without the value. Deleting a tenant is not
+propagated: a joined worker keeps a config the primary no longer has (it is harmless without
+entries), until it is removed by hand.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable
+
+import redis
+
+from nika_tui.domain.secret_patterns import mask_secrets
+from nika_tui.errors import NikaError
+from nika_tui.paths import Roots
+from nika_tui.services.config_store import (
+    list_tenant_ids,
+    load_tenant,
+    parse_config,
+    render_config,
+    save_tenant,
+)
+from nika_tui.services.redis_keys import PREFIX
+
+log = logging.getLogger("nika.worker")
+
+CONFIGS = f"{PREFIX}:tenants:configs"
+"""Hash: tenant id → its config's YAML (no secret values: see the module docstring)."""
+SYNC_EVERY_S = 2.0
+
+
+def publish(r: redis.Redis, where: Roots) -> list[str]:
+    """Publish every local tenant config that differs from the published one.
+
+    Returns:
+        The tenants published now.
+    """
+    published: dict[str, str] = r.hgetall(CONFIGS)  # type: ignore[assignment]
+    changed: dict[str, str] = {}
+    for tenant_id in list_tenant_ids(where):
+        try:
+            text = render_config(load_tenant(tenant_id, where))
+        except NikaError as exc:
+            log.warning("tenant %s's config is not published: %s", tenant_id, exc.message)
+            continue
+        if published.get(tenant_id) == text:
+            continue
+        if mask_secrets(text)[1]:
+            log.warning(
+                "tenant %s's config holds what looks like a secret value; it is not published "
+                "to the other workers (keep secrets in the secret store, not in the config)",
+                tenant_id,
+            )
+            continue
+        changed[tenant_id] = text
+    if changed:
+        pipe = r.pipeline(transaction=True)
+        for tenant_id, text in changed.items():
+            pipe.hset(CONFIGS, tenant_id, text)
+        pipe.execute()
+    return sorted(changed)
+
+
+def fetch(r: redis.Redis, where: Roots) -> list[str]:
+    """Write the published configs that differ from this worker's into its config dir.
+
+    Returns:
+        The tenants written now.
+    """
+    published: dict[str, str] = r.hgetall(CONFIGS)  # type: ignore[assignment]
+    written: list[str] = []
+    for tenant_id, text in sorted(published.items()):
+        path = where.tenant_config_path(tenant_id)
+        try:
+            if path.exists() and path.read_text(encoding="utf-8") == text:
+                continue
+            config = parse_config(path, text)  # a config this version cannot read stays out
+            if config.tenant_id != tenant_id:
+                continue
+            save_tenant(config, where)
+        except (OSError, NikaError) as exc:
+            log.warning("tenant %s's published config was not written: %s", tenant_id, exc)
+            continue
+        written.append(tenant_id)
+    if written:
+        log.info("tenant configs received from the primary: %s", ", ".join(written))
+    return written
+
+
+class TenantConfigSync:
+    """The service loop's side: the primary publishes, a joined worker fetches."""
+
+    def __init__(
+        self,
+        r: redis.Redis,
+        where: Roots,
+        primary: bool,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.r = r
+        self.where = where
+        self.primary = primary
+        self._monotonic = monotonic
+        self._next = 0.0
+
+    def ensure(self, tenant_ids: Iterable[str]) -> None:
+        """On a joined worker, fetch now when a tenant it is about to ingest has no config here
+        (created on the primary since the last fetch): else its entries are dead-lettered."""
+        if not self.primary and any(
+            not self.where.tenant_config_path(t).exists() for t in tenant_ids
+        ):
+            self.tick(force=True)
+
+    def tick(self, force: bool = False) -> list[str]:
+        """Publish or fetch at most every :data:`SYNC_EVERY_S`; the tenants that changed."""
+        now = self._monotonic()
+        if not force and now < self._next:
+            return []
+        self._next = now + SYNC_EVERY_S
+        return publish(self.r, self.where) if self.primary else fetch(self.r, self.where)
