@@ -46,7 +46,7 @@ from nika_tui.engine.context import EngineContext
 from nika_tui.engine.recall import active_sessions
 from nika_tui.errors import ConfirmationRequired, ValidationFailed
 from nika_tui.paths import FILE_MODE, Roots, ensure_private_dir, roots
-from nika_tui.services.kernel_store import pending_confirmation, queue_confirmation
+from nika_tui.services.confirmation_queue import pending_confirmation, queue_confirmation
 
 MERGED_PREFIXES = ("rem: merged duplicate", "rem: promoted to semantic")
 PURGE_CONFIRMATION = "purge.apply"

@@ -23,7 +23,7 @@ from nika_tui.domain.tenant import AutoMode
 from nika_tui.engine.context import EngineContext
 from nika_tui.errors import NikaError
 from nika_tui.services import redis_keys
-from nika_tui.services.kernel_store import pending_confirmation, queue_confirmation
+from nika_tui.services.confirmation_queue import pending_confirmation, queue_confirmation
 
 KIND = "compress.reset"
 

@@ -26,7 +26,7 @@ from nika_tui.quota.enforce import signal_tree
 from nika_tui.services import redis_keys
 from nika_tui.services.bus import open_bus
 from nika_tui.services.config_store import list_tenant_ids, load_tenant
-from nika_tui.services.kernel_store import queue_confirmation
+from nika_tui.services.confirmation_queue import queue_confirmation
 
 log = logging.getLogger("nika.quota")
 WARN_FRACTION = 0.8

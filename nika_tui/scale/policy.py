@@ -19,7 +19,7 @@ from nika_tui.scale.actions import AdapterFactory, apply_plan
 from nika_tui.scale.planner import Plan, PlanKind
 from nika_tui.scale.state import ScaleState
 from nika_tui.services.bus import open_bus
-from nika_tui.services.kernel_store import queue_confirmation
+from nika_tui.services.confirmation_queue import queue_confirmation
 
 CONFIRMATION_KIND = "scale.apply"
 

@@ -32,7 +32,7 @@ from nika_tui.scale.actions import AdapterFactory, ReconcileReport, default_fact
 from nika_tui.scale.state import ScaleState
 from nika_tui.services.bus import open_bus
 from nika_tui.services.config_store import list_tenant_ids, load_tenant
-from nika_tui.services.kernel_store import pending_confirmations, queue_confirmation
+from nika_tui.services.confirmation_queue import pending_confirmations, queue_confirmation
 
 log = logging.getLogger("nika.scale")
 

@@ -13,8 +13,6 @@ fallback only overrides it after that (hooks know what the agent does; a screen 
 
 from __future__ import annotations
 
-import json
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -361,50 +359,3 @@ def compact_requested_at(client: redis.Redis, t: str, agent: str = "") -> dateti
     """When the compaction policy last acted on ``agent``'s window, if ever."""
     value = client.hget(redis_keys.kernel_state(t), _compact_field(agent))
     return _parse_dt(str(value)) if value else None
-
-
-def pending_confirmation(client: redis.Redis, tenant_id: str, kind: str) -> dict[str, Any] | None:
-    """A pending confirmation of ``kind`` for the tenant, if one is queued."""
-    return next(iter(pending_confirmations(client, tenant_id, kind)), None)
-
-
-def pending_confirmations(client: redis.Redis, tenant_id: str, kind: str) -> list[dict[str, Any]]:
-    """Every pending confirmation of ``kind`` for the tenant."""
-    raw: dict[str, str] = client.hgetall(redis_keys.confirmations(tenant_id))  # type: ignore[assignment]
-    out: list[dict[str, Any]] = []
-    for value in raw.values():
-        try:
-            item = json.loads(value)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(item, dict) and item.get("kind") == kind and item.get("status") == "pending":
-            out.append(item)
-    return out
-
-
-def queue_confirmation(
-    client: redis.Redis,
-    tenant_id: str,
-    kind: str,
-    title: str,
-    detail: str,
-    now: datetime,
-    extra: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """Write one pending confirmation into the tenant's ``confirmations`` hash and return it.
-
-    ``extra`` fields (what approving acts on) are written with it, in the one ``HSET``: a
-    reader never sees the confirmation without them.
-    """
-    item: dict[str, Any] = {
-        **(extra or {}),
-        "id": uuid.uuid4().hex,
-        "tenant_id": tenant_id,
-        "kind": kind,
-        "title": title,
-        "detail": detail,
-        "created_at": _iso(now),
-        "status": "pending",
-    }
-    client.hset(redis_keys.confirmations(tenant_id), item["id"], json.dumps(item))
-    return item

@@ -37,7 +37,7 @@ from nika_tui.domain.recall_params import (
 from nika_tui.domain.tenant import AutoMode
 from nika_tui.engine.context import EngineContext
 from nika_tui.errors import ValidationFailed
-from nika_tui.services.kernel_store import pending_confirmation, queue_confirmation
+from nika_tui.services.confirmation_queue import pending_confirmation, queue_confirmation
 from nika_tui.services.recall_params import adopt_params, read_params, record_tuning
 from nika_tui.services.relevance_log import append_jsonl, tuning_dir
 from nika_tui.tuning.relevance import load_set

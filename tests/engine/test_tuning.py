@@ -22,7 +22,7 @@ from nika_tui.engine.context import EngineContext
 from nika_tui.engine.recall import PALACE_MIN_COSINE, recall
 from nika_tui.errors import ValidationFailed
 from nika_tui.services.config_store import load_tenant, save_tenant
-from nika_tui.services.kernel_store import pending_confirmation
+from nika_tui.services.confirmation_queue import pending_confirmation
 from nika_tui.services.recall_params import describe, last_tuning, read_params
 from nika_tui.services.relevance_log import tuning_dir
 from nika_tui.tuning.relevance import load_set, mark

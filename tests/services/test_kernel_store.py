@@ -9,7 +9,7 @@ import pytest
 import redis
 
 from nika_tui.domain.kernel_state import KernelState, StateSource
-from nika_tui.services import kernel_store, redis_keys
+from nika_tui.services import confirmation_queue, kernel_store, redis_keys
 from tests.helpers import retry_until
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
@@ -147,9 +147,11 @@ def test_list_statuses_skips_tenants_without_a_kernel(redis_client: redis.Redis)
 
 
 def test_confirmations_are_queued_once_per_kind(redis_client: redis.Redis) -> None:
-    assert kernel_store.pending_confirmation(redis_client, "acme", "compact") is None
-    item = kernel_store.queue_confirmation(redis_client, "acme", "compact", "Compact?", "d", NOW)
-    found = kernel_store.pending_confirmation(redis_client, "acme", "compact")
+    assert confirmation_queue.pending_confirmation(redis_client, "acme", "compact") is None
+    item = confirmation_queue.queue_confirmation(
+        redis_client, "acme", "compact", "Compact?", "d", NOW
+    )
+    found = confirmation_queue.pending_confirmation(redis_client, "acme", "compact")
     assert found == item
     assert set(item) == {"id", "tenant_id", "kind", "title", "detail", "created_at", "status"}
-    assert kernel_store.pending_confirmation(redis_client, "acme", "purge") is None
+    assert confirmation_queue.pending_confirmation(redis_client, "acme", "purge") is None

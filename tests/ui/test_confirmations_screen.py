@@ -22,7 +22,7 @@ from nika_tui.dashboard.fixture_source import FixtureSource
 from nika_tui.dashboard.redis_source import RedisDashboardSource
 from nika_tui.domain.kernel_state import KernelState
 from nika_tui.domain.tenant import AgentCli, AutoActions, AutoMode, KernelConfig, TenantConfig
-from nika_tui.services import kernel_store, redis_keys
+from nika_tui.services import confirmation_queue, redis_keys
 from nika_tui.services.bus import open_bus
 from nika_tui.services.config_store import save_tenant
 from nika_tui.settings import Settings
@@ -107,10 +107,12 @@ def test_reject_records_the_decision_and_runs_nothing(
 ) -> None:
     _tenant("acme", env)
     _tenant("beta", env)
-    item = kernel_store.queue_confirmation(
+    item = confirmation_queue.queue_confirmation(
         redis_client, "acme", "compact", "Compact acme's context (70% full)?", "61% line", NOW
     )
-    other = kernel_store.queue_confirmation(redis_client, "beta", "rem.run", "run REM", "idle", NOW)
+    other = confirmation_queue.queue_confirmation(
+        redis_client, "beta", "rem.run", "run REM", "idle", NOW
+    )
 
     async def scenario() -> None:
         async with _app(env, tmp_path).run_test(size=SIZE) as pilot:
@@ -158,7 +160,7 @@ def test_approve_from_tenant_detail_compacts_the_kernel_after_yes(
     _tenant("acme", env, tmp_path)
     manager = KernelManager(env, redis_client=redis_client)
     manager.spawn("acme")
-    item = kernel_store.queue_confirmation(
+    item = confirmation_queue.queue_confirmation(
         redis_client, "acme", "compact", "Compact acme's context?", "61% line", NOW
     )
 
@@ -200,7 +202,7 @@ def test_purge_wants_the_tenant_id_and_service_down_is_shown(
     env: dict[str, str], redis_client: redis.Redis, tmp_path: Path
 ) -> None:
     _tenant("acme", env)
-    item = kernel_store.queue_confirmation(
+    item = confirmation_queue.queue_confirmation(
         redis_client, "acme", "purge.apply", "purge 3 retired memories", "escalate mode", NOW
     )
 
@@ -264,7 +266,7 @@ def test_redis_down_is_shown_and_the_screen_recovers(
             await pilot.press("a")  # nothing listed: said, no crash
             await wait_for(pilot, lambda: "nothing waits for a decision" in notes(app), "said")
             client = redis.Redis.from_url(ensure_embedded(isolated_env), decode_responses=True)
-            kernel_store.queue_confirmation(client, "acme", "rem.run", "run REM", "idle", NOW)
+            confirmation_queue.queue_confirmation(client, "acme", "rem.run", "run REM", "idle", NOW)
             await pilot.press("r")
             screen = await _listed(pilot, 1)
             assert _text(app, "#confirmations-error") == ""
@@ -285,10 +287,10 @@ def test_approve_runs_debt_and_purge_actions_in_the_memory_service(
     tmp_path: Path,
 ) -> None:
     make_tenant("acme")
-    diagnose = kernel_store.queue_confirmation(
+    diagnose = confirmation_queue.queue_confirmation(
         redis_client, "acme", "debt.diagnose_spawn", "diagnose spawn", "pod_ttfl alert", NOW
     )
-    purge = kernel_store.queue_confirmation(
+    purge = confirmation_queue.queue_confirmation(
         redis_client, "acme", "purge.apply", "purge 0 retired memories", "escalate", LATER
     )
 

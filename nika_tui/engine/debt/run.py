@@ -24,10 +24,7 @@ from nika_tui.engine.context import EngineContext
 from nika_tui.engine.debt.actions import apply_action, unchanged_since_noop
 from nika_tui.errors import NikaError
 from nika_tui.services import redis_keys
-from nika_tui.services.kernel_store import (
-    pending_confirmation,
-    queue_confirmation,
-)
+from nika_tui.services.confirmation_queue import pending_confirmation, queue_confirmation
 
 PAUSE_PREFIX = "debt:"
 """Value prefix of an ``ingest_paused`` set by the audit (it only clears its own pause)."""

@@ -32,7 +32,7 @@ from nika_tui.engine.rem.run import run_rem
 from nika_tui.engine.rem.schedule import rem_due
 from nika_tui.errors import NikaError
 from nika_tui.services.config_store import list_tenant_ids
-from nika_tui.services.kernel_store import pending_confirmation, queue_confirmation
+from nika_tui.services.confirmation_queue import pending_confirmation, queue_confirmation
 
 log = logging.getLogger("nika.debt")
 

@@ -20,7 +20,7 @@ from nika_tui.domain.agent_cli_table import spec_for
 from nika_tui.domain.compaction import CompactionAction, CompactionDecision, decide_compaction
 from nika_tui.domain.kernel_state import KernelState
 from nika_tui.errors import KernelError
-from nika_tui.services import kernel_store, redis_keys
+from nika_tui.services import confirmation_queue, kernel_store, redis_keys
 from nika_tui.services.config_store import load_tenant
 from nika_tui.services.kernel_agents import agent_statuses
 
@@ -105,10 +105,10 @@ def apply_compaction_policy(
     if decision.action is CompactionAction.SEND_COMPACT:
         send_compact(manager, tenant_id, "nika-autonomous", fill_percent, agent)
     elif decision.action is CompactionAction.REQUEST_CONFIRMATION:
-        pending = kernel_store.pending_confirmations(manager.redis, tenant_id, "compact")
+        pending = confirmation_queue.pending_confirmations(manager.redis, tenant_id, "compact")
         if not any(item.get("agent") == agent for item in pending):
             who = f"{tenant_id}'s {agent}" if agent else f"{tenant_id}'s"
-            item = kernel_store.queue_confirmation(
+            item = confirmation_queue.queue_confirmation(
                 manager.redis,
                 tenant_id,
                 "compact",

@@ -54,10 +54,10 @@ from nika_tui.engine.server.liveness import (
     ensure_single,
     write_heartbeat,
 )
+from nika_tui.engine.server.periodic import periodic_jobs
 from nika_tui.engine.server.pipeline import BATCH, GROUP, IngestPipeline, _AheadBatch
 from nika_tui.engine.server.reads import ReadPool
 from nika_tui.engine.server.rpc import OpHandler, build_rpc_table, dispatch, rpc_tenant
-from nika_tui.engine.tenant_configs import TenantConfigSync
 from nika_tui.engine.tenant_faults import TenantFaults
 from nika_tui.engine.worker import Worker
 from nika_tui.errors import NikaError, StoreUnavailable
@@ -129,40 +129,11 @@ class MemoryService(IngestPipeline):
         self._uncommitted: list[tuple[str, RememberRequest, Mapping[str, Any]]] = []
         """Entries stored but not yet flushed and acknowledged (group commit)."""
         self._uncommitted_batches = 0
-        from nika_tui.engine.debt.schedule import DebtScheduler
-
-        # Debt audit every 6 h and the REM pass when kernels sleep (issue 5), from this loop.
-        self.debt = DebtScheduler(ctx)
         self.faults = TenantFaults(self.r, ctx.clock, retry_s=settings.park_retry_s)
         """Tenants whose store failed: parked, alarmed, retried (see the module docstring)."""
-        from nika_tui.scale.scheduler import ScaleScheduler
-
-        # Strategy B (issue 18): host samples once a minute, scale plans per auto_actions.scale,
-        # on the one worker that holds the scale leadership (decision 380).
-        self.scale = ScaleScheduler(
-            ctx.redis,
-            ctx.env,
-            worker_id=self.consumer,
-            lease_ttl_s=worker.ttl_s if worker is not None else 15.0,
-        )
-        from nika_tui.scale.reconcile_loop import ReconcileScheduler
-
-        # No orphan instance: a reconcile pass on the lease holder (decision 385).
-        every = settings.scale_reconcile_s
-        self.reconcile = ReconcileScheduler(
-            ctx.redis, self.consumer, ctx.env, every_s=every, first_s=min(60.0, every)
-        )
-        from nika_tui.quota.tokens import QuotaWatcher
-
-        # Tokens per day (issue 18): warn at 80%, pause or ask at 100%.
-        self.quota = QuotaWatcher(ctx.redis, ctx.env)
-        from nika_tui.automemory.runner import AutoMemoryScheduler
-
-        # The agents' native auto-memory, synced after ingest (debounced) and after REM (#20).
-        self.automemory = AutoMemoryScheduler.for_context(ctx)
-        # Tenant configs through Redis: the primary publishes, a joined worker fetches (#18).
-        primary = worker is None or worker.primary
-        self.configs = TenantConfigSync(self.r, ctx.settings.roots, primary)
+        jobs = periodic_jobs(ctx, self.consumer, worker)
+        self.debt, self.scale, self.reconcile = jobs.debt, jobs.scale, jobs.reconcile
+        self.quota, self.automemory, self.configs = jobs.quota, jobs.automemory, jobs.configs
 
     # --- lifecycle ----------------------------------------------------------------------
     def stop(self) -> None:

@@ -39,7 +39,7 @@ from nika_tui.engine.kernels.manager import KernelManager
 from nika_tui.engine.recall import recall
 from nika_tui.engine.review import ReviewItem, ReviewStatus
 from nika_tui.errors import ValidationFailed
-from nika_tui.services import kernel_store, redis_keys
+from nika_tui.services import confirmation_queue, kernel_store, redis_keys
 from nika_tui.services.config_store import load_tenant, save_tenant
 from tests.helpers import retry_until
 from tests.plugins.debt import T0, make_record, put, unit
@@ -383,7 +383,7 @@ def test_a_useless_dedup_is_not_queued_again_until_the_memories_change(
     second = run_audit(debt_ctx, TENANT, seed=1)
     again = next(a for a in second.actions if a["action"] == "dedup")
     assert "confirmation_id" not in again and "changed nothing" in again["skipped"]
-    assert kernel_store.pending_confirmation(debt_ctx.redis, TENANT, "debt.dedup") is None
+    assert confirmation_queue.pending_confirmation(debt_ctx.redis, TENANT, "debt.dedup") is None
 
     put(debt_ctx, [(make_record(TENANT, "a new fact", project_id="web"), unit(rng))])
     third = run_audit(debt_ctx, TENANT, seed=1)

@@ -28,7 +28,7 @@ from nika_tui.engine.kernel_watch import KernelWatcher
 from nika_tui.engine.kernels.confirmations import resolve
 from nika_tui.engine.kernels.manager import KernelManager
 from nika_tui.errors import KernelError
-from nika_tui.services import kernel_store, wm_store
+from nika_tui.services import confirmation_queue, kernel_store, wm_store
 from nika_tui.services.config_store import load_tenant, save_tenant
 from nika_tui.services.transcripts.common import ContextFill, TranscriptFormat
 from tests.helpers import retry_until
@@ -273,7 +273,7 @@ def test_an_escalated_compaction_names_its_agent_and_approving_compacts_that_win
     assert decision.action is CompactionAction.REQUEST_CONFIRMATION
     # The first window's own confirmation is a different one: both wait, one each.
     manager.apply_compaction_policy(duo, 75.0)
-    pending = kernel_store.pending_confirmations(redis_client, duo, "compact")
+    pending = confirmation_queue.pending_confirmations(redis_client, duo, "compact")
     assert sorted(str(p.get("agent", "")) for p in pending) == ["", "codex"]
     mine = next(p for p in pending if p.get("agent") == "codex")
     assert "codex" in mine["title"]

@@ -17,7 +17,7 @@ from nika_tui.domain.tenant import AgentCli, AutoActions, AutoMode, KernelConfig
 from nika_tui.engine.kernels.confirmations import list_confirmations, resolve
 from nika_tui.engine.kernels.manager import KernelManager
 from nika_tui.errors import ValidationFailed
-from nika_tui.services import kernel_store, redis_keys
+from nika_tui.services import confirmation_queue, redis_keys
 from nika_tui.services.bus import open_bus
 from nika_tui.services.config_store import save_tenant
 from tests.helpers import retry_until
@@ -53,7 +53,9 @@ def test_reject_records_the_decision_and_runs_nothing(
     redis_client: redis.Redis, tmp_path: Path
 ) -> None:
     _tenant("acme", tmp_path)
-    item = kernel_store.queue_confirmation(redis_client, "acme", "compact", "compact?", "", NOW)
+    item = confirmation_queue.queue_confirmation(
+        redis_client, "acme", "compact", "compact?", "", NOW
+    )
     assert [i["id"] for i in list_confirmations(redis_client, "acme")] == [item["id"]]
     out = resolve(redis_client, "acme", item["id"], approve=False, now=NOW)
     assert out["status"] == "rejected"
@@ -75,7 +77,9 @@ def test_approving_a_compact_confirmation_types_the_compact_command(
     retry_until(
         lambda: (s := manager.poll("acme")) and s.state is KernelState.IDLE, what="idle kernel"
     )
-    item = kernel_store.queue_confirmation(redis_client, "acme", "compact", "compact?", "", NOW)
+    item = confirmation_queue.queue_confirmation(
+        redis_client, "acme", "compact", "compact?", "", NOW
+    )
     out = resolve(redis_client, "acme", item["id"], approve=True, now=NOW)
     assert out["status"] == "approved" and out["result"] == {"command": "/compact"}
     retry_until(lambda: "Conversation compacted" in manager.screen("acme"), what="compacted")
@@ -89,7 +93,7 @@ def test_approving_a_debt_confirmation_runs_the_action_in_the_service(
     redis_client: redis.Redis,  # type: ignore[no-untyped-def]
 ) -> None:
     make_tenant("acme")
-    item = kernel_store.queue_confirmation(
+    item = confirmation_queue.queue_confirmation(
         redis_client, "acme", "debt.diagnose_spawn", "diagnose spawn?", "", NOW
     )
     out = resolve(redis_client, "acme", item["id"], approve=True, now=NOW)
@@ -102,7 +106,7 @@ def test_approving_a_debt_confirmation_runs_the_action_in_the_service(
 def test_cli_lists_and_refuses_an_unknown_id(redis_url: str, tmp_path: Path) -> None:
     _tenant("acme", tmp_path)
     client = redis.Redis.from_url(redis_url, decode_responses=True)
-    item = kernel_store.queue_confirmation(client, "acme", "rem.run", "run REM?", "", NOW)
+    item = confirmation_queue.queue_confirmation(client, "acme", "rem.run", "run REM?", "", NOW)
     run = [sys.executable, "-m", "nika_tui", "confirm"]
     listed = subprocess.run(
         [*run, "list", "--tenant", "acme", "--json"], capture_output=True, text=True, check=True

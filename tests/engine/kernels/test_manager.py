@@ -24,7 +24,7 @@ from nika_tui.engine.kernels.manager import KernelManager
 from nika_tui.engine.kernels.results import session_name
 from nika_tui.errors import KernelError
 from nika_tui.paths import tenant_data_dir
-from nika_tui.services import kernel_store, redis_keys
+from nika_tui.services import confirmation_queue, kernel_store, redis_keys
 from nika_tui.services.bus import open_bus
 from nika_tui.services.config_store import save_tenant
 from tests.helpers import retry_until
@@ -407,7 +407,7 @@ def test_compaction_escalate_queues_one_confirmation(
     manager.apply_compaction_policy("acme", 81.0)
     items = redis_client.hvals(redis_keys.confirmations("acme"))
     assert len(items) == 1
-    pending = kernel_store.pending_confirmation(redis_client, "acme", "compact")
+    pending = confirmation_queue.pending_confirmation(redis_client, "acme", "compact")
     assert pending is not None and pending["status"] == "pending" and "80%" in pending["title"]
     assert ("confirmation.requested", pending) in bus_kinds("acme")
     screen = _ping(manager, "acme", "marker")
