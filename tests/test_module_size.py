@@ -28,6 +28,10 @@ REASONS: dict[str, str] = {
     "the same tmux errors",
     "dashboard/model.py": "the dashboard port and its views, one Protocol with the frozen "
     "dataclasses it returns",
+    "engine/server/pipeline.py": "the ingest state machine (read-ahead, group commit, "
+    "acknowledge): its states share the batch being embedded and the uncommitted entries",
+    "engine/worker.py": "one worker's leases: acquire, renew, hand off, drain and release "
+    "share the lease table and must agree on who holds a tenant at every step",
     "dashboard/parse.py": "the decoders of every Redis record the dashboard reads, "
     "tested as one table",
 }
