@@ -5,11 +5,12 @@ Gradient-boosted trees (or a multinomial logistic regression) over
 :mod:`nika_tui.domain.judge_fit` and stored as JSON in ``nika_tui/assets/judge_model.json``
 (retrained by ``nika judge train``). The decision around it, in order:
 
-1. the new fact is backdated (valid time more than 15 min before the old one's) → KEEP: a
+1. the new fact is backdated (valid time more than a minute before the old one's) → KEEP: a
    backdated fact never retires a newer one;
 2. different environments or different work items → KEEP: another entity;
-3. valid times within 15 min → KEEP when the model (reading the pair as if apart) is sure
-   both hold, else UNCERTAIN: no order to decide by;
+3. valid times within the same minute → REPLACE when the new fact says it corrects the old
+   one and the model says REPLACE; KEEP when the model is sure both hold; else UNCERTAIN: no
+   order to decide by;
 4. ``P(REPLACE) ≥ replace_threshold`` → REPLACE, unless the new fact does not claim a present
    value: a hedge, question or proposal → UNCERTAIN; a temporary change or a firm dated plan,
    an addition, or a retraction of some other change that keeps the old value → KEEP (the
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nika_tui.domain.judge_features import FEATURE_NAMES, PairFeatures
+from nika_tui.domain.judge_projection import SlotProjection
 from nika_tui.domain.verdicts import Verdict
 
 CLASSES: tuple[Verdict, ...] = (Verdict.REPLACE, Verdict.KEEP, Verdict.UNCERTAIN)
@@ -98,6 +100,9 @@ class JudgeModel:
     """Gradient-boosted trees, one tuple of three (one per class) per stage; when present the
     logits are ``bias + learning_rate × Σ tree(x)`` and ``weights`` are unused."""
     learning_rate: float = 0.1
+    projection: SlotProjection | None = None
+    """The slot read-out of the embeddings (the ``slot_*`` features); ``None``: those
+    features are zero (a model fitted without an embedder)."""
 
     def probabilities(self, values: Sequence[float]) -> dict[Verdict, float]:
         """Class probabilities for one feature vector.
@@ -139,6 +144,7 @@ class JudgeModel:
             "margin": self.margin,
             "learning_rate": self.learning_rate,
             "trees": [[t.to_dict() for t in stage] for stage in self.trees],
+            "projection": self.projection.to_dict() if self.projection is not None else None,
             "meta": dict(self.meta),
         }
 
@@ -172,7 +178,17 @@ class JudgeModel:
             meta=dict(data.get("meta", {})),
             trees=tuple(tuple(Tree.from_dict(t) for t in stage) for stage in data.get("trees", ())),
             learning_rate=float(data.get("learning_rate", 0.1)),
+            projection=_projection(data.get("projection")),
         )
+
+
+def _projection(data: Any) -> SlotProjection | None:
+    if data is None:
+        return None
+    try:
+        return SlotProjection.from_dict(data)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ModelFormatError(f"the judge model's slot projection is unreadable: {exc}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +236,7 @@ _REASONS: dict[str, str] = {
     "other_entity": "another environment or work item: both can be current",
     "same_time_keep": "same time, compatible ({shown})",
     "same_time": "stated at nearly the same time, may conflict ({shown})",
+    "same_time_correction": "a correction stated at once: same slot, new value ({shown})",
     "additive": "the new fact adds to the old one (also, aussi): both current ({shown})",
     "provisional": (
         "the new fact is temporary or a dated plan: the old one still stands ({shown})"
@@ -246,6 +263,8 @@ def rule_verdict(
     if features.other_entity:
         return Verdict.KEEP, "other_entity", False
     if features.same_time:
+        if features.correction and p_r >= t_r and not features.tentative:
+            return Verdict.REPLACE, "same_time_correction", True
         if p_k >= t_k and p_r < t_r:
             return Verdict.KEEP, "same_time_keep", False
         return Verdict.UNCERTAIN, "same_time", True
