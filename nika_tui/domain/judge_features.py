@@ -33,6 +33,7 @@ from datetime import timedelta
 from nika_tui.domain.fact_parse import ParsedFact, parse_fact
 from nika_tui.domain.judge_cues import bare_subject, stance
 from nika_tui.domain.judge_rules import Conflict, compare, decide
+from nika_tui.domain.judge_trials import unsettled
 from nika_tui.domain.quantities import same_quantities
 from nika_tui.domain.verdicts import Fact, Verdict
 
@@ -96,6 +97,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     "new_dated_plan",
     "new_proposal",
     "new_question",
+    "new_unsettled",
     "new_temporary",
     "new_retraction",
     "new_additive",
@@ -135,8 +137,9 @@ class PairFeatures:
     rules_verdict: Verdict
     rules_reason: str
     tentative: bool = False
-    """The new fact is hedged, a question or a proposal: it does not claim a present value, so
-    it never retires one (UNCERTAIN)."""
+    """The new fact is hedged, a question, a proposal, a trial, or a conditional or undated
+    plan: it does not claim a present value, so it is UNCERTAIN whatever the model says
+    (the spec's conventions, decision 262)."""
     provisional: bool = False
     """The new fact is a temporary change or a firm dated plan: the old value is still the
     standing one (KEEP)."""
@@ -203,6 +206,7 @@ def pair_features(old: Fact, new: Fact, sim: PairSimilarity) -> PairFeatures:
     to, tn = po.values.get("ticket", frozenset()), pn.values.get("ticket", frozenset())
     restated, q_changed = same_quantities(old.text, new.text)
     hedged = sn.hedge or pn.hedged
+    trial = unsettled(new.text) and not (sn.temporary or sn.dated_plan)
     old_intent = so.intent and not so.temporary
     reaffirms = sn.retraction and sn.reaffirm and not old_intent
     flags = (
@@ -236,6 +240,7 @@ def pair_features(old: Fact, new: Fact, sim: PairSimilarity) -> PairFeatures:
         float(sn.dated_plan),
         float(sn.proposal),
         float(sn.question),
+        float(trial),
         float(sn.temporary),
         float(sn.retraction),
         float(sn.additive),
@@ -265,7 +270,7 @@ def pair_features(old: Fact, new: Fact, sim: PairSimilarity) -> PairFeatures:
         same_time=abs(delta) <= SAME_MINUTE,
         rules_verdict=rules_verdict,
         rules_reason=rules_reason,
-        tentative=hedged or sn.question or sn.proposal,
+        tentative=hedged or sn.question or sn.proposal or trial,
         provisional=sn.temporary or sn.dated_plan,
         additive=(sn.additive or pn.additive) and not sn.retraction,
         reaffirms=reaffirms,

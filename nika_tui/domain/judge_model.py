@@ -11,11 +11,13 @@ Gradient-boosted trees (or a multinomial logistic regression) over
 3. valid times within the same minute → REPLACE when the new fact says it corrects the old
    one and the model says REPLACE; KEEP when the model is sure both hold; else UNCERTAIN: no
    order to decide by;
-4. ``P(REPLACE) ≥ replace_threshold`` → REPLACE, unless the new fact does not claim a present
-   value: a hedge, question or proposal → UNCERTAIN; a temporary change or a firm dated plan,
+4. the new fact does not claim a present value — a hedge, question, proposal, trial, or a
+   conditional or undated plan → UNCERTAIN, whatever the model says (decision 262);
+5. ``P(REPLACE) ≥ replace_threshold`` → REPLACE, unless the new fact is a temporary change
+   or a firm dated plan,
    an addition, or a retraction of some other change that keeps the old value → KEEP (the
    threshold is chosen by cross-validation so that wrong REPLACEs stay at or under a target);
-5. ``P(KEEP) ≥ keep_threshold`` → KEEP; otherwise UNCERTAIN (the abstain band).
+6. ``P(KEEP) ≥ keep_threshold`` → KEEP; otherwise UNCERTAIN (the abstain band).
 
 A verdict whose deciding probability lies within ``margin`` of its threshold, or that a gate
 turned away from REPLACE, is *near the threshold*: the cascade sends it, with every
@@ -241,7 +243,10 @@ _REASONS: dict[str, str] = {
     "provisional": (
         "the new fact is temporary or a dated plan: the old one still stands ({shown})"
     ),
-    "tentative": "the new fact is hedged, a question or a proposal: not retired ({shown})",
+    "tentative": (
+        "the new fact is hedged, a question, a proposal, a trial or an open plan: "
+        "nothing retired ({shown})"
+    ),
     "reaffirms": "the new fact calls off another change and keeps the old value ({shown})",
     "replace": "same slot, new value later ({shown})",
     "keep": "both can be current ({shown})",
@@ -268,9 +273,9 @@ def rule_verdict(
         if p_k >= t_k and p_r < t_r:
             return Verdict.KEEP, "same_time_keep", False
         return Verdict.UNCERTAIN, "same_time", True
+    if features.tentative:
+        return Verdict.UNCERTAIN, "tentative", p_r >= t_r or p_k >= t_k
     if p_r >= t_r:
-        if features.tentative:
-            return Verdict.UNCERTAIN, "tentative", True
         if features.provisional:
             return Verdict.KEEP, "provisional", True
         if features.additive:
