@@ -56,7 +56,7 @@ typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
 unit: $(STAMP)
-	HF_HUB_OFFLINE=1 $(VENV)/bin/pytest -q
+	HF_HUB_OFFLINE=1 $(VENV)/bin/pytest -q --durations=30
 
 unit-fast: $(STAMP)
 	HF_HUB_OFFLINE=1 $(VENV)/bin/pytest -q -m "not slow and not tmux and not embedder and not agents"
