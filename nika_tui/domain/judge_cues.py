@@ -347,7 +347,7 @@ DATED_PLAN_CUES: tuple[str, ...] = (
 
 
 def _cue_pattern(cues: tuple[str, ...]) -> re.Pattern[str]:
-    alternatives = "|".join(re.escape(c) for c in sorted(set(cues), key=len, reverse=True))
+    alternatives = "|".join(re.escape(c) for c in sorted(set(cues), key=lambda c: (-len(c), c)))
     return re.compile(rf"(?<![\w]){alternatives}(?![\w])")
 
 
