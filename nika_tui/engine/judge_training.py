@@ -1,10 +1,10 @@
 """Retrain the offline judge from labelled files (``nika judge train``) and score it by
 leave-one-domain-out (``nika judge eval --lodo``).
 
-The training data is every labelled split in the repo: the six authors of
+The training data is every labelled split in the repo: the nine authors of
 ``tests/data/judge_corpus/`` (alpha, bravo, charlie, delta — the two headline splits, run once
-each and now spent, decision 180 — and echo, foxtrot, written to a brief whose timestamps
-do not give the label away) plus the two older in-repo sets (``judge_dev.jsonl``,
+each and now spent, decision 180 — and echo, foxtrot, golf, hotel, india, written to a brief
+whose timestamps do not give the label away) plus the two older in-repo sets (``judge_dev.jsonl``,
 ``judge_holdout.jsonl``). The untouched split the judge is measured on lives outside the repo
 and is never read here. Deterministic: same files, same model file.
 """
@@ -40,6 +40,9 @@ DEFAULT_TRAINING_FILES: tuple[str, ...] = (
     "tests/data/judge_corpus/delta.jsonl",
     "tests/data/judge_corpus/echo.jsonl",
     "tests/data/judge_corpus/foxtrot.jsonl",
+    "tests/data/judge_corpus/golf.jsonl",
+    "tests/data/judge_corpus/hotel.jsonl",
+    "tests/data/judge_corpus/india.jsonl",
     "tests/data/judge_dev.jsonl",
     "tests/data/judge_holdout.jsonl",
 )
