@@ -83,6 +83,18 @@ def test_stance_cues_en_fr(text: str, flag: str) -> None:
     assert getattr(stance(text), flag)
 
 
+@pytest.mark.parametrize(
+    ("text", "flag"),
+    [
+        ("We keep 6 replicas of edge-catalog in production.", "update"),  # replic·as of
+        ("I know the build runs on runner-3.", "update"),  # k·now
+        ("The job executes nightly.", "update"),  # exe·cut·es
+    ],
+)
+def test_a_cue_inside_a_word_is_no_cue(text: str, flag: str) -> None:
+    assert not getattr(stance(text), flag)
+
+
 def _model(**kw: float) -> JudgeModel:
     """A model whose probabilities are fixed by its bias alone (weights zero)."""
     n = len(FEATURE_NAMES)
