@@ -32,6 +32,7 @@ from datetime import timedelta
 
 from nika_tui.domain.fact_parse import ParsedFact, parse_fact
 from nika_tui.domain.judge_cues import bare_subject, stance
+from nika_tui.domain.judge_entity import align, distinct_handles, sibling_entity, unshared_words
 from nika_tui.domain.judge_rules import Conflict, compare, decide
 from nika_tui.domain.judge_trials import unsettled
 from nika_tui.domain.quantities import same_quantities
@@ -51,6 +52,12 @@ class PairSimilarity:
     slot: tuple[float, ...] | None = None
     """The model's slot logits for the pair (:mod:`~nika_tui.domain.judge_projection`);
     ``None`` while training (filled in by the fit) or without an embedder."""
+    entity: float | None = None
+    """Cosine of the words only the old fact has against the words only the new one has
+    (:func:`~nika_tui.domain.judge_entity.unshared_words`); 1.0 when a side has none."""
+    swap: float | None = None
+    """The lowest cosine of two word spans swapped at the same place once the sentences are
+    aligned (:func:`~nika_tui.domain.judge_entity.align`); 1.0 when nothing was swapped."""
 
 
 def _values(p: ParsedFact) -> set[tuple[str, str]]:
@@ -119,6 +126,13 @@ FEATURE_NAMES: tuple[str, ...] = (
     "quantities_changed",
     "new_less_specific",
     "length_ratio",
+    "entity_cos",
+    "entity_both",
+    "swap_cos",
+    "swap_count",
+    "value_edits",
+    "word_edits",
+    "align_ratio",
     "slot_replace",
     "slot_keep",
     "slot_uncertain",
@@ -150,6 +164,10 @@ class PairFeatures:
     reaffirms: bool = False
     """The new fact calls off a change the old one never stated and keeps a value ("forget
     what I said about X, we stay on Y" against "we use Y"): it confirms the old fact (KEEP)."""
+    value_only: bool = False
+    """The new fact is the old sentence with only its values changed ("Rate limit on orders:
+    500/min" → "… 777/min"): by the definition of REPLACE, an update unless it is hedged,
+    temporary or additive."""
     correction: bool = False
     """The new fact says it corrects or retracts ("Correction:", "scratch that",
     "finalement"): a same-minute pair is then ordered after all."""
@@ -199,6 +217,15 @@ def pair_features(old: Fact, new: Fact, sim: PairSimilarity) -> PairFeatures:
         1 for family in set(po.values) & set(pn.values) if po.values[family] != pn.values[family]
     )
     jaccard, containment = _overlap(po.content, pn.content)
+    old_only, new_only = unshared_words(old.text, new.text)
+    aligned = align(old.text, new.text)
+    sibling = sibling_entity(aligned) or (
+        # An explicit change ("migrated to", "replaces", "Correction:") says the new
+        # identifier is the new value of the old thing, not another thing.
+        distinct_handles(old.text, new.text)
+        and not (pn.change_cue or sn.update or sn.complete or sn.retraction or pn.hedged)
+        and not (sn.hedge or sn.question or sn.proposal or unsettled(new.text))
+    )
     full = sim.full if sim.full is not None else jaccard
     masked = sim.masked if sim.masked is not None else containment
     env_differ = bool(po.environments and pn.environments and not po.environments & pn.environments)
@@ -262,6 +289,13 @@ def pair_features(old: Fact, new: Fact, sim: PairSimilarity) -> PairFeatures:
         float(q_changed),
         float(bool(pn.content) and pn.content < po.content),
         math.log((len(new.text) + 1) / (len(old.text) + 1)),
+        sim.entity if sim.entity is not None else float(not (old_only and new_only)),
+        float(bool(old_only and new_only)),
+        sim.swap if sim.swap is not None else float(not aligned.word_swaps),
+        float(len(aligned.word_swaps)),
+        float(aligned.value_edits),
+        float(aligned.word_edits),
+        aligned.ratio,
         *(sim.slot if sim.slot is not None else (0.0, 0.0, 0.0)),
     )
     return PairFeatures(
@@ -275,5 +309,6 @@ def pair_features(old: Fact, new: Fact, sim: PairSimilarity) -> PairFeatures:
         additive=(sn.additive or pn.additive) and not sn.retraction,
         reaffirms=reaffirms,
         correction=sn.retraction and not reaffirms,
-        other_entity=env_differ or bool(to and tn and not to & tn),
+        other_entity=env_differ or bool(to and tn and not to & tn) or sibling,
+        value_only=aligned.word_edits == 0 and aligned.value_edits > 0,
     )

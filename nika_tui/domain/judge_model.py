@@ -249,6 +249,7 @@ _REASONS: dict[str, str] = {
     ),
     "reaffirms": "the new fact calls off another change and keeps the old value ({shown})",
     "replace": "same slot, new value later ({shown})",
+    "value_only": "the same sentence with another value, later: an update ({shown})",
     "keep": "both can be current ({shown})",
     "uncertain": "may conflict, evidence insufficient ({shown})",
 }
@@ -275,6 +276,9 @@ def rule_verdict(
         return Verdict.UNCERTAIN, "same_time", True
     if features.tentative:
         return Verdict.UNCERTAIN, "tentative", p_r >= t_r or p_k >= t_k
+    settled = not (features.provisional or features.additive or features.reaffirms)
+    if features.value_only and settled:
+        return Verdict.REPLACE, "value_only", True
     if p_r >= t_r:
         if features.provisional:
             return Verdict.KEEP, "provisional", True

@@ -22,6 +22,7 @@ from importlib import resources
 from pathlib import Path
 
 from nika_tui.domain.fact_parse import mask_values
+from nika_tui.domain.judge_entity import align, unshared_words
 from nika_tui.domain.judge_features import PairFeatures, PairSimilarity, pair_features
 from nika_tui.domain.judge_model import (
     OFFLINE_JUDGE_NAME,
@@ -111,8 +112,11 @@ class OfflineJudge:
         if self.embedder is None:
             return [(PairSimilarity(None, None), ()) for _ in pairs]
         texts: list[str] = []
-        for old, new in pairs:
+        spans = [unshared_words(old.text, new.text) for old, new in pairs]
+        swaps = [align(old.text, new.text).word_swaps for old, new in pairs]
+        for (old, new), (so, sn), sw in zip(pairs, spans, swaps, strict=True):
             texts += [old.text, new.text, mask_values(old.text), mask_values(new.text)]
+            texts += [t for t in (so, sn) if t] + [t for pair in sw for t in pair]
         vectors = self._embed(texts)
 
         def cos(a: str, b: str) -> float:
@@ -120,11 +124,15 @@ class OfflineJudge:
 
         projection = self.model.projection
         out: list[tuple[PairSimilarity, tuple[float, ...]]] = []
-        for old, new in pairs:
+        for (old, new), (so, sn), sw in zip(pairs, spans, swaps, strict=True):
             mo, mn = mask_values(old.text), mask_values(new.text)
             vector = pair_vector(vectors[mo], vectors[mn], vectors[old.text], vectors[new.text])
             slot = projection.logits(vector) if projection is not None else None
-            out.append((PairSimilarity(cos(old.text, new.text), cos(mo, mn), slot), vector))
+            # Nothing unshared or swapped: as far as words go, no other entity is named.
+            span = cos(so, sn) if so and sn else 1.0
+            swap = min((cos(a, b) for a, b in sw), default=1.0)
+            sim = PairSimilarity(cos(old.text, new.text), cos(mo, mn), slot, span, swap)
+            out.append((sim, vector))
         return out
 
     def similarities(self, pairs: Sequence[tuple[Fact, Fact]]) -> list[PairSimilarity]:
