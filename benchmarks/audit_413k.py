@@ -237,6 +237,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from nika_tui.engine.context import EngineContext
     from nika_tui.services.config_store import save_tenant
     from nika_tui.services.redis_server import connect, stop_embedded
+    from nika_tui.settings import Settings
 
     for t in (BIG, SMALL):
         save_tenant(TenantConfig(tenant_id=t, display_name=t), env)
@@ -270,8 +271,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             marker.write_text(json.dumps(loaded))
         result["load"] = loaded
         ctx = EngineContext(
-            env=env, redis=connect(env, start=True), vectors=store, embedder=_NoEmbed(),
-            clock=lambda: NOW,
+            env=env, settings=Settings.from_env(env), redis=connect(env, start=True),
+            vectors=store, embedder=_NoEmbed(), clock=lambda: NOW,
         )  # fmt: skip
         inv = inventory(store, BIG, NOW, 5000, random.Random(0))
         side_data(ctx, BIG, [pid for _, pid in inv.sample])

@@ -386,6 +386,7 @@ def screenshots(target: Path) -> list[str]:
         "purge-confirm": ["p", "c"],
         "confirmations": ["c", "t"],
         "bus": ["b"],
+        "memories": ["o", "up", "m", "t", "t"],
         "recall": ["down", "slash", "v", "a", "t", "enter"],
         "help": ["question_mark"],
         "welcome": None,

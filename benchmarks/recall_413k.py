@@ -373,6 +373,7 @@ def service_ingest(
     from nika_tui.engine.server.pipeline import BATCH
     from nika_tui.services.embeddings import SentenceTransformerEmbedder
     from nika_tui.services.redis_server import connect, stop_embedded
+    from nika_tui.settings import Settings
 
     env = {
         "NIKA_OS_CONFIG_DIR": str(root / "config"),
@@ -384,6 +385,7 @@ def service_ingest(
     store = EdgeVectorStore(root / "qdrant", DIM, flush_writes=False)
     ctx = EngineContext(
         env=dict(os.environ),
+        settings=Settings.from_env(),
         redis=connect(env, start=True),
         vectors=store,
         embedder=SentenceTransformerEmbedder(),

@@ -35,6 +35,7 @@ from nika_tui.domain.tenant import AutoActions, AutoMode, TenantConfig
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.ingest import IngestOutcome, ingest_batch
 from nika_tui.engine.recall import recall
+from nika_tui.settings import Settings
 
 TENANT = "tuning-bench"
 SET = Path(__file__).resolve().parents[1] / "nika_tui" / "assets" / "recall_synthetic.json"
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         started = time.perf_counter()
         ctx = EngineContext(
-            env=env, redis=connect(env, start=True), vectors=store,
+            env=env, settings=Settings.from_env(env), redis=connect(env, start=True), vectors=store,
             embedder=SentenceTransformerEmbedder(),
         )  # fmt: skip
         now = datetime.now(UTC)

@@ -134,6 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from nika_tui.engine.rem.run import run_rem
     from nika_tui.services.config_store import save_tenant
     from nika_tui.services.redis_server import connect, stop_embedded
+    from nika_tui.settings import Settings
 
     save_tenant(TenantConfig(tenant_id=TENANT, display_name="REM bench"), env)
     store = EdgeVectorStore(root / "data" / "qdrant", DIM, flush_writes=False)
@@ -150,8 +151,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Durable writes during the pass, as in the service.
         store = EdgeVectorStore(root / "data" / "qdrant", DIM)
         ctx = EngineContext(
-            env=env, redis=connect(env, start=True), vectors=store, embedder=_NoEmbed(),
-            clock=lambda: NOW,
+            env=env, settings=Settings.from_env(env), redis=connect(env, start=True),
+            vectors=store, embedder=_NoEmbed(), clock=lambda: NOW,
         )  # fmt: skip
         ctx.hierarchy(TENANT).upsert(
             HierarchyNode(id="JOB-OLD", level=Level.JOB, status=NodeStatus.OBSOLETE, updated_at=NOW)

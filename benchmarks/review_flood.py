@@ -144,6 +144,7 @@ def main(n: int, judge: str, seed: int) -> dict[str, Any]:
         from nika_tui.services.embeddings import open_embedder
         from nika_tui.services.redis_server import ensure_embedded, stop_embedded
         from nika_tui.services.vectors.edge import EdgeVectorStore
+        from nika_tui.settings import Settings
 
         save_tenant(
             TenantConfig(
@@ -157,7 +158,11 @@ def main(n: int, judge: str, seed: int) -> dict[str, Any]:
         store = EdgeVectorStore(root / "qdrant", 384, flush_writes=False)
         embedder = open_embedder()
         ctx = EngineContext(
-            env=dict(os.environ), redis=redis.Redis.from_url(url), vectors=store, embedder=embedder
+            env=dict(os.environ),
+            settings=Settings.from_env(),
+            redis=redis.Redis.from_url(url),
+            vectors=store,
+            embedder=embedder,
         )
         try:
             stream = facts(n, seed)

@@ -4,7 +4,10 @@ The real ``nika serve`` process on the embedded Redis and Qdrant Edge (temp dirs
 embedder; N client *processes*, each calling ``MemoryClient.recall`` back to back (deadline
 2.5 s, a hook's), on a tenant of ``PRELOAD`` memories. Phases, in this order:
 
-1. idle service: 1, 4 and 20 clients, ``PHASE_S`` seconds each;
+1. idle service: 1, 4 and 20 clients, ``PHASE_S`` seconds each, on 50 queries asked over and
+   over (the service's query cache answers them without the model after their first time),
+   and 1 and 20 clients whose every query is new (``unique``: a counter appended), the cost
+   of a prompt never asked before;
 2. ingest alone: ``INGEST`` memories queued to a second tenant, time until drained;
 3. 20 clients while another ``INGEST`` memories are ingested (same size, new texts): recall
    latency, and the ingest's throughput next to (2);
@@ -84,7 +87,9 @@ def _wait(probe: Any, timeout: float, what: str) -> None:
         time.sleep(0.05)
 
 
-def _client(ready: Any, go: Any, stop: Any, until: float, out: Any, seed: int) -> None:
+def _client(
+    ready: Any, go: Any, stop: Any, until: float, out: Any, seed: int, unique: bool = False
+) -> None:
     """One client process: recalls back to back from ``go`` until ``stop`` or ``until``."""
     from nika_tui.domain.requests import RecallQuery
     from nika_tui.errors import NikaError, ServiceBusy
@@ -100,7 +105,8 @@ def _client(ready: Any, go: Any, stop: Any, until: float, out: Any, seed: int) -
     kinds: dict[str, int] = {}
     i = seed
     while not stop.is_set() and time.time() < until:
-        q = RecallQuery(tenant_id=TENANT, query=QUERIES[i % len(QUERIES)])
+        text = QUERIES[i % len(QUERIES)]
+        q = RecallQuery(tenant_id=TENANT, query=f"{text} (ask {seed}-{i})" if unique else text)
         i += 1
         t = time.perf_counter()
         try:
@@ -142,12 +148,12 @@ def _pct(values: list[float], p: float) -> float | None:
     return round(s[min(len(s) - 1, int(p / 100 * len(s)))], 1)
 
 
-def _load(n: int, seconds: float, during: Any = None) -> dict[str, Any]:
+def _load(n: int, seconds: float, during: Any = None, unique: bool = False) -> dict[str, Any]:
     """``n`` client processes for ``seconds`` (or until ``during()`` returns True)."""
     ctx = mp.get_context("spawn")
     go, stop, out, ready = ctx.Event(), ctx.Event(), ctx.Queue(), ctx.Queue()
     until = time.time() + 3600
-    args = [(ready, go, stop, until, out, k * 7) for k in range(n)]
+    args = [(ready, go, stop, until, out, k * 7, unique) for k in range(n)]
     procs = [ctx.Process(target=_client, args=a) for a in args]
     for p in procs:
         p.start()
@@ -169,7 +175,9 @@ def _load(n: int, seconds: float, during: Any = None) -> dict[str, Any]:
     lat = [x for r in results for x in r["lat"]]
     report = {
         "clients": n,
+        "unique_queries": unique,
         "seconds": round(took, 2),
+        "loadavg_1m_after": round(os.getloadavg()[0], 2),
         "recalls": len(lat),
         "recalls_per_s": round(len(lat) / took, 1),
         "p50_ms": _pct(lat, 50),
@@ -336,7 +344,11 @@ def main(phase_s: float, restart_only: bool = False) -> None:
         t = time.perf_counter()
         _wait(_drained, 1800, "preload")
         report["preload_s"] = round(time.perf_counter() - t, 1)
+        report["loadavg_1m_before"] = round(os.getloadavg()[0], 2)
         report["idle"] = [_log(f"idle_{n}", _load(n, phase_s)) for n in (1, 4, 20)]
+        report["idle_unique"] = [
+            _log(f"idle_{n}_unique", _load(n, phase_s, unique=True)) for n in (1, 20)
+        ]
         report["ingest_alone"] = _log("ingest_alone", _ingest_alone(PRELOAD))
         state: dict[str, float] = {}
 

@@ -65,6 +65,7 @@ _LENIENT_NUMBERS = (
     "hookd_idle_s",
     "readers",
     "read_shed_s",
+    "embed_threads",
 )
 
 
@@ -117,6 +118,10 @@ class Settings(BaseSettings):
     """Reader threads answering recalls beside the ingest (``0``: the loop answers them)."""
     read_shed_s: float = 0.15
     """A read with less time than this left before its deadline is answered "busy, retry"."""
+    embed_threads: int = 1
+    """Torch threads of the local embedding model (``0``: torch's default, one per core).
+    One: on a busy 2-core box a 2-thread forward pass waits for its descheduled second thread
+    (measured 13x slower per query at load 12, decision 281)."""
     park_retry_s: float = 10.0
     """Seconds before a tenant parked by a store failure is retried."""
     kernel_watch_s: float = 2.0

@@ -20,6 +20,7 @@ pytest_plugins = [
     "tests.plugins.tmux_server",
     "tests.plugins.memory",
     "tests.plugins.debt",
+    "tests.plugins.textual_snapshot",
 ]
 
 _ISOLATED = (

@@ -16,6 +16,7 @@ import pytest
 
 import nika_tui
 from nika_tui import errors
+from nika_tui.domain.protocol import Op
 from nika_tui.errors import NikaError
 
 PACKAGE = Path(nika_tui.__file__).parent
@@ -81,12 +82,13 @@ def test_error_comes_back_as_the_same_class_with_its_exit_code(
     make_tenant("acme")  # every op on memory names a configured tenant (decision 243)
     raised = _instance(cls)
 
-    def fail(ctx: object, body: dict[str, Any]) -> dict[str, Any]:
+    def fail(ctx: object, request: object) -> dict[str, Any]:
         raise raised
 
-    running_service.service.ops["test.fail"] = fail
+    # An op the loop answers (not a read-only one: readers have their own table).
+    running_service.service.ops[Op.DEBT_APPLY] = fail
     with pytest.raises(NikaError) as info:
-        running_service.client.call("test.fail", {"tenant_id": "acme"})
+        running_service.client.call(Op.DEBT_APPLY, {"tenant_id": "acme"})
     got = info.value
     assert type(got) is cls
     assert got.exit_code == cls.exit_code

@@ -196,7 +196,7 @@ def _retire_deleted(ctx: EngineContext, tenant_id: str, memory_id: str, name: st
         )
     except ValidationFailed:
         return memory_id  # gone from the store already: nothing left to retire
-    return f"review:{done['review_id']}" if done["status"] == "review" else memory_id
+    return f"review:{done.review_id}" if done.status == "review" else memory_id
 
 
 def _index_entry(

@@ -16,6 +16,8 @@ from typing import Any
 
 from nika_tui.automemory.claude_sync import sync_claude
 from nika_tui.automemory.codex_sync import sync_codex, sync_gemini
+from nika_tui.domain import protocol_replies as rep
+from nika_tui.domain import protocol_requests as req
 from nika_tui.engine.context import EngineContext
 from nika_tui.errors import NikaError
 from nika_tui.services.kernel_launch import workdir_for
@@ -58,12 +60,9 @@ def sync_tenant(
     return {"tenant_id": tenant_id, "targets": targets}
 
 
-def automemory_sync_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
-    tenant_id = str(body.get("tenant_id") or "")
-    project = body.get("project_id")
-    workdir = body.get("workdir")
-    return sync_tenant(
-        ctx, tenant_id, str(project) if project else None, str(workdir) if workdir else None
+def automemory_sync_op(ctx: EngineContext, r: req.AutomemorySyncRequest) -> rep.AutomemorySyncReply:
+    return rep.AutomemorySyncReply(
+        **sync_tenant(ctx, r.tenant_id, r.project_id or None, r.workdir or None)
     )
 
 

@@ -6,7 +6,6 @@ import argparse
 from typing import Any
 
 from nika_tui.cli.common import add_json_flag, print_json
-from nika_tui.domain.protocol import Op
 
 SYNC_TIMEOUT_S = 120.0
 """Imports are ingested (embedded and judged) before the reply: allow for a cold start."""
@@ -32,14 +31,14 @@ def sync_cmd(args: argparse.Namespace) -> int:
     """Run one sync in the memory service (the single writer ingests the imports)."""
     from pathlib import Path
 
+    from nika_tui.domain.protocol_requests import AutomemorySyncRequest
     from nika_tui.services.config_store import load_tenant
     from nika_tui.services.memory_client import MemoryClient
 
     load_tenant(args.tenant)
-    body: dict[str, Any] = {"tenant_id": args.tenant, "project_id": args.project}
-    if args.workdir:
-        body["workdir"] = str(Path(args.workdir).expanduser().resolve())
-    result = MemoryClient.from_env().call(Op.AUTOMEMORY_SYNC, body, timeout=SYNC_TIMEOUT_S)
+    workdir = str(Path(args.workdir).expanduser().resolve()) if args.workdir else None
+    request = AutomemorySyncRequest(args.tenant, args.project, workdir)
+    result = MemoryClient.from_env().send(request, timeout=SYNC_TIMEOUT_S).to_body()
     if args.json:
         print_json(result)
         return 0

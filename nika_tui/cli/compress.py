@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from nika_tui.cli.common import add_json_flag, print_json
 from nika_tui.cli.debt import run_op
-from nika_tui.domain.protocol import Op
+from nika_tui.domain import protocol_requests as req
 from nika_tui.errors import ServiceNotRunning, ValidationFailed
 
 if TYPE_CHECKING:
-    from nika_tui.engine.context import EngineContext
+    pass
 
 RESET_TIMEOUT_S = 3600.0
 
@@ -64,7 +64,7 @@ def _abs(path: str) -> str:
     return str(Path(path).expanduser().resolve())
 
 
-def _with_embedder(op: str, body: dict[str, Any]) -> Any:
+def _with_embedder(request: req.CompressResetRequest) -> Any:
     """Through the service, else locally with the real embedder (the reset embeds text)."""
     env = dict(os.environ)
     from nika_tui.services.memory_client import MemoryClient
@@ -72,7 +72,7 @@ def _with_embedder(op: str, body: dict[str, Any]) -> Any:
     try:
         client = MemoryClient.from_env(env)
         if client.service_alive():
-            return client.call(op, body, timeout=RESET_TIMEOUT_S)
+            return client.send(request, timeout=RESET_TIMEOUT_S).report
     except ServiceNotRunning:
         pass
     from nika_tui.engine.builder import build_context
@@ -80,8 +80,7 @@ def _with_embedder(op: str, body: dict[str, Any]) -> Any:
 
     ctx = build_context(env)
     try:
-        repo = body.get("repo")
-        return reset(ctx, body["tenant_id"], Path(repo) if repo else None)
+        return reset(ctx, request.tenant_id, Path(request.repo) if request.repo else None)
     finally:
         ctx.vectors.close()
 
@@ -115,9 +114,8 @@ def _compress(args: argparse.Namespace) -> int:
     repo = _abs(args.repo) if args.repo else None
     if repo is not None:
         check_repo_path(Path(repo))
-    body: dict[str, Any] = {"tenant_id": args.tenant, "repo": repo}
     if args.reset:
-        result = _with_embedder("compress.reset", body)
+        result = _with_embedder(req.CompressResetRequest(args.tenant, repo))
         if args.json:
             print_json(result)
             return 0
@@ -131,12 +129,7 @@ def _compress(args: argparse.Namespace) -> int:
               f"pushed {comp['pushed'] or 'no remote'}")  # fmt: skip
         return 0
 
-    def local(ctx: EngineContext) -> dict[str, Any]:
-        from nika_tui.engine.compress import compress
-
-        return compress(ctx, args.tenant, Path(repo) if repo else None).to_dict()
-
-    result = run_op(Op.COMPRESS, body, local)
+    result = run_op(req.CompressRequest(args.tenant, repo))
     if args.json:
         print_json(result)
         return 0
@@ -161,14 +154,7 @@ def _compress(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    body = {"tenant_id": args.tenant, "path": _abs(args.path)}
-
-    def local(ctx: EngineContext) -> dict[str, Any]:
-        from nika_tui.engine.snapshot import export_snapshot
-
-        return export_snapshot(ctx, args.tenant, Path(body["path"]))
-
-    result = run_op(Op.SNAPSHOT_EXPORT, body, local)
+    result = run_op(req.SnapshotExportRequest(args.tenant, _abs(args.path)))
     if args.json:
         print_json(result)
         return 0
@@ -177,14 +163,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    body = {"tenant_id": args.tenant, "path": _abs(args.path), "force": bool(args.force)}
-
-    def local(ctx: EngineContext) -> dict[str, Any]:
-        from nika_tui.engine.snapshot import import_snapshot
-
-        return import_snapshot(ctx, args.tenant, Path(body["path"]), force=args.force)
-
-    result = run_op(Op.SNAPSHOT_IMPORT, body, local)
+    result = run_op(req.SnapshotImportRequest(args.tenant, _abs(args.path), bool(args.force)))
     if args.json:
         print_json(result)
         return 0

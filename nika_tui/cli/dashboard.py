@@ -9,10 +9,14 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from nika_tui.cli.common import add_json_flag
 from nika_tui.errors import NikaError
+
+if TYPE_CHECKING:
+    from nika_tui.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -47,7 +51,7 @@ def default_entry(args: argparse.Namespace) -> int:
     return run_dashboard(argparse.Namespace(offline_ui=False, fixture=None, welcome=False))
 
 
-def _start_service_in_background() -> None:
+def _start_service_in_background(settings: Settings) -> None:
     """Start the memory service (``nika up``) when it is absent, without waiting for it.
 
     DESIGN: the dashboard starts the service when absent. It runs detached in the tmux session
@@ -58,9 +62,8 @@ def _start_service_in_background() -> None:
     import subprocess
 
     from nika_tui.services.memory_client import MemoryClient
-    from nika_tui.settings import Settings
 
-    if Settings.from_env().no_autostart:
+    if settings.no_autostart:
         return
     if MemoryClient.from_env(start_redis=False).service_alive():
         return
@@ -73,21 +76,20 @@ def _start_service_in_background() -> None:
     )
 
 
-def announce_background_start() -> None:
+def announce_background_start(settings: Settings) -> None:
     """Say on the terminal what opening the dashboard starts, before it does.
 
     Silent when there is nothing to start (Redis and the service both answer) or when
     ``NIKA_NO_AUTOSTART=1`` (then only Redis is started, and the line says so).
     """
     from nika_tui.services.memory_client import MemoryClient
-    from nika_tui.settings import Settings
 
     try:
         if MemoryClient.from_env(start_redis=False).service_alive():
             return
     except NikaError:
         pass  # Redis is down: it is started below, and the service too
-    if Settings.from_env().no_autostart:
+    if settings.no_autostart:
         print(
             "nika: starting the embedded Redis (NIKA_NO_AUTOSTART=1: not the service)",
             file=sys.stderr,
@@ -118,20 +120,22 @@ def run_dashboard(args: argparse.Namespace) -> int:
     else:
         from nika_tui.errors import StoreUnavailable
         from nika_tui.services.redis_server import redis_url
+        from nika_tui.settings import Settings
 
+        settings = Settings.from_env()
         try:
             # The embedded Redis is a detached daemon: start it once so the first poll has data.
             # Said before it happens (issue 17): both outlive the dashboard.
-            announce_background_start()
+            announce_background_start(settings)
             redis_url(start=True)
-            _start_service_in_background()
+            _start_service_in_background(settings)
         except StoreUnavailable as exc:
             # The dashboard still opens: its status bar says Redis is down and it keeps retrying.
             print(f"warning: {exc}", file=sys.stderr)
         # A service that dies while the dashboard runs is restarted too (pid liveness).
-        from nika_tui.settings import Settings
-
-        autostart = None if Settings.from_env().no_autostart else _start_service_in_background
+        autostart = (
+            None if settings.no_autostart else partial(_start_service_in_background, settings)
+        )
         app = make_app(show_welcome=True if args.welcome else None, autostart=autostart)
     app.run()
     return 0

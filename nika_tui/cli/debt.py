@@ -9,31 +9,28 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from nika_tui.cli.common import add_json_flag, print_json
-from nika_tui.domain.protocol import Op
+from nika_tui.domain import protocol_requests as req
+from nika_tui.domain.protocol_codec import Request
 from nika_tui.engine.builder import build_local_context
 from nika_tui.errors import ServiceNotRunning, ValidationFailed
 
 if TYPE_CHECKING:
-    from nika_tui.engine.context import EngineContext
+    pass
 
 RPC_TIMEOUT_S = 1800.0
 """A full audit at 413k points takes ~30 s; a first REM pass on a big tenant can take minutes."""
 
 
-def run_op(op: str, body: dict[str, Any], local: Callable[[EngineContext], dict[str, Any]]) -> Any:
-    """Through the service when it runs, else locally on the stores.
-
-    Args:
-        op: RPC operation name.
-        body: Its body.
-        local: The same operation on a local engine context.
+def run_op(request: Request[Any]) -> Any:
+    """Through the service when it runs, else locally on the stores (the service's own
+    handler of the op, on a local engine context).
 
     Returns:
-        The operation's result.
+        The operation's result (its reply's body).
     """
     env = dict(os.environ)
     from nika_tui.services.memory_client import MemoryClient
@@ -44,12 +41,14 @@ def run_op(op: str, body: dict[str, Any], local: Callable[[EngineContext], dict[
             from nika_tui.services.tenant_calls import call_per_tenant
 
             # The service answers one named tenant per request (engine/tenant_scope.py).
-            return call_per_tenant(client, op, body, RPC_TIMEOUT_S, env)
+            return call_per_tenant(client, request.OP, request.to_body(), RPC_TIMEOUT_S, env)
     except ServiceNotRunning:
         pass  # no Redis yet: run locally (it starts the embedded one)
+    from nika_tui.engine.server.rpc import build_rpc_table
+
     ctx = build_local_context(env)
     try:
-        return local(ctx)
+        return build_rpc_table()[request.OP](ctx, request).to_body()
     finally:
         ctx.vectors.close()
 
@@ -111,18 +110,7 @@ def _status_line(m: Mapping[str, Any]) -> str:
 def _audit(args: argparse.Namespace) -> int:
     if args.sample < 1:
         raise ValidationFailed("--sample must be at least 1", "e.g. --sample 1000")
-    body: dict[str, Any] = {"sample_size": args.sample, "act": not args.no_act}
-    if args.tenant:
-        body["tenant_id"] = args.tenant
-    if args.seed is not None:
-        body["seed"] = args.seed
-
-    def local(ctx: EngineContext) -> dict[str, Any]:
-        from nika_tui.engine.debt.run import audit_op
-
-        return audit_op(ctx, body)
-
-    result = run_op(Op.AUDIT, body, local)
+    result = run_op(req.AuditRequest(args.tenant or None, args.sample, not args.no_act, args.seed))
     if args.json:
         print_json(result)
         return 0
@@ -141,14 +129,7 @@ def _audit(args: argparse.Namespace) -> int:
 
 
 def _purge_plan(args: argparse.Namespace) -> int:
-    body = {"tenant_id": args.tenant, "retention_days": args.retention_days}
-
-    def local(ctx: EngineContext) -> dict[str, Any]:
-        from nika_tui.engine.purge import plan
-
-        return plan(ctx, args.tenant, args.retention_days).to_dict()
-
-    result = run_op(Op.PURGE_PLAN, body, local)
+    result = run_op(req.PurgePlanRequest(args.tenant, args.retention_days))
     if args.json:
         print_json(result)
         return 0
@@ -164,22 +145,9 @@ def _purge_plan(args: argparse.Namespace) -> int:
 
 
 def _purge_apply(args: argparse.Namespace) -> int:
-    body: dict[str, Any] = {
-        "tenant_id": args.tenant,
-        "confirmed": bool(args.yes),
-        "retention_days": args.retention_days,
-    }
-    if args.id:
-        body["ids"] = args.id
-
-    def local(ctx: EngineContext) -> dict[str, Any]:
-        from nika_tui.engine.purge import apply
-
-        return apply(
-            ctx, args.tenant, confirmed=args.yes, retention=args.retention_days, ids=args.id
-        ).to_dict()
-
-    result = run_op(Op.PURGE_APPLY, body, local)
+    result = run_op(
+        req.PurgeApplyRequest(args.tenant, bool(args.yes), args.retention_days, args.id or None)
+    )
     if args.json:
         print_json(result)
         return 0
@@ -191,17 +159,7 @@ def _purge_apply(args: argparse.Namespace) -> int:
 
 
 def _purge_restore(args: argparse.Namespace) -> int:
-    body: dict[str, Any] = {"tenant_id": args.tenant}
-    if args.id:
-        body["ids"] = args.id
-
-    def local(ctx: EngineContext) -> dict[str, Any]:
-        from nika_tui.engine.purge import restore
-
-        restored = restore(ctx, args.tenant, args.id)
-        return {"restored": restored, "count": len(restored)}
-
-    result = run_op(Op.PURGE_RESTORE, body, local)
+    result = run_op(req.PurgeRestoreRequest(args.tenant, args.id or None))
     if args.json:
         print_json(result)
         return 0
@@ -210,16 +168,7 @@ def _purge_restore(args: argparse.Namespace) -> int:
 
 
 def _rem_run(args: argparse.Namespace) -> int:
-    body: dict[str, Any] = {"all": bool(args.all)}
-    if args.tenant:
-        body["tenant_id"] = args.tenant
-
-    def local(ctx: EngineContext) -> dict[str, Any]:
-        from nika_tui.engine.rem.schedule import rem_run_op
-
-        return rem_run_op(ctx, body)
-
-    result = run_op(Op.REM_RUN, body, local)
+    result = run_op(req.RemRunRequest(args.tenant or None, all=bool(args.all)))
     if args.json:
         print_json(result)
         return 0

@@ -51,7 +51,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "demo",
         help="a DEMO tenant whose kernel replays a Claude Code session (no agent CLI needed)",
         description="Create the demo tenant and start its kernel: a replay agent writes a "
-        "realistic Claude Code transcript and fires the real hooks (fill past 61%%, a "
+        "realistic Claude Code transcript and fires the real hooks (fill past 61%, a "
         "compaction, a contradiction in the review queue). Starts the memory service if needed.",
     )
     parser.add_argument("--speed", type=float, default=1.0, help="replay speed factor (default 1)")

@@ -111,19 +111,20 @@ def serve_cmd(args: argparse.Namespace) -> int:
     from nika_tui.engine.worker_keys import PRIMARY_ID, default_worker_id
     from nika_tui.scale.workers import join_url, lease_ttl
 
+    settings = Settings.from_env()  # once, after the env file: passed to all that reads a knob
     if args.join:
-        os.environ["REDIS_URL"] = join_url(args.join, os.environ)
+        os.environ["REDIS_URL"] = join_url(args.join, settings)
     worker_id = args.worker_id or (default_worker_id(data_dir()) if args.join else PRIMARY_ID)
-    ttl = lease_ttl(os.environ)
-    ctx = build_context()
-    host = Settings.from_env().worker_host or None
+    ttl = lease_ttl(settings)
+    ctx = build_context(settings=settings)
+    host = settings.worker_host or None
     worker = Worker(ctx.redis, worker_id, data_dir(), ctx.vectors, ttl_s=ttl, host=host)
     service = MemoryService(ctx, worker=worker)
     service.check_single()  # before the loop; the model is loaded by now, the check is cheap
     # Heartbeats, pane fallback and the 61% policy need a periodic look at every kernel;
     # the service is the one long-lived process, so it carries that loop on its own thread.
     # A joined worker runs on a host without the installation's kernels: it does not.
-    watch_s = Settings.from_env().kernel_watch_s
+    watch_s = settings.kernel_watch_s
     watcher = None
     if watch_s > 0 and not args.join:
         from nika_tui.engine.kernel_watch import KernelWatcher

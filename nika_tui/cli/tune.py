@@ -6,7 +6,6 @@ import argparse
 from typing import Any
 
 from nika_tui.cli.common import add_json_flag, print_json
-from nika_tui.domain.protocol import Op
 
 TUNE_TIMEOUT_S = 600.0
 """A tuning embeds the labelled queries once, then runs in memory: minutes at most."""
@@ -63,12 +62,13 @@ def feedback_cmd(args: argparse.Namespace) -> int:
 
 def tune_cmd(args: argparse.Namespace) -> int:
     """Run one tuning in the memory service (it owns the embedder and the store)."""
+    from nika_tui.domain.protocol_requests import TuneRecallRequest
     from nika_tui.services.config_store import load_tenant
     from nika_tui.services.memory_client import MemoryClient
 
     load_tenant(args.tenant)
-    body = {"tenant_id": args.tenant, "trials": args.trials, "seed": args.seed}
-    result = MemoryClient.from_env().call(Op.TUNE_RECALL, body, timeout=TUNE_TIMEOUT_S)
+    request = TuneRecallRequest(args.tenant, args.trials, args.seed)
+    result = MemoryClient.from_env().send(request, timeout=TUNE_TIMEOUT_S).report
     if args.json:
         print_json(result)
         return 0

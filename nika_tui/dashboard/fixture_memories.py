@@ -10,8 +10,14 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from nika_tui.dashboard.memory_parse import chain_of, matches, parse_memory
-from nika_tui.dashboard.memory_views import ChainVersion, MemoryFilter, MemoryList, MemoryView
+from nika_tui.dashboard.memory_parse import chain_of, history_from_bus, matches, parse_memory
+from nika_tui.dashboard.memory_views import (
+    ChainVersion,
+    MemoryEvent,
+    MemoryFilter,
+    MemoryList,
+    MemoryView,
+)
 from nika_tui.errors import ValidationFailed
 
 PAGE = 500
@@ -71,11 +77,11 @@ class FixtureMemories:
             )
             record["valid_until"] = self._data.get("now")
             self.actions.append(("retire", tenant_id, memory_id))
-            body = {"memory_id": memory_id, "reason": reason}
+            body = {"memory_id": memory_id, "reason": f"person: {reason}"}
             self._log(tenant_id, f"ret-{memory_id}", "memory.retired", "review", body)
         return f"{memory_id}: retired"
 
-    def restore_memory(self, tenant_id: str, memory_id: str) -> str:
+    def restore_memory(self, tenant_id: str, memory_id: str, reason: str) -> str:
         """Make the record current again and log ``memory.restored``."""
         self._refuse_in_preview("restore a memory")
         self._need_service()
@@ -86,9 +92,8 @@ class FixtureMemories:
             record.update(status="current", retired_at=None, retire_reason=None, valid_until=None)
             record["superseded_by"] = None
             self.actions.append(("restore", tenant_id, memory_id))
-            self._log(
-                tenant_id, f"res-{memory_id}", "memory.restored", "review", {"memory_id": memory_id}
-            )
+            body = {"memory_id": memory_id, "reason": f"person: {reason}"}
+            self._log(tenant_id, f"res-{memory_id}", "memory.restored", "review", body)
         return f"{memory_id}: restored"
 
     def review_memory(self, tenant_id: str, memory_id: str, reason: str) -> str:
@@ -114,4 +119,13 @@ class FixtureMemories:
                 }
             )
             self.actions.append(("send-review", tenant_id, memory_id))
+            body = {"review_id": review_id, "old_id": memory_id, "reason": f"person asks: {reason}"}
+            self._log(tenant_id, f"rev-{memory_id}", "review.requested", "review", body)
         return f"{memory_id}: in review as {review_id}"
+
+    def memory_history(self, tenant_id: str, memory_id: str) -> tuple[MemoryEvent, ...]:
+        """The decisions about ``memory_id`` among the fixture's bus lines."""
+        self._need_service()
+        with self._lock:
+            lines = [str(x) for x in self._t(tenant_id).get("bus") or []]
+        return history_from_bus(lines, memory_id)

@@ -11,7 +11,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from nika_tui.dashboard.memory_views import ChainVersion, MemoryFilter, MemoryList, MemoryView
+from nika_tui.dashboard.memory_views import (
+    ChainVersion,
+    MemoryEvent,
+    MemoryFilter,
+    MemoryList,
+    MemoryView,
+)
 from nika_tui.dashboard.model import UNREADABLE, as_datetime
 
 
@@ -129,3 +135,46 @@ def _with_until(view: MemoryView, until: datetime | None) -> MemoryView:
     from dataclasses import replace
 
     return replace(view, valid_until=until) if view.valid_until is None else view
+
+
+def _event(kind: str, body: Mapping[str, Any], memory_id: str) -> tuple[str, str] | None:
+    """(what, why) of a bus line about ``memory_id``, ``None`` when it is not about it."""
+    if memory_id not in (body.get("memory_id"), body.get("old_id"), body.get("new_id")):
+        return None
+    if kind == "memory.retired":
+        by = _s(body.get("superseded_by"))
+        return ("retired" + (f", superseded by {by}" if by else ""), _s(body.get("reason")))
+    if kind == "memory.restored":
+        return "restored", _s(body.get("reason"))
+    if kind == "review.requested":
+        return f"queued for review {_s(body.get('review_id'))}", _s(body.get("reason"))
+    if kind == "review.resolved":
+        decision = _s(body.get("decision") or body.get("resolution"))
+        return f"review {_s(body.get('review_id'))}: {decision}", _s(body.get("note"))
+    return None
+
+
+def history_from_bus(lines: Iterable[str], memory_id: str) -> tuple[MemoryEvent, ...]:
+    """The decisions about ``memory_id`` among raw bus lines (JSONL), oldest first.
+
+    Unreadable lines and lines about other memories are skipped: the history is a view of
+    the bus, which stays the record.
+    """
+    import json
+
+    out: list[MemoryEvent] = []
+    for raw in lines:
+        if memory_id not in raw:  # cheap pre-filter: most lines are about something else
+            continue
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            continue
+        body = data.get("body") if isinstance(data, Mapping) else None
+        if not isinstance(body, Mapping):
+            continue
+        event = _event(_s(data.get("kind")), body, memory_id)
+        if event is not None:
+            out.append(MemoryEvent(as_datetime(data.get("at")), *event))
+    out.sort(key=lambda e: (e.at is None, e.at.timestamp() if e.at else 0.0))
+    return tuple(out)

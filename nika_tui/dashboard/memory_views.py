@@ -75,6 +75,17 @@ class ChainVersion:
     why: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class MemoryEvent:
+    """One decision about a memory, as its tenant's bus logged it (its history)."""
+
+    at: datetime | None
+    what: str
+    """``retired``, ``restored``, ``queued for review``, ``review …: approve``…"""
+    why: str = ""
+    """The reason given (a person's words, the judge's reason, a review note)."""
+
+
 class MemoryBrowserPort(Protocol):
     """What the memory browser reads and does (both sources implement it)."""
 
@@ -90,10 +101,14 @@ class MemoryBrowserPort(Protocol):
         """Retire one memory now (a person's decision); returns a one-line outcome."""
         ...
 
-    def restore_memory(self, tenant_id: str, memory_id: str) -> str:
-        """Make a retired memory current again."""
+    def restore_memory(self, tenant_id: str, memory_id: str, reason: str) -> str:
+        """Make a retired memory current again (the person's reason is logged)."""
         ...
 
     def review_memory(self, tenant_id: str, memory_id: str, reason: str) -> str:
         """Queue "retire this?" in the review queue."""
+        ...
+
+    def memory_history(self, tenant_id: str, memory_id: str) -> tuple[MemoryEvent, ...]:
+        """What was decided about one memory and why, oldest first (from the tenant's bus)."""
         ...

@@ -8,15 +8,17 @@ live in the vector store only the service opens. Actions raise the service's ``N
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
-from nika_tui.dashboard.memory_parse import chain_from_history, parse_memory_list
-from nika_tui.dashboard.memory_views import ChainVersion, MemoryFilter, MemoryList
-from nika_tui.dashboard.redis_reads import RedisReads
-from nika_tui.domain.protocol import Op
+from nika_tui.dashboard.memory_parse import chain_from_history, history_from_bus, parse_memory_list
+from nika_tui.dashboard.memory_views import ChainVersion, MemoryEvent, MemoryFilter, MemoryList
+from nika_tui.dashboard.redis_reads import RedisReads, bus_files
+from nika_tui.domain import protocol_requests as req
+from nika_tui.paths import tenant_data_dir
 
 LIST_TIMEOUT_S = 15.0
 """A list scrolls the whole tenant: allow more than a recall's few seconds."""
+HISTORY_BUS_FILES = 3
+"""Bus files a memory's history reads (the newest; the bus tail reads as many)."""
 
 
 class RedisMemories(RedisReads):
@@ -24,41 +26,46 @@ class RedisMemories(RedisReads):
 
     def memories(self, tenant_id: str, flt: MemoryFilter) -> MemoryList:
         """The tenant's memories matching ``flt`` (raises when the service is down)."""
-        body: dict[str, Any] = {"tenant_id": tenant_id}
-        for key, value in (
-            ("text", flt.text),
-            ("layer", flt.layer),
-            ("project_id", flt.project),
-            ("status", flt.status),
-        ):
-            if value:
-                body[key] = value
-        if flt.as_of is not None:
-            body["as_of"] = flt.as_of.isoformat()
-        return parse_memory_list(tenant_id, self._rpc(Op.MEMORY_LIST, body, LIST_TIMEOUT_S))
+        request = req.MemoryListRequest(
+            tenant_id,
+            text=flt.text or None,
+            layer=flt.layer or None,
+            project_id=flt.project or None,
+            status=flt.status or None,
+            as_of=flt.as_of.isoformat() if flt.as_of is not None else None,
+        )
+        return parse_memory_list(tenant_id, self._ask(request, LIST_TIMEOUT_S))
 
     def memory_chain(self, tenant_id: str, memory_id: str) -> tuple[ChainVersion, ...]:
         """The supersede chain through ``memory_id`` (the service's ``history``)."""
-        reply = self._rpc(Op.HISTORY, {"tenant_id": tenant_id, "memory_id": memory_id})
+        reply = self._ask(req.HistoryRequest(tenant_id, memory_id))
         records = reply.get("records")
         return chain_from_history(records if isinstance(records, list) else [])
 
     def retire_memory(self, tenant_id: str, memory_id: str, reason: str) -> str:
         """Retire now, logged ``memory.retired`` with the person's reason."""
-        body = {"tenant_id": tenant_id, "memory_id": memory_id, "reason": reason}
-        out = self._rpc(Op.MEMORY_RETIRE, body)
+        out = self._ask(req.MemoryRetireRequest(tenant_id, memory_id, reason))
         return f"{memory_id}: {out.get('status', 'retired')}"
 
-    def restore_memory(self, tenant_id: str, memory_id: str) -> str:
-        """Make it current again, logged ``memory.restored``."""
-        out = self._rpc(Op.MEMORY_RESTORE, {"tenant_id": tenant_id, "memory_id": memory_id})
+    def restore_memory(self, tenant_id: str, memory_id: str, reason: str) -> str:
+        """Make it current again, logged ``memory.restored`` with the person's reason."""
+        out = self._ask(req.MemoryRestoreRequest(tenant_id, memory_id, reason))
         return f"{memory_id}: {out.get('status', 'restored')}"
 
     def review_memory(self, tenant_id: str, memory_id: str, reason: str) -> str:
         """Queue a "retire this?" pair for a person's later decision."""
-        body = {"tenant_id": tenant_id, "memory_id": memory_id, "reason": reason}
-        out = self._rpc(Op.MEMORY_SEND_REVIEW, body)
+        out = self._ask(req.MemorySendReviewRequest(tenant_id, memory_id, reason))
         return f"{memory_id}: in review as {out.get('review_id', '?')}"
+
+    def memory_history(self, tenant_id: str, memory_id: str) -> tuple[MemoryEvent, ...]:
+        """The decisions about ``memory_id`` in the tenant's newest bus files, oldest first."""
+        lines: list[str] = []
+        for path in bus_files(tenant_data_dir(tenant_id, self.env) / "bus")[-HISTORY_BUS_FILES:]:
+            try:
+                lines.extend(path.read_text(encoding="utf-8", errors="replace").splitlines())
+            except OSError:
+                continue  # rotated away since listed: the other files still tell the rest
+        return history_from_bus(lines, memory_id)
 
     def mark_recall(self, tenant_id: str, query: str, hit_id: str, useful: bool) -> str:
         """Append the mark to the tenant's relevance set, as `nika memory feedback` does."""

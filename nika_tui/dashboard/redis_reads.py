@@ -32,6 +32,7 @@ from nika_tui.dashboard.parse import (
     pending_reviews,
     worst_metric,
 )
+from nika_tui.domain.protocol_codec import Request
 from nika_tui.domain.tenant import TenantConfig
 from nika_tui.errors import (
     ConfigError,
@@ -147,6 +148,11 @@ class RedisReads:
 
     def _auto(self, config: TenantConfig | None) -> dict[str, str]:
         return config.auto_actions.model_dump(mode="json") if config else {}
+
+    def _ask(self, request: Request[Any], timeout: float = 5.0) -> dict[str, Any]:
+        """The result of ``request``, unparsed: the dashboard's parsers read it leniently (a
+        view degrades field by field rather than fail whole)."""
+        return self._rpc(request.OP, request.to_body(), timeout)
 
     def _rpc(self, op: str, body: dict[str, Any], timeout: float = 5.0) -> dict[str, Any]:
         if self._rpc_override is not None:

@@ -61,6 +61,7 @@ from nika_tui.dashboard.redis_reads import (
     redis_down,
     stream_entries,
 )
+from nika_tui.domain import protocol_requests as req
 from nika_tui.domain.debt_results import describe_result
 from nika_tui.domain.protocol import Op
 from nika_tui.errors import KernelError, NikaError
@@ -135,7 +136,7 @@ class RedisDashboardSource(RedisMemories):
             problems.append(f"Redis unreachable ({type(exc).__name__})")
         counts: dict[str, dict[str, int]] = {}
         try:
-            counts = parse_counts(self._rpc(Op.STATS, {"tenant_id": tenant_id}, 3.0))
+            counts = parse_counts(self._ask(req.StatsRequest(tenant_id), 3.0))
         except NikaError as exc:
             problems.append(f"memory counts unavailable: {exc.message}")
         config, _ = self._config(tenant_id)
@@ -203,7 +204,7 @@ class RedisDashboardSource(RedisMemories):
 
     def run_audit(self, tenant_id: str) -> DebtView:
         """Ask the memory service for an audit now, then read it back."""
-        self._rpc(Op.AUDIT, {"tenant_id": tenant_id}, 120.0)
+        self._ask(req.AuditRequest(tenant_id), 120.0)
         return self.debt(tenant_id)
 
     def review_items(self, tenant_id: str) -> Sequence[ReviewItemView]:
@@ -225,9 +226,7 @@ class RedisDashboardSource(RedisMemories):
         sides = []
         for side in (item.old, item.new):
             try:
-                reply = self._rpc(
-                    Op.HISTORY, {"tenant_id": item.tenant_id, "memory_id": side.id}, 2.0
-                )
+                reply = self._ask(req.HistoryRequest(item.tenant_id, side.id), 2.0)
             except NikaError:
                 return item  # the service is down: show the pair without provenance
             record = next((r for r in reply.get("records", []) if r.get("id") == side.id), None)
@@ -239,12 +238,12 @@ class RedisDashboardSource(RedisMemories):
         if resolution == "skip":
             return f"skipped {item_id}: it stays in the queue"
         decision = REVIEW_DECISION[resolution]
-        self._rpc(Op.REVIEW_RESOLVE, {"tenant_id": tenant_id, "id": item_id, "decision": decision})
+        self._ask(req.ReviewResolveRequest(tenant_id, item_id, decision))
         return f"{item_id}: {'old retired (replaced)' if resolution == 'replace' else 'both kept'}"
 
     def purge_plan(self, tenant_id: str) -> PurgePlanView:
         """The dry-run plan from the service."""
-        plan = parse_purge_plan(tenant_id, self._rpc(Op.PURGE_PLAN, {"tenant_id": tenant_id}, 30.0))
+        plan = parse_purge_plan(tenant_id, self._ask(req.PurgePlanRequest(tenant_id), 30.0))
         blocked = self._active_refs(tenant_id, [i.memory_id for i in plan.items])
         items = tuple(
             replace(i, blocked_by=blocked.get(i.memory_id, i.blocked_by)) for i in plan.items
@@ -273,7 +272,7 @@ class RedisDashboardSource(RedisMemories):
     def apply_purge(self, tenant_id: str, confirm_tenant_id: str) -> PurgeResult:
         """Apply the plan once the person typed the tenant id."""
         check_purge_confirmation(tenant_id, confirm_tenant_id)
-        reply = self._rpc(Op.PURGE_APPLY, {"tenant_id": tenant_id, "confirmed": True}, 120.0)
+        reply = self._ask(req.PurgeApplyRequest(tenant_id, confirmed=True), 120.0)
         removed, skipped = reply.get("removed", 0), reply.get("skipped", 0)
         return PurgeResult(
             removed=int(removed) if isinstance(removed, int) else len(removed or []),

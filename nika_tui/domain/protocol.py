@@ -2,7 +2,10 @@
 
 Shared by the client (:mod:`nika_tui.services.memory_client`, the CLI, the dashboard read side)
 and the server (:mod:`nika_tui.engine.server.rpc`, whose table maps each :class:`Op` to its
-handler), so an op name is written once.
+handler), so an op name is written once. The body and result of each op are the request and
+reply models of :mod:`nika_tui.domain.protocol_requests` and
+:mod:`~nika_tui.domain.protocol_replies` (codec in :mod:`~nika_tui.domain.protocol_codec`), so a
+field name is written once too.
 
 Wire shape (Redis stream ``RPC_STREAM``): a request is ``{id, op, body, deadline}`` with ``body``
 a JSON object; the reply, pushed on ``rpc_reply(id)``, is ``{"ok": true, "result": {...}}`` or
@@ -12,11 +15,7 @@ a JSON object; the reply, pushed on ``rpc_reply(id)``, is ``{"ok": true, "result
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from enum import StrEnum
-from typing import Any
-
-from nika_tui.errors import ValidationFailed
 
 
 class Op(StrEnum):
@@ -57,15 +56,3 @@ READ_ONLY_OPS: frozenset[Op] = frozenset(
     {Op.RECALL, Op.HISTORY, Op.REVIEW_LIST, Op.STATS, Op.PING, Op.MEMORY_LIST}
 )
 """Ops that write nothing; after any other op the service flushes the store before replying."""
-
-
-def body_str(body: Mapping[str, Any], key: str) -> str:
-    """The non-empty string ``body[key]`` of a request.
-
-    Raises:
-        ValidationFailed: it is missing, empty or not a string.
-    """
-    value = body.get(key)
-    if not isinstance(value, str) or not value:
-        raise ValidationFailed(f"missing {key!r} in the request", "pass it (a non-empty string)")
-    return value

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
-from typing import Any
 
+from nika_tui.domain import protocol_replies as rep
+from nika_tui.domain import protocol_requests as req
 from nika_tui.domain.memory import Layer, MemoryRecord, Status
 from nika_tui.domain.ports import PointFilter
-from nika_tui.domain.protocol import body_str
 from nika_tui.domain.verdicts import Judgement, Verdict
 from nika_tui.engine.context import EngineContext
+from nika_tui.engine.memory_ops import decision_of
 from nika_tui.engine.retire import load_record, retire
-from nika_tui.engine.review import Decision, enqueue_many, new_item, resolve
+from nika_tui.engine.review import enqueue_many, new_item, resolve
 from nika_tui.errors import ValidationFailed
 
 PROJECT_SCROLL_BATCH = 512
@@ -44,25 +45,26 @@ def project_counts(ctx: EngineContext, tenant_id: str) -> dict[str, dict[str, di
     return out
 
 
-def projects_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
-    return {"projects": project_counts(ctx, body_str(body, "tenant_id"))}
+def projects_op(ctx: EngineContext, r: req.ProjectsRequest) -> rep.ProjectsReply:
+    return rep.ProjectsReply(project_counts(ctx, r.tenant_id))
 
 
 RECENT_MAX = 50
+RECENT_DEFAULT = 10
 
 
-def recent_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+def recent_op(ctx: EngineContext, r: req.RecentRequest) -> rep.RecentReply:
     """The newest current semantic memories (by valid time) of a tenant or one project.
 
     One scroll of the current semantic memories (no ordered index on valid time): linear in
     the tenant's current facts, fine for a once-per-session digest.
     """
-    tenant_id = body_str(body, "tenant_id")
+    tenant_id = r.tenant_id
     ctx.tenant(tenant_id)
-    limit = max(1, min(int(body.get("limit", 10)), RECENT_MAX))
+    limit = max(1, min(RECENT_DEFAULT if r.limit is None else r.limit, RECENT_MAX))
     equals = {"status": Status.CURRENT.value}
-    if body.get("project_id"):
-        equals["project_id"] = str(body["project_id"])
+    if r.project_id:
+        equals["project_id"] = r.project_id
     newest = heapq.nlargest(
         limit,
         (
@@ -73,18 +75,15 @@ def recent_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
         ),
         key=lambda payload: float(payload.get("valid_from_ts") or 0.0),
     )
-    return {"records": [MemoryRecord.from_payload(dict(p)).model_dump(mode="json") for p in newest]}
+    return rep.RecentReply(
+        [MemoryRecord.from_payload(dict(p)).model_dump(mode="json") for p in newest]
+    )
 
 
-def agent_retire_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+def agent_retire_op(ctx: EngineContext, r: req.AgentRetireRequest) -> rep.AgentRetireReply:
     """Retire one memory for an agent, or queue the retirement for a person's review."""
     return agent_retire(
-        ctx,
-        body_str(body, "tenant_id"),
-        body_str(body, "memory_id"),
-        body_str(body, "reason"),
-        str(body.get("agent") or "agent"),
-        str(body.get("superseded_by") or ""),
+        ctx, r.tenant_id, r.memory_id, r.reason, r.agent or "agent", r.superseded_by or ""
     )
 
 
@@ -95,11 +94,11 @@ def agent_retire(
     reason: str,
     agent: str,
     new_id: str = "",
-) -> dict[str, Any]:
+) -> rep.AgentRetireReply:
     """Retire ``memory_id`` for an agent now, or queue it for review (the tenant's setting).
 
     Returns:
-        ``{"status": "retired" | "review" | "already-retired", "id", ...}``.
+        Its ``status``: retired, review (with the ``review_id``) or already-retired.
 
     Raises:
         ValidationFailed: no such memory (or replacement) in this tenant.
@@ -116,10 +115,10 @@ def agent_retire(
     if new_id and new is None:
         raise ValidationFailed(f"no memory {new_id} in this tenant", "pass an existing id")
     if old.status is Status.RETIRED:
-        return {"status": "already-retired", "id": old.id, "superseded_by": old.superseded_by}
+        return rep.AgentRetireReply("already-retired", old.id, superseded_by=old.superseded_by)
     if not config.agents.retire_needs_review:
         retire(ctx, tenant_id, old.layer, old.id, new_id or None, f"{agent}: {reason}")
-        return {"status": "retired", "id": old.id, "superseded_by": new_id or None}
+        return rep.AgentRetireReply("retired", old.id, superseded_by=new_id or None)
     judgement = Judgement(verdict=Verdict.UNCERTAIN, reason=f"{agent} asks: {reason}", judge=agent)
     if new is not None:
         item = new_item(ctx, old, new, judgement)
@@ -134,26 +133,21 @@ def agent_retire(
             }
         )
     queued = enqueue_many(ctx, [item])[0]
-    return {"status": "review", "review_id": queued.id, "id": old.id}
+    return rep.AgentRetireReply("review", old.id, review_id=queued.id)
 
 
-def agent_review_resolve_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+def agent_review_resolve_op(
+    ctx: EngineContext, r: req.AgentReviewResolveRequest
+) -> rep.AgentReviewResolveReply:
     """Resolve a review item for an agent, when the tenant allows agents to."""
-    tenant_id = body_str(body, "tenant_id")
+    tenant_id = r.tenant_id
     if not ctx.tenant(tenant_id).agents.resolve_reviews:
         raise ValidationFailed(
             f"tenant {tenant_id!r} does not let agents resolve reviews",
             "ask a person to run `nika review resolve`, or set agents.resolve_reviews: true "
             "in the tenant's config",
         )
-    raw = body_str(body, "decision")
-    try:
-        decision = Decision(raw)
-    except ValueError:
-        raise ValidationFailed(
-            f"invalid decision {raw!r}", "use one of: " + ", ".join(d.value for d in Decision)
-        ) from None
-    agent = str(body.get("agent") or "agent")
-    note = f"by {agent}: {body.get('note', '')}".strip()
-    item = resolve(ctx, tenant_id, body_str(body, "id"), decision, note)
-    return {"item": item.model_dump(mode="json")}
+    decision = decision_of(r.decision)
+    note = f"by {r.agent or 'agent'}: {r.note or ''}".strip()
+    item = resolve(ctx, tenant_id, r.id, decision, note)
+    return rep.AgentReviewResolveReply(item.model_dump(mode="json"))

@@ -9,11 +9,11 @@ fine for a screen opened by hand, and capped at :data:`LIST_MAX` rows.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
+from nika_tui.domain import protocol_replies as rep
+from nika_tui.domain import protocol_requests as req
 from nika_tui.domain.memory import Layer, MemoryRecord, Status
 from nika_tui.domain.ports import PointFilter
-from nika_tui.domain.protocol import body_str
 from nika_tui.domain.timeline import current_at, parse_as_of, valid_until
 from nika_tui.domain.verdicts import Judgement, Verdict
 from nika_tui.engine.context import EngineContext
@@ -37,38 +37,35 @@ def _in_review(ctx: EngineContext, tenant_id: str) -> dict[str, str]:
     return out
 
 
-def _matches(rec: MemoryRecord, body: dict[str, Any], review: dict[str, str]) -> bool:
-    status = str(body.get("status") or "")
+def _matches(rec: MemoryRecord, flt: req.MemoryListRequest, review: dict[str, str]) -> bool:
+    status = flt.status or ""
     if status == "review" and rec.id not in review:
         return False
     if status in (Status.CURRENT.value, Status.RETIRED.value) and rec.status.value != status:
         return False
-    project = str(body.get("project_id") or "")
+    project = flt.project_id or ""
     if project and rec.meta.project_id != project:
         return False
-    needle = str(body.get("text") or "").casefold()
+    needle = (flt.text or "").casefold()
     return not needle or needle in rec.text.casefold() or needle == rec.id
 
 
-def list_memories(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
-    """Every memory of a tenant matching the filters, newest valid time first.
-
-    Body: ``tenant_id``; optional ``layer``, ``project_id``, ``status`` (current | retired |
-    review), ``text`` (a substring, or an exact id), ``as_of`` (keep what was current then, by
-    valid time), ``limit`` (≤ :data:`LIST_MAX`).
+def list_memories(ctx: EngineContext, flt: req.MemoryListRequest) -> rep.MemoryListReply:
+    """Every memory of a tenant matching the filters, newest valid time first (at most
+    ``limit``, itself at most :data:`LIST_MAX`).
 
     Returns:
-        ``{"records": [record + valid_until + review_id], "total": matched before the cap}``.
+        The records (each with its ``valid_until`` and ``review_id``) and the total matched
+        before the cap.
     """
-    tenant_id = body_str(body, "tenant_id")
+    tenant_id = flt.tenant_id
     ctx.tenant(tenant_id)
-    layer_name = str(body.get("layer") or "")
     try:
-        layers = [Layer(layer_name)] if layer_name else list(Layer)
-        as_of: datetime | None = parse_as_of(str(body["as_of"])) if body.get("as_of") else None
+        layers = [Layer(flt.layer)] if flt.layer else list(Layer)
+        as_of: datetime | None = parse_as_of(flt.as_of) if flt.as_of else None
     except ValueError as exc:
         raise ValidationFailed(f"invalid memory filter: {exc}", "fix the filter") from exc
-    limit = max(1, min(int(body.get("limit", LIST_MAX)), LIST_MAX))
+    limit = max(1, min(LIST_MAX if flt.limit is None else flt.limit, LIST_MAX))
     review = _in_review(ctx, tenant_id)
     every: dict[str, MemoryRecord] = {}
     for layer in layers:
@@ -78,7 +75,7 @@ def list_memories(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
     rows: list[tuple[MemoryRecord, datetime | None]] = []
     for rec in every.values():
         successor = every.get(rec.superseded_by) if rec.superseded_by else None
-        if not _matches(rec, body, review):
+        if not _matches(rec, flt, review):
             continue
         if as_of is not None and not current_at(rec, successor, as_of):
             continue
@@ -92,7 +89,7 @@ def list_memories(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
         }
         for rec, until in rows[:limit]
     ]
-    return {"records": records, "total": len(rows)}
+    return rep.MemoryListReply(records, len(rows))
 
 
 def _record(ctx: EngineContext, tenant_id: str, memory_id: str) -> MemoryRecord:
@@ -104,51 +101,51 @@ def _record(ctx: EngineContext, tenant_id: str, memory_id: str) -> MemoryRecord:
     return rec
 
 
-def person_retire(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
-    """Retire one memory now, for a person (body: tenant_id, memory_id, reason)."""
-    tenant_id = body_str(body, "tenant_id")
+def person_retire(ctx: EngineContext, r: req.MemoryRetireRequest) -> rep.MemoryRetireReply:
+    """Retire one memory now, for a person."""
+    tenant_id = r.tenant_id
     ctx.tenant(tenant_id)
-    rec = _record(ctx, tenant_id, body_str(body, "memory_id"))
+    rec = _record(ctx, tenant_id, r.memory_id)
     if rec.status is Status.RETIRED:
-        return {"status": "already-retired", "id": rec.id}
-    reason = str(body.get("reason") or "retired from the dashboard")[:500]
+        return rep.MemoryRetireReply("already-retired", rec.id)
+    reason = (r.reason or "retired from the dashboard")[:500]
     retire(ctx, tenant_id, rec.layer, rec.id, None, f"person: {reason}")
-    return {"status": "retired", "id": rec.id}
+    return rep.MemoryRetireReply("retired", rec.id)
 
 
-def restore(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
-    """Make a retired memory current again (body: tenant_id, memory_id).
+def restore(ctx: EngineContext, r: req.MemoryRestoreRequest) -> rep.MemoryRestoreReply:
+    """Make a retired memory current again (a person's optional reason is logged).
 
     Its successor, if any, stays current too: two current facts is what a person restoring
     asks for; the judge or a review settles them later. Logged as ``memory.restored``.
     """
-    tenant_id = body_str(body, "tenant_id")
+    tenant_id = r.tenant_id
     ctx.tenant(tenant_id)
-    rec = _record(ctx, tenant_id, body_str(body, "memory_id"))
+    rec = _record(ctx, tenant_id, r.memory_id)
     if rec.status is Status.CURRENT:
-        return {"status": "already-current", "id": rec.id}
+        return rep.MemoryRestoreReply("already-current", rec.id)
     patch = {"status": Status.CURRENT.value, "retired_at": None}
     patch |= {"superseded_by": None, "retire_reason": None}
     ctx.vectors.set_payload(tenant_id, rec.layer, rec.id, patch)
     now = ctx.clock()
-    ctx.bus(tenant_id).append(
-        "memory.restored",
-        {"memory_id": rec.id, "layer": rec.layer.value, "was_superseded_by": rec.superseded_by},
-        now=now,
-    )
-    return {"status": "restored", "id": rec.id, "was_superseded_by": rec.superseded_by}
+    reason = (r.reason or "restored from the dashboard")[:500]
+    # The payload forgets the retirement; the bus line keeps why it was undone (its history).
+    logged: dict[str, str | None] = {"memory_id": rec.id, "layer": rec.layer.value}
+    logged |= {"reason": f"person: {reason}", "was_superseded_by": rec.superseded_by}
+    ctx.bus(tenant_id).append("memory.restored", logged, now=now)
+    return rep.MemoryRestoreReply("restored", rec.id, rec.superseded_by)
 
 
-def send_to_review(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
-    """Queue "retire this?" for a later decision (body: tenant_id, memory_id, reason).
+def send_to_review(ctx: EngineContext, r: req.MemorySendReviewRequest) -> rep.MemorySendReviewReply:
+    """Queue "retire this?" for a later decision.
 
     The pair's new side names the request, as an agent's retire request does; approving it in
     the review queue retires the memory, keeping both leaves it current.
     """
-    tenant_id = body_str(body, "tenant_id")
+    tenant_id = r.tenant_id
     ctx.tenant(tenant_id)
-    rec = _record(ctx, tenant_id, body_str(body, "memory_id"))
-    reason = str(body.get("reason") or "sent to review from the dashboard")[:500]
+    rec = _record(ctx, tenant_id, r.memory_id)
+    reason = (r.reason or "sent to review from the dashboard")[:500]
     judgement = Judgement(
         verdict=Verdict.UNCERTAIN, reason=f"person asks: {reason}", judge="person"
     )
@@ -161,4 +158,4 @@ def send_to_review(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
         }
     )
     queued = enqueue_many(ctx, [item])[0]
-    return {"status": "review", "review_id": queued.id, "id": rec.id}
+    return rep.MemorySendReviewReply("review", queued.id, rec.id)

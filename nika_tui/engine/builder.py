@@ -14,15 +14,24 @@ from nika_tui.domain.ports import VectorStore
 from nika_tui.engine.context import EngineContext
 from nika_tui.errors import NikaError
 from nika_tui.paths import data_dir, ensure_private_dir
+from nika_tui.settings import Settings
 
 
-def build_context(env: Mapping[str, str] | None = None) -> EngineContext:
-    """The service's context from the environment (starts the embedded Redis if needed)."""
+def build_context(
+    env: Mapping[str, str] | None = None, settings: Settings | None = None
+) -> EngineContext:
+    """The service's context from the environment (starts the embedded Redis if needed).
+
+    Args:
+        env: The process environment (``os.environ`` when None): paths and children's env.
+        settings: The knobs the entry point built; None: read from ``env``.
+    """
     from nika_tui.services.embeddings import open_embedder
     from nika_tui.services.redis_server import connect
     from nika_tui.services.vectors import open_vector_store
 
     e: Mapping[str, str] = dict(os.environ if env is None else env)
+    settings = Settings.from_env(e) if settings is None else settings
     r = connect(e, start=True)
     embedder = open_embedder(e)
     vectors: VectorStore
@@ -36,7 +45,7 @@ def build_context(env: Mapping[str, str] | None = None) -> EngineContext:
         vectors = EdgeVectorStore(
             ensure_private_dir(data_dir(e) / "qdrant"), embedder.dimension, flush_writes=False
         )
-    return EngineContext(env=e, redis=r, vectors=vectors, embedder=embedder)
+    return EngineContext(env=e, settings=settings, redis=r, vectors=vectors, embedder=embedder)
 
 
 LOCAL_DIMENSION = 384
@@ -72,10 +81,12 @@ def build_local_context(env: Mapping[str, str]) -> EngineContext:
     from nika_tui.services.redis_server import connect
     from nika_tui.services.vectors import open_vector_store
 
-    raw = env.get("NIKA_EMBEDDINGS_DIMENSION", "").strip()
+    settings = Settings.from_env(env)
+    raw = settings.embeddings_dimension
     dimension = int(raw) if raw.isdigit() and int(raw) > 0 else LOCAL_DIMENSION
     return EngineContext(
         env=dict(env),
+        settings=settings,
         redis=connect(env, start=True),
         vectors=open_vector_store(env, dimension),
         embedder=StoredVectorsOnly(dimension),

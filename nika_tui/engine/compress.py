@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from nika_tui.domain import protocol_replies as rep
+from nika_tui.domain import protocol_requests as req
 from nika_tui.domain.memory import Layer, MemoryRecord, Status
 from nika_tui.domain.ports import PointFilter
 from nika_tui.domain.sensitivity import RepoVisibility, why_private
@@ -39,7 +41,6 @@ from nika_tui.engine.publish import (
 )
 from nika_tui.engine.review import list_items
 from nika_tui.engine.themes import Kept, cluster, render, render_jsonl, slugs, topic_paths
-from nika_tui.errors import ValidationFailed
 from nika_tui.services.digest_writer import DigestOutcome, llm_digests, select_writer
 from nika_tui.services.files import atomic_write_text
 
@@ -288,8 +289,5 @@ def private_has_files(tenant_id: str, ctx: EngineContext) -> bool:
     return (tenant_data_dir(tenant_id, ctx.env) / "knowledge-private" / ".git").exists()
 
 
-def compress_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
-    tenant_id, repo = body.get("tenant_id"), body.get("repo")
-    if not isinstance(tenant_id, str) or (repo is not None and not isinstance(repo, str)):
-        raise ValidationFailed("compress needs 'tenant_id' (and 'repo')", "pass --tenant")
-    return compress(ctx, tenant_id, Path(repo) if repo else None).to_dict()
+def compress_op(ctx: EngineContext, r: req.CompressRequest) -> rep.CompressReply:
+    return rep.CompressReply(compress(ctx, r.tenant_id, Path(r.repo) if r.repo else None).to_dict())

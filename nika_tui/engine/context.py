@@ -21,6 +21,7 @@ from nika_tui.paths import tenant_config_path
 from nika_tui.services.bus import Bus, open_bus
 from nika_tui.services.config_store import load_tenant
 from nika_tui.services.hierarchy import Hierarchy, open_hierarchy
+from nika_tui.settings import Settings
 
 if TYPE_CHECKING:
     from nika_tui.domain.hierarchy import HierarchyNode
@@ -36,10 +37,16 @@ class EngineContext:
     """Services shared by the engine's operations (one per memory-service process)."""
 
     env: Mapping[str, str]
+    """The process environment: where the stores live (``paths``) and what children inherit."""
+    settings: Settings
+    """The ``NIKA_*`` knobs, built once by the process that built this context."""
     redis: redis.Redis
     vectors: VectorStore
     embedder: Embedder
     clock: Callable[[], datetime] = utc_now
+    defer: Callable[[Callable[[], None]], None] | None = None
+    """Where work the answer does not depend on goes (a recall's query log): a reader runs
+    it after its reply is sent; ``None``: at once."""
     # Caches keyed by tenant: config by file mtime (a `nika setup` edit is picked up without a
     # restart), buses, hierarchies and judges for the life of the process.
     _configs: dict[str, tuple[float, TenantConfig]] = field(default_factory=dict, repr=False)
@@ -47,6 +54,13 @@ class EngineContext:
     _hierarchies: dict[str, Hierarchy] = field(default_factory=dict, repr=False)
     _nodes: dict[str, tuple[float, list[HierarchyNode]]] = field(default_factory=dict, repr=False)
     _judges: dict[str, tuple[TenantConfig, Judge]] = field(default_factory=dict, repr=False)
+
+    def later(self, work: Callable[[], None]) -> None:
+        """Run ``work`` after the reply (see :attr:`defer`), or now."""
+        if self.defer is None:
+            work()
+        else:
+            self.defer(work)
 
     def tenant(self, tenant_id: str) -> TenantConfig:
         """The tenant's config; raises ``TenantNotFound`` / ``ValidationFailed``."""

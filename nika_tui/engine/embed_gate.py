@@ -9,7 +9,11 @@ every call holds the gate. Two things keep reads short while the ingest embeds:
   first. A query waits for at most one micro-batch, never for a whole ingest batch;
 - **query batching**: a query that finds the model busy queues; the first queued query to find
   it free embeds every query queued so far in one call (combining, no added delay), so twenty
-  concurrent recalls cost a few forward passes, not twenty.
+  concurrent recalls cost a few forward passes, not twenty;
+- **a query cache**: the vectors of the last :data:`QUERY_CACHE` query texts (whitespace
+  collapsed: the tokenizer splits on it, so the vector is the same) are kept, so a repeated
+  query (a session-start recall, an MCP retry, a hook fired twice) skips the model entirely.
+  The model is fixed for the gate's life, so an entry never goes stale.
 
 :attr:`EmbedGate.bulk` and :attr:`EmbedGate.query` are the two doors, each an
 :class:`~nika_tui.domain.ports.Embedder`.
@@ -18,6 +22,7 @@ every call holds the gate. Two things keep reads short while the ingest embeds:
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -25,6 +30,13 @@ from nika_tui.domain.ports import Embedder
 
 MICRO_BATCH = 32
 """Texts per bulk micro-batch: a query waits for at most one (~0.1 s on 2 cores at 32)."""
+QUERY_CACHE = 2048
+"""Query vectors kept (least recently used dropped): 384 floats each, ~3 MB as Python lists."""
+
+
+def cache_key(text: str) -> str:
+    """``text`` with its whitespace collapsed (the tokenizer splits on it: same vector)."""
+    return " ".join(text.split())
 
 
 @dataclass
@@ -40,13 +52,20 @@ class _Ask:
 class EmbedGate:
     """Serialises every call of one embedder, queries before bulk micro-batches."""
 
-    def __init__(self, inner: Embedder, micro_batch: int = MICRO_BATCH) -> None:
+    def __init__(
+        self, inner: Embedder, micro_batch: int = MICRO_BATCH, query_cache: int = QUERY_CACHE
+    ) -> None:
         """Args:
         inner: the embedder (never called by two threads at once through this gate).
         micro_batch: texts per bulk call to ``inner``.
+        query_cache: query vectors kept (``0``: no cache).
         """
         self.inner = inner
         self.micro_batch = max(1, micro_batch)
+        self.query_cache = max(0, query_cache)
+        self._cache: OrderedDict[str, list[float]] = OrderedDict()
+        self.cache_hits = 0
+        """Query calls answered from the cache without the model (tests and stats)."""
         self._cv = threading.Condition()
         self._busy = False
         self._queries: list[_Ask] = []
@@ -79,6 +98,10 @@ class EmbedGate:
         """Vectors for ``texts``, embedded with every other query waiting at the same time."""
         ask = _Ask(list(texts))
         with self._cv:
+            cached = self._cached(ask.texts)
+            if cached is not None:
+                self.cache_hits += 1
+                return cached
             self._queries.append(ask)
             while not ask.done and self._busy:
                 self._cv.wait()
@@ -97,11 +120,36 @@ class EmbedGate:
             for a in batch:
                 a.vectors = vectors[at : at + len(a.texts)]
                 at += len(a.texts)
+            self._remember([t for a in batch for t in a.texts], vectors)
         finally:
             for a in batch:
                 a.done = True
             self._release()
         return self._answer(ask)
+
+    def _cached(self, texts: Sequence[str]) -> list[list[float]] | None:
+        """Copies of the cached vectors of every text (None unless all are cached); the
+        caller holds ``_cv``. Copies: a caller may change its vector, never the cache's."""
+        if not self.query_cache or not texts:
+            return None
+        out: list[list[float]] = []
+        for text in texts:
+            vector = self._cache.get(cache_key(text))
+            if vector is None:
+                return None
+            self._cache.move_to_end(cache_key(text))
+            out.append(list(vector))
+        return out
+
+    def _remember(self, texts: Sequence[str], vectors: Sequence[list[float]]) -> None:
+        if not self.query_cache:
+            return
+        with self._cv:
+            for text, vector in zip(texts, vectors, strict=True):
+                self._cache[cache_key(text)] = list(vector)
+                self._cache.move_to_end(cache_key(text))
+            while len(self._cache) > self.query_cache:
+                self._cache.popitem(last=False)
 
     def _release(self) -> None:
         with self._cv:

@@ -33,7 +33,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from nika_tui.domain.memory import Layer
@@ -45,9 +45,6 @@ from nika_tui.services.vectors.optimizer import OptimizeResult, ShardOptimizer
 
 log = logging.getLogger("nika.index")
 
-DEFAULT_IDLE_S = 300.0
-DEFAULT_TIMEOUT_S = 1800.0
-DEFAULT_BACKOFF_S = 3600.0
 QDRANT_INDEXING_THRESHOLD_KB = 10_000
 """Qdrant's default ``indexing_threshold``: appendable segments below it stay unindexed."""
 
@@ -57,15 +54,6 @@ ShardKey = tuple[str, Layer]
 def default_min_pending(dimension: int) -> int:
     """Points whose dense vectors fill Qdrant's indexing threshold (6,667 at 384-d)."""
     return math.ceil(QDRANT_INDEXING_THRESHOLD_KB * 1024 / (4 * dimension))
-
-
-def _env_number(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name, "").strip()
-    try:
-        return float(raw) if raw else default
-    except ValueError:
-        log.warning("%s=%r is not a number: using %s", name, raw, default)
-        return default
 
 
 @dataclass
@@ -97,14 +85,13 @@ class IndexMaintainer:
         """
         self.ctx = ctx
         self.store = ctx.vectors if isinstance(ctx.vectors, EdgeVectorStore) else None
-        env = ctx.env
-        self.idle_s = _env_number(env, "NIKA_OPTIMIZE_IDLE_S", DEFAULT_IDLE_S)
+        settings = ctx.settings
+        self.idle_s = settings.optimize_idle_s
         dim = self.store.dimension if self.store is not None else 384
-        self.min_pending = int(
-            _env_number(env, "NIKA_OPTIMIZE_MIN_PENDING", default_min_pending(dim))
-        )
-        self.timeout_s = _env_number(env, "NIKA_OPTIMIZE_TIMEOUT_S", DEFAULT_TIMEOUT_S)
-        self.backoff_s = _env_number(env, "NIKA_OPTIMIZE_BACKOFF_S", DEFAULT_BACKOFF_S)
+        pending = settings.optimize_min_pending
+        self.min_pending = int(default_min_pending(dim) if pending is None else pending)
+        self.timeout_s = settings.optimize_timeout_s
+        self.backoff_s = settings.optimize_backoff_s
         self.check_every_s = check_every_s
         self._monotonic = monotonic
         # Like the debt scheduler: a (re)started service first serves who waited for it.

@@ -26,6 +26,7 @@ from nika_tui.services import wm_store
 
 log = logging.getLogger("nika.kernels")
 
+ACTED = (CompactionAction.SEND_COMPACT, CompactionAction.REQUEST_CONFIRMATION)
 LIVE = {KernelState.STARTING, KernelState.WORKING, KernelState.WAITING_INPUT, KernelState.IDLE}
 
 
@@ -46,14 +47,22 @@ class KernelWatcher:
         memories = wm_store.read_many(self.manager.redis, live, history_limit=1)
         for tenant_id in live:
             wm = memories.get(tenant_id)
-            if wm is None or wm.fill_percent < COMPACT_THRESHOLD_PERCENT:
+            if wm is None:
                 continue
-            decision = self.manager.apply_compaction_policy(tenant_id, wm.fill_percent)
-            if decision.action in (
-                CompactionAction.SEND_COMPACT,
-                CompactionAction.REQUEST_CONFIRMATION,
-            ):
-                acted.append(tenant_id)
+            # Each agent's own fill (one context per agent window); a kernel whose hooks
+            # predate per-agent fills has the tenant's latest reading, for its first window.
+            own = wm_store.read_agent_fills(self.manager.redis, tenant_id)
+            fills: dict[str | None, float] = dict(own.items()) if own else {None: wm.fill_percent}
+            for agent, fill in fills.items():
+                if fill < COMPACT_THRESHOLD_PERCENT:
+                    continue
+                try:
+                    decision = self.manager.apply_compaction_policy(tenant_id, fill, agent)
+                except NikaError as exc:  # e.g. a fill left by an agent no longer in the kernel
+                    log.warning("compaction policy for %s %s: %s", tenant_id, agent, exc)
+                    continue
+                if decision.action in ACTED and tenant_id not in acted:
+                    acted.append(tenant_id)
         return acted
 
     def _run(self) -> None:

@@ -9,13 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ValidationError
-
-from nika_tui.domain.envelope import explain_validation_error
+from nika_tui.domain import protocol_replies as rep
+from nika_tui.domain import protocol_requests as req
 from nika_tui.domain.memory import Layer, Status
 from nika_tui.domain.ports import PointFilter
-from nika_tui.domain.protocol import body_str
-from nika_tui.domain.requests import RecallQuery
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.history import history
 from nika_tui.engine.recall import recall
@@ -24,45 +21,43 @@ from nika_tui.errors import ValidationFailed
 from nika_tui.services.config_store import list_tenant_ids
 
 
-def recall_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+def recall_op(ctx: EngineContext, r: req.RecallRequest) -> rep.RecallReply:
+    return rep.RecallReply(recall(ctx, r.query))
+
+
+def history_op(ctx: EngineContext, r: req.HistoryRequest) -> rep.HistoryReply:
+    records = history(ctx, r.tenant_id, r.memory_id)
+    return rep.HistoryReply([rec.model_dump(mode="json") for rec in records])
+
+
+def review_list_op(ctx: EngineContext, r: req.ReviewListRequest) -> rep.ReviewListReply:
+    ctx.tenant(r.tenant_id)
+    items = list_items(ctx.redis, r.tenant_id, bool(r.include_resolved))
+    return rep.ReviewListReply([i.model_dump(mode="json") for i in items])
+
+
+def decision_of(raw: str) -> Decision:
+    """The review decision named ``raw``.
+
+    Raises:
+        ValidationFailed: no such decision.
+    """
     try:
-        q = RecallQuery.model_validate(body)
-    except ValidationError as exc:
-        raise ValidationFailed(
-            f"invalid recall: {explain_validation_error(exc)}", "fix the query"
-        ) from exc
-    return recall(ctx, q).model_dump(mode="json")
-
-
-def history_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
-    records = history(ctx, body_str(body, "tenant_id"), body_str(body, "memory_id"))
-    return {"records": [r.model_dump(mode="json") for r in records]}
-
-
-def review_list_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
-    tenant_id = body_str(body, "tenant_id")
-    ctx.tenant(tenant_id)
-    items = list_items(ctx.redis, tenant_id, bool(body.get("include_resolved", False)))
-    return {"items": [i.model_dump(mode="json") for i in items]}
-
-
-def review_resolve_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
-    raw = body_str(body, "decision")
-    try:
-        decision = Decision(raw)
+        return Decision(raw)
     except ValueError:
         raise ValidationFailed(
             f"invalid decision {raw!r}", "use one of: " + ", ".join(d.value for d in Decision)
         ) from None
-    item = resolve(
-        ctx, body_str(body, "tenant_id"), body_str(body, "id"), decision, str(body.get("note", ""))
-    )
-    return {"item": item.model_dump(mode="json")}
 
 
-def stats_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
-    wanted = body.get("tenant_id")
-    tenants = [str(wanted)] if wanted else list_tenant_ids(ctx.env)
+def review_resolve_op(ctx: EngineContext, r: req.ReviewResolveRequest) -> rep.ReviewResolveReply:
+    decision = decision_of(r.decision)
+    item = resolve(ctx, r.tenant_id, r.id, decision, r.note or "")
+    return rep.ReviewResolveReply(item.model_dump(mode="json"))
+
+
+def stats_op(ctx: EngineContext, r: req.StatsRequest) -> rep.StatsReply:
+    tenants = [r.tenant_id] if r.tenant_id else list_tenant_ids(ctx.env)
     out: dict[str, Any] = {}
     for tenant_id in tenants:
         ctx.tenant(tenant_id)
@@ -75,4 +70,4 @@ def stats_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
             }
             for layer in Layer
         }
-    return {"tenants": out}
+    return rep.StatsReply(out)

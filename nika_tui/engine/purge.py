@@ -36,6 +36,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from nika_tui.domain import protocol_replies as rep
+from nika_tui.domain import protocol_requests as req
 from nika_tui.domain.iso_time import parse_iso_utc
 from nika_tui.domain.memory import Layer, Status
 from nika_tui.domain.ports import PointFilter, VectorPoint
@@ -45,7 +47,6 @@ from nika_tui.engine.recall import active_sessions
 from nika_tui.errors import ConfirmationRequired, ValidationFailed
 from nika_tui.paths import FILE_MODE, ensure_private_dir, tenant_data_dir
 from nika_tui.services.kernel_store import pending_confirmation, queue_confirmation
-from nika_tui.settings import Settings
 
 MERGED_PREFIXES = ("rem: merged duplicate", "rem: promoted to semantic")
 PURGE_CONFIRMATION = "purge.apply"
@@ -113,11 +114,6 @@ class PurgeResult:
         }
 
 
-def retention_days(env: Mapping[str, str]) -> float:
-    """``NIKA_PURGE_RETENTION_DAYS`` (default 30)."""
-    return Settings.from_env(env).purge_retention_days
-
-
 def archive_dir(tenant_id: str, env: Mapping[str, str] | None = None) -> Path:
     """``{data}/tenants/{t}/archive``."""
     return tenant_data_dir(tenant_id, env) / "archive"
@@ -145,7 +141,7 @@ def plan(ctx: EngineContext, tenant_id: str, retention: float | None = None) -> 
         The plan, oldest retirement first.
     """
     ctx.tenant(tenant_id)
-    days = retention_days(ctx.env) if retention is None else retention
+    days = ctx.settings.purge_retention_days if retention is None else retention
     now = ctx.clock()
     cutoff = now - timedelta(days=days)
     result = PurgePlan(tenant_id, now, days)
@@ -397,34 +393,17 @@ def restore(ctx: EngineContext, tenant_id: str, ids: Sequence[str] | None = None
     return restored
 
 
-def _tenant(body: Mapping[str, Any]) -> str:
-    value = body.get("tenant_id")
-    if not isinstance(value, str) or not value:
-        raise ValidationFailed("missing 'tenant_id' in the request", "pass --tenant")
-    return value
+def purge_plan_op(ctx: EngineContext, r: req.PurgePlanRequest) -> rep.PurgePlanReply:
+    return rep.PurgePlanReply(plan(ctx, r.tenant_id, r.retention_days).to_dict())
 
 
-def _retention(body: Mapping[str, Any]) -> float | None:
-    value = body.get("retention_days")
-    return float(value) if isinstance(value, int | float) else None
+def purge_apply_op(ctx: EngineContext, r: req.PurgeApplyRequest) -> rep.PurgeApplyReply:
+    result = apply(
+        ctx, r.tenant_id, confirmed=bool(r.confirmed), retention=r.retention_days, ids=r.ids
+    )
+    return rep.PurgeApplyReply(result.to_dict())
 
 
-def purge_plan_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
-    return plan(ctx, _tenant(body), _retention(body)).to_dict()
-
-
-def purge_apply_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
-    ids = body.get("ids")
-    return apply(
-        ctx,
-        _tenant(body),
-        confirmed=bool(body.get("confirmed", False)),
-        retention=_retention(body),
-        ids=[str(i) for i in ids] if isinstance(ids, list) else None,
-    ).to_dict()
-
-
-def purge_restore_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
-    ids = body.get("ids")
-    restored = restore(ctx, _tenant(body), [str(i) for i in ids] if isinstance(ids, list) else None)
-    return {"restored": restored, "count": len(restored)}
+def purge_restore_op(ctx: EngineContext, r: req.PurgeRestoreRequest) -> rep.PurgeRestoreReply:
+    restored = restore(ctx, r.tenant_id, r.ids)
+    return rep.PurgeRestoreReply(restored, len(restored))

@@ -46,7 +46,7 @@ from nika_tui.domain.tenant import Language
 from nika_tui.engine.as_of import current_hits
 from nika_tui.engine.context import EngineContext
 from nika_tui.services import redis_keys
-from nika_tui.services.recall_params import read_params
+from nika_tui.services.recall_params import params_from_fields, params_key
 
 PALACE_MIN_COSINE = 0.40
 """Dense cosine (all-MiniLM-L6-v2) below which a hit is not relevant.
@@ -116,6 +116,11 @@ def _float(raw: object, default: float) -> float:
 def read_tuning(r: redis.Redis, tenant_id: str) -> RecallTuning:
     """The tenant's :class:`RecallTuning` (defaults for missing or unreadable fields)."""
     raw: dict[str, str] = r.hgetall(redis_keys.recall_tuning(tenant_id))  # type: ignore[assignment]
+    return tuning_from_fields(raw)
+
+
+def tuning_from_fields(raw: dict[str, str]) -> RecallTuning:
+    """:func:`read_tuning` of the hash's fields (read by the caller, e.g. in a pipeline)."""
     tau = _float(raw.get("recency_tau_days", RECENCY_TAU_DAYS), RECENCY_TAU_DAYS)
     return RecallTuning(
         recency_weight=max(0.0, _float(raw.get("recency_weight", 0.0), 0.0)),
@@ -212,13 +217,21 @@ def register_refs(
         return
     fields = [f"{tenant_id}:{i}" for i in ids]
     current = r.hmget(redis_keys.ACTIVE_REFS, fields)
+    r.hset(redis_keys.ACTIVE_REFS, mapping=refs_update(fields, current, session_id, now_s))
+
+
+def refs_update(
+    fields: Sequence[str], current: Sequence[Any], session_id: str, now_s: float
+) -> dict[Any, Any]:
+    """``ACTIVE_REFS`` values to write: ``session_id`` added to the live holders of each of
+    ``fields`` (``{tenant}:{id}``), whose values now are ``current``; expired holders pruned."""
     updates: dict[Any, Any] = {}
     for fld, raw in zip(fields, current, strict=True):
         holders: dict[str, float] = json.loads(raw) if raw else {}
         holders = {s: exp for s, exp in holders.items() if exp > now_s}
         holders[session_id] = now_s + ACTIVE_REF_TTL_S
         updates[fld] = json.dumps(holders)
-    r.hset(redis_keys.ACTIVE_REFS, mapping=updates)
+    return updates
 
 
 def active_sessions(r: redis.Redis, tenant_id: str, memory_id: str, now_s: float) -> list[str]:
@@ -244,7 +257,12 @@ def recall(
     ctx.tenant(q.tenant_id)  # an unknown tenant fails here, before any embedding
     if vector is None:
         vector = ctx.embedder.embed([q.query])[0]
-    tuning = read_tuning(ctx.redis, q.tenant_id)
+    # Both settings hashes in one round trip (each costs a wake-up of Redis and of this thread).
+    pipe = ctx.redis.pipeline(transaction=False)
+    pipe.hgetall(redis_keys.recall_tuning(q.tenant_id))
+    pipe.hgetall(params_key(q.tenant_id))
+    raw_tuning, raw_params = pipe.execute()
+    tuning = tuning_from_fields(raw_tuning)
     context_project = ""
     if tuning.tighten_scope and not q.project_id:
         context_project = inferred_project(ctx.redis, q.tenant_id, q.session_id)
@@ -252,7 +270,7 @@ def recall(
             q = q.model_copy(update={"project_id": context_project})
     flt = _filter(q)
     layers = [q.layer] if q.layer is not None else list(Layer)
-    params, adopted = read_params(ctx.redis, q.tenant_id)
+    params, adopted = params_from_fields(raw_params)
     # The tuner's measured set wins over the debt action's recency heuristic. It was measured
     # on recalls of what is current now: a recall as of a past date keeps the default ranking.
     if adopted and q.as_of is None:
@@ -335,7 +353,7 @@ def _answer(
         palace=None if hits else palace_line(config.language, q.query),
         hierarchy=hierarchy_status(ctx, q.tenant_id, ids) if ids else {},
     )
-    _log(ctx, q, result, context_project)
+    ctx.later(lambda: _log(ctx, q, result, context_project))  # after the reply, in a reader
     return result
 
 
@@ -350,7 +368,9 @@ def _log(
         if k in ("job_id", "task_id", "domain", "action_type", "layer", "include_retired", "as_of")
         and v not in (None, False)
     }
-    ctx.redis.xadd(
+    # One round trip for the log, the counters and the refs' current holders, one for the refs.
+    pipe = ctx.redis.pipeline(transaction=False)
+    pipe.xadd(
         redis_keys.query_log(q.tenant_id),
         {
             "at": now.isoformat(),
@@ -368,7 +388,13 @@ def _log(
         approximate=True,
     )
     metrics = redis_keys.metrics(q.tenant_id)
-    ctx.redis.hincrby(metrics, "recalls", 1)
+    pipe.hincrby(metrics, "recalls", 1)
     if result.palace:
-        ctx.redis.hincrby(metrics, "palace_misses", 1)
-    register_refs(ctx.redis, q.tenant_id, q.session_id or "anonymous", ids, now.timestamp())
+        pipe.hincrby(metrics, "palace_misses", 1)
+    fields = [f"{q.tenant_id}:{i}" for i in ids]
+    if fields:
+        pipe.hmget(redis_keys.ACTIVE_REFS, fields)
+    replies = pipe.execute()
+    if fields:
+        updates = refs_update(fields, replies[-1], q.session_id or "anonymous", now.timestamp())
+        ctx.redis.hset(redis_keys.ACTIVE_REFS, mapping=updates)

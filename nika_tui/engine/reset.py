@@ -28,6 +28,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from nika_tui.domain import protocol_replies as rep
+from nika_tui.domain import protocol_requests as req
 from nika_tui.domain.envelope import ActionType, Domain, NikaMeta, Trigger
 from nika_tui.domain.memory import (
     MAX_TEXT_CHARS,
@@ -41,7 +43,7 @@ from nika_tui.engine.compress import compress
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.snapshot.export import export_snapshot
 from nika_tui.engine.snapshot.restore import open_snapshot
-from nika_tui.errors import ResetUnavailable, SnapshotInvalid, ValidationFailed
+from nika_tui.errors import ResetUnavailable, SnapshotInvalid
 from nika_tui.paths import tenant_data_dir
 from nika_tui.services.files import atomic_write_text
 
@@ -267,8 +269,5 @@ def _check_backup(root: Path, tenant_id: str, live: int) -> None:
         )
 
 
-def compress_reset_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
-    tenant_id, repo = body.get("tenant_id"), body.get("repo")
-    if not isinstance(tenant_id, str) or (repo is not None and not isinstance(repo, str)):
-        raise ValidationFailed("compress.reset needs 'tenant_id' (and 'repo')", "pass --tenant")
-    return reset(ctx, tenant_id, Path(repo) if repo else None)
+def compress_reset_op(ctx: EngineContext, r: req.CompressResetRequest) -> rep.CompressResetReply:
+    return rep.CompressResetReply(reset(ctx, r.tenant_id, Path(r.repo) if r.repo else None))

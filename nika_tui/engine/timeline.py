@@ -11,20 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ValidationError
-
-from nika_tui.domain.envelope import explain_validation_error
+from nika_tui.domain import protocol_replies as rep
+from nika_tui.domain import protocol_requests as req
 from nika_tui.domain.memory import Layer
 from nika_tui.domain.ports import PointFilter
-from nika_tui.domain.requests import MAX_RECALL_LIMIT, RecallQuery
+from nika_tui.domain.requests import RecallQuery
 from nika_tui.domain.timeline import versions
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.history import history
 from nika_tui.engine.recall import PALACE_MIN_COSINE, palace_line
-from nika_tui.errors import ValidationFailed
-
-DEFAULT_CHAINS = 3
-"""Timelines returned by default (the best-matching facts)."""
 
 
 def timeline(ctx: EngineContext, q: RecallQuery) -> dict[str, Any]:
@@ -68,13 +63,5 @@ def timeline(ctx: EngineContext, q: RecallQuery) -> dict[str, Any]:
     }
 
 
-def timeline_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
-    body = {"limit": DEFAULT_CHAINS, **body}
-    body["limit"] = max(1, min(int(body["limit"]), MAX_RECALL_LIMIT))
-    try:
-        q = RecallQuery.model_validate(body)
-    except ValidationError as exc:
-        raise ValidationFailed(
-            f"invalid timeline query: {explain_validation_error(exc)}", "fix the query"
-        ) from exc
-    return timeline(ctx, q)
+def timeline_op(ctx: EngineContext, r: req.TimelineRequest) -> rep.TimelineReply:
+    return rep.TimelineReply(**timeline(ctx, r.query))

@@ -23,7 +23,11 @@ import os
 import struct
 import sys
 import zlib
-from collections.abc import Mapping, Sequence
+
+# Not typing.TYPE_CHECKING: importing typing (or collections.abc) costs the hook a few ms.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
 """Same limit as :data:`nika_tui.hooks.context.MAX_PAYLOAD_BYTES` (not imported: heavy side)."""

@@ -4,10 +4,11 @@
 server answers). It listens on a unix socket (0600, in a 0700 directory; a peer of another uid
 is refused), holds a lock so that only one server serves a socket, and for each connection
 forks: the child takes the client's environment and working directory, runs
-:func:`~nika_tui.hooks.dispatch.run_hook` — the same code as an in-process run, with its own time
-budget (SIGALRM works: the child is single-threaded) and its own Redis connection — sends the output
-back and exits. The parent never runs a hook and never opens a connection, so a child starts
-from the same clean state every time.
+:func:`~nika_tui.hooks.dispatch.run_hook` — the same code as an in-process run, with its own
+time budget (SIGALRM works: the child is single-threaded) and its own Redis connection — sends
+the answer back as soon as it is known, finishes the run's deferred work and exits. The parent
+never runs a hook and never opens a connection, so a child starts from the same clean state
+every time.
 
 It exits after ``NIKA_HOOKD_IDLE_S`` seconds without a run (600 by default), when its socket
 file is removed or replaced, and when a ``nika_tui`` source file it loaded has changed since
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import gc
 import os
 import select
 import signal
@@ -50,8 +52,8 @@ def _preload() -> None:
         dispatch,
         gemini,
         handoff,
+        inject,
         opencode,
-        prompt_inject,
     )
     from nika_tui.services import bus, kernel_store, memory_client, wm_store  # noqa: F401
 
@@ -112,8 +114,18 @@ def _child(conn: socket.socket) -> None:
     raw = body[1:] if body[:1] == OK else None
     from nika_tui.hooks.dispatch import run_hook
 
-    output = run_hook(cli, event, raw, env=env)
-    send_frame(conn, OK + output.encode())
+    def reply(output: str) -> None:
+        # The client exits as soon as it has the answer; the run's deferred work goes on here,
+        # even when the client is gone (a capture must not depend on it).
+        with contextlib.suppress(OSError):
+            send_frame(conn, OK + output.encode())
+        conn.close()
+        # What is left is background work: the waiting client (and the agent) get the CPU
+        # first; on 2 busy cores the deferred work otherwise delays the client's own exit.
+        with contextlib.suppress(OSError):
+            os.nice(10)
+
+    run_hook(cli, event, raw, env=env, reply=reply)
 
 
 def serve(path: Path, idle_s: float) -> int:
@@ -126,6 +138,9 @@ def serve(path: Path, idle_s: float) -> int:
     except OSError:
         return 0  # another server runs (two clients started one at the same time)
     _preload()
+    # Everything imported so far is never collected: a child's collector then leaves those
+    # objects (and their pages, shared copy-on-write with this process) alone.
+    gc.freeze()
     sources = _sources()
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
@@ -164,6 +179,7 @@ def serve(path: Path, idle_s: float) -> int:
                 return 0
             pid = os.fork()
             if pid == 0:
+                gc.disable()  # a run lives for milliseconds: a collection would only cost
                 listener.close()
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
                 code = 0

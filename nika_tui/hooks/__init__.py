@@ -12,7 +12,9 @@
 
 A hook must never block or break the agent: :func:`.dispatch.run_hook` never raises, answers
 within a time budget (Redis sockets time out after 1 s, an alarm bounds the whole run), and on
-any failure logs one line to ``{data}/logs/hooks.log`` and prints nothing. Subagent events
+any failure logs one line to ``{data}/logs/hooks.log`` and prints nothing. Through the hook
+server it answers first and captures after (:mod:`.dispatch`): the agent waits for the recall
+only. Subagent events
 (``agent_id`` in the payload) are skipped. This package imports no torch, textual or qdrant.
 
 Modules: :mod:`.dispatch` (one run), :mod:`.context` (what handlers share), one handler per agent

@@ -27,6 +27,9 @@ EVENTS: tuple[str, ...] = (
     "PostToolUse",
 )
 
+ANSWERS = frozenset(("SessionStart", "UserPromptSubmit"))
+"""The events whose answer the CLI reads (it injects their context); the rest are deferred."""
+
 
 def _stop(ctx: HookContext) -> str:
     # Recent Claude Code versions send the closing message; older ones only the transcript.

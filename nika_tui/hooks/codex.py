@@ -26,6 +26,8 @@ EVENTS: tuple[str, ...] = (
     "PostToolUse",
 )
 NOTIFY_EVENT = "notify"
+ANSWERS = frozenset(("SessionStart", "UserPromptSubmit"))
+"""The events whose answer the CLI reads (it injects their context); the rest are deferred."""
 
 
 def find_rollout(ctx: HookContext, thread_id: str) -> Path | None:

@@ -160,7 +160,7 @@ def update_fill(ctx: HookContext, path: Path | None = None) -> ContextFill | Non
     model = (one_m or [m for m in candidates if m] or [""])[0]
     disable_1m = ctx.env.get("CLAUDE_CODE_DISABLE_1M_CONTEXT", "").lower() in ("1", "true", "yes")
     fill = read_fill(target, model=model or None, disable_1m=disable_1m)
-    wm_store.record_fill(ctx.redis, ctx.tenant_id, fill, str(target), ctx.now)
+    wm_store.record_fill(ctx.redis, ctx.tenant_id, fill, str(target), ctx.now, agent=ctx.agent_type)
     return fill
 
 

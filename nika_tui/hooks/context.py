@@ -70,6 +70,8 @@ class HookContext:
     notes: list[str] = field(default_factory=list)
     spooled: int = 0
     """Writes that went to the spool because Redis was down (the log then says "spooled")."""
+    deferred: list[Callable[[], Any]] = field(default_factory=list)
+    """Work that the answer does not wait for (see :meth:`defer`)."""
     _redis: redis.Redis | None = None
 
     @property
@@ -131,8 +133,21 @@ class HookContext:
                 decode_responses=True,
                 socket_timeout=REDIS_TIMEOUT_S,
                 socket_connect_timeout=REDIS_CONNECT_TIMEOUT_S,
+                # No CLIENT SETINFO: its default reads redis-py's package metadata (an email
+                # parse) and costs two round trips on every connection, i.e. every hook run.
+                driver_info=None,
             )
         return self._redis
+
+    def defer(self, fn: Callable[[], Any]) -> None:
+        """Run ``fn`` after the answer has been handed to the agent (still within the run's
+        budget, before the next hook of this agent: see :mod:`.dispatch`)."""
+        self.deferred.append(fn)
+
+    def run_deferred(self) -> None:
+        """Run the deferred work in the order it was deferred (work may defer more)."""
+        while self.deferred:
+            self.deferred.pop(0)()
 
     def step(self, name: str, fn: Callable[[], Any]) -> Any:
         """Run one independent step; a known failure is noted and the run goes on."""

@@ -5,11 +5,11 @@ Verified on Gemini CLI 0.61.0 (``nika_tui/services/gemini_sessions.py`` has the 
 - ``SessionStart`` (``source`` startup | resume | clear) → the shared SessionStart context as
   ``hookSpecificOutput.additionalContext`` (Gemini CLI reads the same field as Claude Code;
   headless it prepends it to the prompt inside ``<hook_context>``).
-- ``BeforeAgent`` (``prompt``, once per user turn, before the model is called) → the prompt's
-  own recall and, after a compression, the newest handoff packet, each shown once per session
-  (:mod:`nika_tui.hooks.prompt_inject`); then the user's words are captured (semantic). The
-  prompt is cleaned of injected blocks first: headless Gemini CLI puts SessionStart's block
-  inside it.
+- ``BeforeAgent`` (``prompt``, once per user turn, before the model is called) → what
+  Claude Code's UserPromptSubmit gets (:func:`nika_tui.hooks.inject.prompt_context`): the
+  prompt's own recall and, after a compression, this session's newest handoff packet, each
+  shown once per session; then the user's words are captured (semantic). The prompt is
+  cleaned of injected blocks first: headless Gemini CLI puts SessionStart's block inside it.
 - ``AfterAgent`` (``prompt_response``) → the model's reply (episodic), read from the session
   file (the payload's text may repeat its last streamed chunk).
 - ``PreCompress`` (``trigger`` manual | auto) → the handoff packet, but only for a compression
@@ -33,7 +33,7 @@ from pathlib import Path
 from nika_tui.hooks.common import bookkeeping, capture_turn
 from nika_tui.hooks.context import HookContext
 from nika_tui.hooks.handoff import commit_compaction, pre_compact
-from nika_tui.hooks.prompt_inject import mark_shown, prompt_context, shown_ids, strip_injected
+from nika_tui.hooks.inject import strip_injected
 from nika_tui.hooks.steps import capture_prompt, session_start
 from nika_tui.services import redis_keys, wm_store
 from nika_tui.services.gemini_sessions import (
@@ -54,6 +54,9 @@ EVENTS: tuple[str, ...] = (
     "Notification",
 )
 
+ANSWERS = frozenset(("SessionStart", "BeforeAgent"))
+"""The events whose answer the CLI reads (it injects their context); the rest are deferred."""
+
 
 def _read(ctx: HookContext, session_file: Path | None) -> GeminiExchange | None:
     if session_file is None:
@@ -68,34 +71,22 @@ def _record_fill(ctx: HookContext, exchange: GeminiExchange | None, session_file
     fill = exchange.fill
     ctx.step(
         "fill",
-        lambda: wm_store.record_fill(ctx.redis, ctx.tenant_id, fill, str(session_file), ctx.now),
-    )
-
-
-def _answer(event: str, context: str) -> str:
-    return json.dumps(
-        {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}},
-        ensure_ascii=False,
+        lambda: wm_store.record_fill(
+            ctx.redis, ctx.tenant_id, fill, str(session_file), ctx.now, agent=ctx.agent_type
+        ),
     )
 
 
 def _session_start(ctx: HookContext, exchange: GeminiExchange | None) -> str:
-    output = session_start(ctx)
-    if output:
-        ctx.step("injected_mark", lambda: mark_shown(ctx, shown_ids(output)))
-    return output
+    return session_start(ctx)
 
 
 def _before_agent(ctx: HookContext, exchange: GeminiExchange | None) -> str:
-    prompt = strip_injected(str(ctx.payload.get("prompt") or ""))
-    # Recall before the capture: the prompt must not come back as its own memory.
-    context, marks = prompt_context(ctx, prompt)
-    ctx.payload["prompt"] = prompt
-    capture_prompt(ctx)
-    if not context:
-        return ""
-    ctx.step("injected_mark", lambda: mark_shown(ctx, marks))
-    return _answer("BeforeAgent", context)
+    # The user's own words: headless Gemini CLI puts SessionStart's block inside the prompt.
+    ctx.payload["prompt"] = strip_injected(str(ctx.payload.get("prompt") or ""))
+    # Claude Code's UserPromptSubmit, under Gemini CLI's event name: the recall for the prompt
+    # (shown once per session), then the capture.
+    return capture_prompt(ctx, "BeforeAgent")
 
 
 def _after_agent(ctx: HookContext, exchange: GeminiExchange | None) -> str:

@@ -1,4 +1,6 @@
-"""What a hook injects into the agent's context: bounded, relevant, and never twice.
+"""What a hook injects into the agent's context: bounded, relevant, and never twice — for every
+agent CLI (Claude Code and Codex directly, Gemini CLI's ``BeforeAgent`` and OpenCode's
+``chat.message`` through the same two functions).
 
 - **SessionStart** (≤ :data:`SESSION_START_MAX_BYTES`): the handoff packet chosen by session
   and time (:func:`nika_tui.domain.handoff_select.select_handoff`) and a digest of the
@@ -18,11 +20,13 @@ prompt) and skipped at once when the memory service is not running.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 
 from nika_tui.domain.handoff import HANDOFF_MARKER
 from nika_tui.domain.handoff_select import StoredPacket, select_handoff
 from nika_tui.domain.requests import RecallHit, RecallQuery, RecallResult
+from nika_tui.errors import ServiceBusy, ServiceNotRunning
 from nika_tui.hooks.common import hit_line, note_hits, render_context
 from nika_tui.hooks.context import HookContext
 from nika_tui.services import redis_keys
@@ -87,18 +91,6 @@ def relevant_hits(
 
 
 # --- packets -------------------------------------------------------------------------------
-def load_packets(ctx: HookContext) -> tuple[StoredPacket | None, StoredPacket | None]:
-    """(newest committed packet of this session, newest of the project)."""
-    own_raw, project_raw = ctx.redis.mget(
-        redis_keys.handoff_latest(ctx.tenant_id, ctx.session_id),
-        redis_keys.handoff_project(ctx.tenant_id, ctx.project_id),
-    )
-    return (
-        StoredPacket.from_json(str(own_raw) if own_raw else None),
-        StoredPacket.from_json(str(project_raw) if project_raw else None),
-    )
-
-
 def _packet_section(packet: StoredPacket, source: str) -> tuple[str, list[str]]:
     text = packet.text if len(packet.text) <= MAX_PACKET_CHARS else packet.text[:MAX_PACKET_CHARS]
     if source in ("compact", "prompt"):
@@ -108,10 +100,28 @@ def _packet_section(packet: StoredPacket, source: str) -> tuple[str, list[str]]:
     return HANDOFF_OTHER_TITLE, [head, *text.splitlines()]
 
 
-def _choose_packet(ctx: HookContext, source: str, already: set[str]) -> StoredPacket | None:
-    loaded = ctx.step("handoff_read", lambda: load_packets(ctx))
-    own, project = loaded if loaded else (None, None)
-    return select_handoff(source, ctx.session_id, own, project, already, ctx.now)
+def _context_state(ctx: HookContext) -> tuple[set[str], StoredPacket | None, StoredPacket | None]:
+    """What this context was given and the (own, project) packets, in one round trip: the
+    agent waits for this read."""
+    pipe = ctx.redis.pipeline(transaction=False)
+    pipe.smembers(redis_keys.session_context(ctx.tenant_id, ctx.session_id))
+    pipe.mget(
+        redis_keys.handoff_latest(ctx.tenant_id, ctx.session_id),
+        redis_keys.handoff_project(ctx.tenant_id, ctx.project_id),
+    )
+    members, (own_raw, project_raw) = pipe.execute()
+    return (
+        {str(m) for m in members},
+        StoredPacket.from_json(str(own_raw) if own_raw else None),
+        StoredPacket.from_json(str(project_raw) if project_raw else None),
+    )
+
+
+def _read_state(ctx: HookContext, source: str) -> tuple[set[str], StoredPacket | None]:
+    """(what was shown, the packet to inject for ``source``)."""
+    state = ctx.step("context_read", lambda: _context_state(ctx))
+    already, own, project = state if state else (set(), None, None)
+    return already, select_handoff(source, ctx.session_id, own, project, already, ctx.now)
 
 
 # --- recalls -------------------------------------------------------------------------------
@@ -123,15 +133,19 @@ def _recall(ctx: HookContext, client: MemoryClient, query: str, limit: int) -> R
         limit=limit,
         session_id=ctx.session_id,
     )
-    result: RecallResult | None = ctx.step("recall", lambda: client.recall(q))
+
+    def run() -> RecallResult | None:
+        # The client checks the service's heartbeat before it asks: no service, no wait.
+        try:
+            return client.recall(q)
+        except ServiceNotRunning as exc:
+            if isinstance(exc, ServiceBusy):
+                raise  # noted by the step, with its words
+            ctx.notes.append("memory service not running: no recall injected")
+            return None
+
+    result: RecallResult | None = ctx.step("recall", run)
     return result
-
-
-def _alive(ctx: HookContext, client: MemoryClient) -> bool:
-    alive = bool(ctx.step("service", client.service_alive))
-    if not alive:
-        ctx.notes.append("memory service not running: no recall injected")
-    return alive
 
 
 def _emit(
@@ -155,21 +169,19 @@ def _emit(
 def session_start_context(ctx: HookContext, event_name: str = "SessionStart") -> str:
     """The SessionStart injection (JSON for stdout, or "")."""
     source = str(ctx.payload.get("source") or "startup")
-    already: set[str] = ctx.step("shown_read", lambda: shown(ctx)) or set()
+    already, packet = _read_state(ctx, source)
     sections: list[tuple[str, Sequence[str]]] = []
     keys: list[str] = []
-    packet = _choose_packet(ctx, source, already)
     if packet is not None:
         sections.append(_packet_section(packet, source))
         keys.append(packet.key)
     client = MemoryClient(ctx.redis, timeout=SESSION_START_RECALL_TIMEOUT_S)
-    if _alive(ctx, client):
-        project = ctx.project_id or ctx.tenant_id
-        query = f"decisions, conventions and open tasks for project {project}"
-        hits = relevant_hits(_recall(ctx, client, query, DIGEST_RECALL_LIMIT), already)
-        if hits:
-            sections.append((DIGEST_TITLE, [hit_line(h) for h in hits]))
-            keys += [h.record.id for h in hits]
+    project = ctx.project_id or ctx.tenant_id
+    query = f"decisions, conventions and open tasks for project {project}"
+    hits = relevant_hits(_recall(ctx, client, query, DIGEST_RECALL_LIMIT), already)
+    if hits:
+        sections.append((DIGEST_TITLE, [hit_line(h) for h in hits]))
+        keys += [h.record.id for h in hits]
     return _emit(ctx, event_name, sections, keys, SESSION_START_MAX_BYTES)
 
 
@@ -177,21 +189,41 @@ def prompt_context(ctx: HookContext, prompt: str, event_name: str = "UserPromptS
     """The UserPromptSubmit injection for this prompt (JSON for stdout, or "")."""
     if not prompt.strip() or prompt.lstrip().startswith("/"):
         return ""
-    already: set[str] = ctx.step("shown_read", lambda: shown(ctx)) or set()
+    already, packet = _read_state(ctx, "prompt")
     sections: list[tuple[str, Sequence[str]]] = []
     keys: list[str] = []
-    packet = _choose_packet(ctx, "prompt", already)
     if packet is not None:
         sections.append(_packet_section(packet, "prompt"))
         keys.append(packet.key)
     client = MemoryClient(ctx.redis, timeout=PROMPT_RECALL_TIMEOUT_S)
-    if _alive(ctx, client):
-        result = _recall(ctx, client, prompt, PROMPT_RECALL_LIMIT)
-        hits = relevant_hits(result, already, echo=prompt)
-        if hits:
-            sections.append((PROMPT_TITLE, [hit_line(h) for h in hits]))
-            keys += [h.record.id for h in hits]
-            note_hits(ctx, prompt, hits)
-        elif result is not None and result.palace:
-            ctx.notes.append("PALACE: nothing relevant to the prompt")
+    result = _recall(ctx, client, prompt, PROMPT_RECALL_LIMIT)
+    hits = relevant_hits(result, already, echo=prompt)
+    if hits:
+        sections.append((PROMPT_TITLE, [hit_line(h) for h in hits]))
+        keys += [h.record.id for h in hits]
+        # For the relevance labels of the next reply: not something the prompt waits for.
+        ctx.defer(lambda: note_hits(ctx, prompt, hits))
+    elif result is not None and result.palace:
+        ctx.notes.append("PALACE: nothing relevant to the prompt")
     return _emit(ctx, event_name, sections, keys, PROMPT_MAX_BYTES)
+
+
+# --- the user's own words ------------------------------------------------------------------
+# What hooks (ours and the CLI's own wrappers) put around injected context: never a user's words.
+_INJECTED_BLOCKS = re.compile(
+    r"<hook_context>.*?</hook_context>|<nika-memory\b.*?</nika-memory>", re.DOTALL | re.IGNORECASE
+)
+
+
+def strip_injected(prompt: str) -> str:
+    """The user's own words: the prompt without injected context blocks (headless Gemini CLI
+    puts SessionStart's block inside the prompt)."""
+    return _INJECTED_BLOCKS.sub("", prompt).strip()
+
+
+def context_of(answer: str) -> str:
+    """The ``additionalContext`` text of an answer printed by this module ("" for none)."""
+    if not answer:
+        return ""
+    data = json.loads(answer)
+    return str(data["hookSpecificOutput"]["additionalContext"])

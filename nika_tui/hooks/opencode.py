@@ -26,54 +26,36 @@ from collections.abc import Callable
 from typing import Any
 
 from nika_tui.domain.context_fill import fill_percent
+from nika_tui.hooks import inject
 from nika_tui.hooks.common import bookkeeping_only, capture_turn
 from nika_tui.hooks.context import HookContext
 from nika_tui.hooks.handoff import commit_compaction, pre_compact
-from nika_tui.hooks.prompt_inject import (
-    already_shown,
-    mark_shown,
-    prompt_context,
-    shown_ids,
-    strip_injected,
-)
-from nika_tui.hooks.steps import capture_prompt, session_start
+from nika_tui.hooks.inject import context_of, strip_injected
+from nika_tui.hooks.steps import capture_prompt
 from nika_tui.services import wm_store
 from nika_tui.services.transcripts.common import ContextFill, TranscriptDigest, TranscriptFormat
 
 EVENTS: tuple[str, ...] = ("UserPromptSubmit", "PreCompact", "Stop")
+ANSWERS = frozenset(("UserPromptSubmit",))
+"""The events whose answer the CLI reads (it injects their context); the rest are deferred."""
 SESSION_STARTED = "session-start"
 """The mark a session's first prompt leaves in its shown set."""
 
 
-def _context_of(answer: str) -> str:
-    if not answer:
-        return ""
-    data: dict[str, Any] = json.loads(answer)
-    return str(data["hookSpecificOutput"]["additionalContext"])
-
-
 def _user_prompt(ctx: HookContext) -> str:
-    prompt = strip_injected(str(ctx.payload.get("prompt") or ""))
+    ctx.payload["prompt"] = strip_injected(str(ctx.payload.get("prompt") or ""))
     blocks: list[str] = []
-    shown: set[str] = ctx.step("injected_read", lambda: already_shown(ctx)) or set()
+    shown: set[str] = ctx.step("shown_read", lambda: inject.shown(ctx)) or set()
     if ctx.session_id and SESSION_STARTED not in shown:
-        opening = session_start(ctx)
-        ctx.step(
-            "injected_mark",
-            lambda: mark_shown(ctx, [SESSION_STARTED, *shown_ids(opening)]),
-        )
-        if opening:
-            blocks.append(_context_of(opening))
-    # Recall before the capture: the prompt must not come back as its own memory.
-    context, marks = prompt_context(ctx, prompt)
-    ctx.payload["prompt"] = prompt
-    capture_prompt(ctx)
-    if context:
-        ctx.step("injected_mark", lambda: mark_shown(ctx, marks))
-        blocks.append(context)
-    if not blocks:
+        # OpenCode has no session-start hook that can add context: the first prompt brings it.
+        opening = inject.session_start_context(ctx, "UserPromptSubmit")
+        ctx.step("shown", lambda: inject.mark_shown(ctx, [SESSION_STARTED]))
+        blocks.append(context_of(opening))
+    # The prompt's own recall (not what the opening showed), then the capture, deferred.
+    blocks.append(context_of(capture_prompt(ctx)))
+    text = "\n".join(b for b in blocks if b)
+    if not text:
         return ""
-    text = "\n".join(blocks)
     return json.dumps(
         {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}},
         ensure_ascii=False,
@@ -134,7 +116,9 @@ def _stop(ctx: HookContext) -> str:
     if fill is not None:
         ctx.step(
             "fill",
-            lambda: wm_store.record_fill(ctx.redis, ctx.tenant_id, fill, "opencode", ctx.now),
+            lambda: wm_store.record_fill(
+                ctx.redis, ctx.tenant_id, fill, "opencode", ctx.now, agent=ctx.agent_type
+            ),
         )
     message = ctx.payload.get("last_assistant_message")
     return capture_turn(ctx, message if isinstance(message, str) else None)

@@ -19,7 +19,7 @@ def session_start(ctx: HookContext, event_name: str = "SessionStart") -> str:
     if ctx.payload.get("source") == "compact":
         commit_compaction(ctx)
     output = inject.session_start_context(ctx, event_name)
-    bookkeeping(ctx)
+    ctx.defer(lambda: bookkeeping(ctx))  # the agent waits for the answer only
     return output
 
 
@@ -36,6 +36,13 @@ def capture_prompt(ctx: HookContext, event_name: str = "UserPromptSubmit") -> st
     prompt = str(ctx.payload.get("prompt") or "")
     # The recall runs first: the prompt being stored must not answer itself.
     output = inject.prompt_context(ctx, prompt, event_name)
+    # Claude Code sends the prompt once this returns: the capture runs after the answer.
+    ctx.defer(lambda: keep_prompt(ctx, prompt))
+    return output
+
+
+def keep_prompt(ctx: HookContext, prompt: str) -> None:
+    """Keep a prompt worth keeping (semantic, see :func:`capture_prompt`), then bookkeeping."""
     if worth_keeping_prompt(prompt):
         digest = digest_of(ctx)
         meta = make_meta(ctx, digest)
@@ -47,4 +54,3 @@ def capture_prompt(ctx: HookContext, event_name: str = "UserPromptSubmit") -> st
     else:
         ctx.notes.append("prompt not kept (command, acknowledgement or too short)")
     bookkeeping(ctx)
-    return output

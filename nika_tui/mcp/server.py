@@ -36,6 +36,7 @@ from nika_tui.domain.tenant_id import is_valid_tenant_id
 from nika_tui.errors import NikaError
 from nika_tui.mcp.tools import as_of_arg, layer_arg, register_tools
 from nika_tui.services.memory_client import MemoryClient
+from nika_tui.settings import Settings
 
 T = TypeVar("T")
 
@@ -47,8 +48,8 @@ INSTRUCTIONS = (
 )
 
 
-def _tenant(env: Mapping[str, str]) -> str:
-    tenant = env.get("NIKA_TENANT_ID", "")
+def _tenant(settings: Settings) -> str:
+    tenant = settings.tenant_id
     if not is_valid_tenant_id(tenant):
         raise ToolError(
             "NIKA_TENANT_ID is not set — run `nika mcp` from a tenant's kernel, or export "
@@ -78,13 +79,15 @@ def format_recall(result: RecallResult) -> str:
 
 
 def build_server(
+    settings: Settings,
     env: Mapping[str, str] | None = None,
     client_factory: Callable[[bool], MemoryClient] | None = None,
 ) -> MCPServer[Any]:
     """The MCP server with its tools (all scoped to ``NIKA_TENANT_ID``).
 
     Args:
-        env: Environment for the tenant and Redis (default: the process's).
+        settings: The knobs (tenant, session, agent), built once by :func:`run_stdio`.
+        env: Environment for Redis and the tenant's files (default: the process's).
         client_factory: ``(start_redis) -> MemoryClient`` (default: from the environment).
     """
     environ: Mapping[str, str] = os.environ if env is None else env
@@ -120,7 +123,7 @@ def build_server(
         what was current then, by valid time. Answers exactly 'no memory for QUERY' when
         nothing relevant is stored: then say so, do not guess.
         """
-        tenant = _tenant(environ)
+        tenant = _tenant(settings)
         when, which = as_of_arg(as_of), layer_arg(layer)
         try:
             q = RecallQuery(
@@ -131,7 +134,7 @@ def build_server(
                 task_id=task_id or None,
                 limit=max(1, min(limit, MAX_RECALL_LIMIT)),
                 include_retired=include_retired,
-                session_id=environ.get("NIKA_SESSION_ID", ""),
+                session_id=settings.session_id,
                 layer=which,
                 as_of=when,
             )
@@ -155,15 +158,15 @@ def build_server(
         A newer fact on the same subject supersedes the older one; doubtful contradictions go
         to a human review queue. valid_from: ISO-8601 time the fact became true (default now).
         """
-        tenant = _tenant(environ)
+        tenant = _tenant(settings)
         now = datetime.now(UTC)
         try:
             meta = NikaMeta.model_validate(
                 {
                     "timestamp": now,
                     "trigger": Trigger.AUTONOMOUS,
-                    "agent_type": environ.get("NIKA_AGENT_TYPE", "mcp"),
-                    "session_id": environ.get("NIKA_SESSION_ID", ""),
+                    "agent_type": settings.agent_type,
+                    "session_id": settings.session_id,
                     "project_id": project_id,
                     "domain": domain,
                     "action_type": action_type,
@@ -187,7 +190,7 @@ def build_server(
     @server.tool(structured_output=False)
     async def memory_history(memory_id: str) -> str:
         """The supersede chain of one memory, oldest first (retired versions included)."""
-        tenant = _tenant(environ)
+        tenant = _tenant(settings)
         records = await in_thread(lambda: make_client(False).history(tenant, memory_id))
         if not records:
             return f"no memory with id {memory_id}"
@@ -199,10 +202,10 @@ def build_server(
             lines.append(f"[{rec.id}] ({status}, valid from {rec.valid_from:%Y-%m-%d}) {rec.text}")
         return "\n".join(lines)
 
-    register_tools(server, lambda: _tenant(environ), environ, make_client, in_thread)
+    register_tools(server, lambda: _tenant(settings), settings, environ, make_client, in_thread)
     return server
 
 
 def run_stdio(env: Mapping[str, str] | None = None) -> None:
     """Serve over stdio until the client closes the stream."""
-    build_server(env).run("stdio")
+    build_server(Settings.from_env(env), env).run("stdio")

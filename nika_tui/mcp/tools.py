@@ -25,6 +25,7 @@ from nika_tui.domain.memory import Layer
 from nika_tui.domain.requests import MAX_RECALL_LIMIT, RecallQuery, RememberRequest
 from nika_tui.domain.timeline import format_timelines, parse_as_of
 from nika_tui.services.memory_client import MemoryClient
+from nika_tui.settings import Settings
 
 T = TypeVar("T")
 InThread = Callable[[Callable[[], T]], Awaitable[T]]
@@ -61,12 +62,13 @@ def timelines_text(out: Mapping[str, Any]) -> str:
 def register_tools(
     server: MCPServer[Any],
     tenant_of: Callable[[], str],
+    settings: Settings,
     environ: Mapping[str, str],
     make_client: Callable[[bool], MemoryClient],
     in_thread: InThread[Any],
 ) -> None:
     """Add the timeline, correction, retirement, project, review, hierarchy and digest tools."""
-    agent = environ.get("NIKA_AGENT_TYPE", "mcp") or "mcp"
+    agent = settings.agent_type or "mcp"
 
     @server.tool(structured_output=False)
     async def memory_timeline(query: str, project_id: str | None = None, limit: int = 3) -> str:
@@ -108,7 +110,7 @@ def register_tools(
                     timestamp=now,
                     trigger=Trigger.AUTONOMOUS,
                     agent_type=agent,
-                    session_id=environ.get("NIKA_SESSION_ID", ""),
+                    session_id=settings.session_id,
                     project_id=old.meta.project_id if project_id is None else project_id,
                     parent_id=old.id,
                 )
@@ -218,7 +220,7 @@ def register_tools(
                 query=f"decisions, conventions and open tasks for project {project_id or tenant}",
                 project_id=project_id or None,
                 limit=DIGEST_HITS,
-                session_id=environ.get("NIKA_SESSION_ID", ""),
+                session_id=settings.session_id,
             )
             recalled = client.recall(q)
             recent = client.recent(tenant, project_id or "", DIGEST_HITS)

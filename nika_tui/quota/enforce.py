@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import os
 import signal
-from collections.abc import Mapping
 from typing import Any
 
 from nika_tui.domain.tenant import TenantConfig
@@ -22,20 +21,13 @@ from nika_tui.settings import Settings
 log = logging.getLogger("nika.quota")
 
 
-def cgroups_enabled(env: Mapping[str, str] | None = None) -> bool:
-    """False when ``NIKA_QUOTA_CGROUPS=0``."""
-    return Settings.from_env(env).quota_cgroups
-
-
-def limit_kernel(
-    config: TenantConfig, pid: int, env: Mapping[str, str] | None = None
-) -> dict[str, Any]:
+def limit_kernel(config: TenantConfig, pid: int, settings: Settings) -> dict[str, Any]:
     """Put ``pid`` (the kernel's pane process) and its children in ``nika-tenant-{id}``.
 
     Returns:
         ``{"enforced": bool, "mode", ...}``: the limits read back, or the reason and fallback.
     """
-    if not cgroups_enabled(env):
+    if not settings.quota_cgroups:
         return {"enforced": False, "mode": "off", "reason": "NIKA_QUOTA_CGROUPS=0"}
     support = detect()
     if support.mode is CgroupMode.NONE:
@@ -52,9 +44,9 @@ def limit_kernel(
             "pids": moved, **limits}  # fmt: skip
 
 
-def release_kernel(tenant_id: str, env: Mapping[str, str] | None = None) -> bool:
+def release_kernel(tenant_id: str, settings: Settings) -> bool:
     """Remove the tenant's cgroup after its kernel stopped; ``False`` when it could not."""
-    if not cgroups_enabled(env):
+    if not settings.quota_cgroups:
         return False
     support = detect()
     if support.mode is CgroupMode.NONE:

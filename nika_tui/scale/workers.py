@@ -8,7 +8,6 @@ there over SSH or the provider's secret manager (docs/scale.md).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
@@ -21,7 +20,7 @@ from nika_tui.errors import NikaError
 from nika_tui.settings import Settings
 
 
-def join_url(url: str, env: Mapping[str, str]) -> str:
+def join_url(url: str, settings: Settings) -> str:
     """The Redis URL to join, with the password from ``NIKA_REDIS_PASSWORD_FILE`` if set.
 
     Raises:
@@ -33,7 +32,7 @@ def join_url(url: str, env: Mapping[str, str]) -> str:
         raise NikaError(
             f"--join needs a Redis URL, got {url!r}", "give redis://HOST:6379/0 of the primary"
         )
-    file = Settings.from_env(env).redis_password_file
+    file = settings.redis_password_file
     if local or not file or parts.password is not None:
         return url.strip()
     try:
@@ -48,13 +47,13 @@ def join_url(url: str, env: Mapping[str, str]) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
-def lease_ttl(env: Mapping[str, str]) -> float:
+def lease_ttl(settings: Settings) -> float:
     """``NIKA_LEASE_TTL_S`` (seconds a dead worker's tenants wait before a takeover).
 
     Raises:
         NikaError: not a number of at least 1.
     """
-    raw = Settings.from_env(env).lease_ttl_s
+    raw = settings.lease_ttl_s
     if not raw:
         return w.LEASE_TTL_S
     try:

@@ -65,12 +65,18 @@ class SentenceTransformerEmbedder:
     """all-MiniLM-L6-v2 on CPU, loaded once from the package's files (about 7 s)."""
 
     def __init__(
-        self, model_dir: Path | None = None, *, batch_size: int = 64, device: str = "cpu"
+        self,
+        model_dir: Path | None = None,
+        *,
+        batch_size: int = 64,
+        device: str = "cpu",
+        threads: int = 0,
     ) -> None:
         """Args:
         model_dir: a sentence-transformers model directory (default: the packaged model).
         batch_size: texts per forward pass.
         device: torch device.
+        threads: torch's intra-op threads for this process (``0``: leave torch's default).
 
         Raises:
             EmbedderUnavailable: the model cannot be found or loaded.
@@ -79,8 +85,12 @@ class SentenceTransformerEmbedder:
         # Set before the import: huggingface_hub reads these once, at import time.
         os.environ["HF_HUB_OFFLINE"] = "1"
         os.environ["TRANSFORMERS_OFFLINE"] = "1"
+        import torch
         import transformers.utils.logging as transformers_logging
         from sentence_transformers import SentenceTransformer
+
+        if threads > 0:
+            torch.set_num_threads(threads)  # process-wide: the service owns the only model
 
         # A progress bar on stderr would garble the CLI's one-line errors and the service log.
         transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
@@ -275,7 +285,7 @@ def open_embedder(
     settings = Settings.from_env(e)
     url = settings.embeddings_url
     if not url:
-        return SentenceTransformerEmbedder()
+        return SentenceTransformerEmbedder(threads=settings.embed_threads)
     raw_dim = settings.embeddings_dimension
     dimension: int | None = None
     if raw_dim:

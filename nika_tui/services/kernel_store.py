@@ -347,28 +347,39 @@ def list_statuses(
     return out
 
 
-def mark_compact_requested(client: redis.Redis, tenant_id: str, now: datetime) -> None:
-    """Remember when the compaction policy last acted (its cooldown reads it)."""
-    client.hset(redis_keys.kernel_state(tenant_id), "compact_requested_at", _iso(now))
+def _compact_field(agent: str | None) -> str:
+    # Each agent window of a kernel has its own context, so its own cooldown.
+    return f"compact_requested_at:{agent}" if agent else "compact_requested_at"
 
 
-def compact_requested_at(client: redis.Redis, tenant_id: str) -> datetime | None:
-    """When the compaction policy last acted, if ever."""
-    value = client.hget(redis_keys.kernel_state(tenant_id), "compact_requested_at")
+def mark_compact_requested(client: redis.Redis, t: str, now: datetime, agent: str = "") -> None:
+    """Remember when the compaction policy last acted on ``agent`` (its cooldown reads it)."""
+    client.hset(redis_keys.kernel_state(t), _compact_field(agent), _iso(now))
+
+
+def compact_requested_at(client: redis.Redis, t: str, agent: str = "") -> datetime | None:
+    """When the compaction policy last acted on ``agent``'s window, if ever."""
+    value = client.hget(redis_keys.kernel_state(t), _compact_field(agent))
     return _parse_dt(str(value)) if value else None
 
 
 def pending_confirmation(client: redis.Redis, tenant_id: str, kind: str) -> dict[str, Any] | None:
     """A pending confirmation of ``kind`` for the tenant, if one is queued."""
+    return next(iter(pending_confirmations(client, tenant_id, kind)), None)
+
+
+def pending_confirmations(client: redis.Redis, tenant_id: str, kind: str) -> list[dict[str, Any]]:
+    """Every pending confirmation of ``kind`` for the tenant."""
     raw: dict[str, str] = client.hgetall(redis_keys.confirmations(tenant_id))  # type: ignore[assignment]
+    out: list[dict[str, Any]] = []
     for value in raw.values():
         try:
             item = json.loads(value)
         except json.JSONDecodeError:
             continue
         if isinstance(item, dict) and item.get("kind") == kind and item.get("status") == "pending":
-            return item
-    return None
+            out.append(item)
+    return out
 
 
 def queue_confirmation(

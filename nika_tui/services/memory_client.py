@@ -20,7 +20,7 @@ import time
 import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import redis
 
@@ -33,6 +33,9 @@ from nika_tui.errors import NikaError, ServiceBusy, ServiceNotRunning, StoreUnav
 from nika_tui.services import redis_keys
 from nika_tui.services.liveness import heartbeat_live
 from nika_tui.services.secret_mask import masked_request
+
+if TYPE_CHECKING:
+    from nika_tui.domain.protocol_codec import R, Request
 
 RPC_REPLY_TTL_S = 60
 """Seconds an unread RPC reply is kept before Redis expires it."""
@@ -69,6 +72,17 @@ def error_from_reply(reply: Mapping[str, Any]) -> NikaError:
         if name not in ("message", "hint"):
             setattr(error, str(name), value)
     return error
+
+
+def parse_heartbeat(raw: Any) -> dict[str, Any] | None:
+    """The heartbeat key's value as ``{pid, host, started_at}`` (None when absent)."""
+    if not raw:
+        return None
+    try:
+        info = json.loads(str(raw))
+    except json.JSONDecodeError:
+        return {"pid": str(raw)}
+    return info if isinstance(info, dict) else {"pid": info}
 
 
 class MemoryClient:
@@ -121,13 +135,7 @@ class MemoryClient:
             raw = self.redis.get(redis_keys.SERVICE_HEARTBEAT)
         except (redis.RedisError, OSError) as exc:
             raise ServiceNotRunning() from exc
-        if not raw:
-            return None
-        try:
-            info = json.loads(str(raw))
-        except json.JSONDecodeError:
-            return {"pid": str(raw)}
-        return info if isinstance(info, dict) else {"pid": info}
+        return parse_heartbeat(raw)
 
     def service_alive(self) -> bool:
         """True while a service refreshes its heartbeat."""
@@ -222,11 +230,14 @@ class MemoryClient:
             NikaError: the operation failed (same subclass as in the service).
         """
         wait = self.timeout if timeout is None else timeout
-        if not self.service_alive():
-            raise ServiceNotRunning()
         request_id = uuid.uuid4().hex
         try:
-            self.redis.xadd(
+            # The heartbeat and the request in one round trip (a recall makes three in all).
+            # Without a live service the request stays unanswered in the stream: its deadline
+            # tells a service started later to drop it, and the stream is capped.
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.get(redis_keys.SERVICE_HEARTBEAT)
+            pipe.xadd(
                 redis_keys.RPC_STREAM,
                 {
                     "id": request_id,
@@ -237,8 +248,11 @@ class MemoryClient:
                 maxlen=10_000,
                 approximate=True,
             )
+            raw_beat, _ = pipe.execute()
         except (redis.RedisError, OSError) as exc:
             raise ServiceNotRunning() from exc
+        if not heartbeat_live(parse_heartbeat(raw_beat)):
+            raise ServiceNotRunning()
         reply_key = redis_keys.rpc_reply(request_id)
         deadline = time.monotonic() + wait
         while True:
@@ -266,50 +280,64 @@ class MemoryClient:
             if not self.service_alive():
                 raise ServiceNotRunning()
 
+    def send(self, request: Request[R], timeout: float | None = None) -> R:
+        """Run ``request`` in the service and return its reply model.
+
+        Raises:
+            ServiceNotRunning: no service, or it did not answer within ``timeout``.
+            NikaError: the operation failed (same subclass as in the service).
+        """
+        return request.reply(self.call(request.OP, request.to_body(), timeout))
+
     def recall(self, q: RecallQuery) -> RecallResult:
-        """Hits for ``q``, or the PALACE answer."""
+        """Hits for ``q``, or the PALACE answer.
+
+        The query and result are the pydantic models the recall request and reply wrap
+        (:class:`~nika_tui.domain.protocol_requests.RecallRequest`): used directly, so a hook
+        that recalls does not build the ~60 protocol dataclasses (tens of ms) at its start.
+        """
         return RecallResult.model_validate(self.call(Op.RECALL, q.model_dump(mode="json")))
 
     def history(self, tenant_id: str, memory_id: str) -> list[MemoryRecord]:
         """The supersede chain around ``memory_id``, oldest first."""
-        out = self.call(Op.HISTORY, {"tenant_id": tenant_id, "memory_id": memory_id})
-        return [MemoryRecord.model_validate(r) for r in out.get("records", [])]
+        from nika_tui.domain import protocol_requests as req
+
+        out = self.send(req.HistoryRequest(tenant_id, memory_id))
+        return [MemoryRecord.model_validate(r) for r in out.records]
 
     def review_list(self, tenant_id: str, include_resolved: bool = False) -> list[dict[str, Any]]:
         """Pending review items (or all) of a tenant."""
-        out = self.call(
-            Op.REVIEW_LIST, {"tenant_id": tenant_id, "include_resolved": include_resolved}
-        )
-        items: list[dict[str, Any]] = out.get("items", [])
-        return items
+        from nika_tui.domain import protocol_requests as req
+
+        return self.send(req.ReviewListRequest(tenant_id, include_resolved)).items
 
     def review_resolve(
         self, tenant_id: str, item_id: str, decision: str, note: str = ""
     ) -> dict[str, Any]:
         """Approve (retire the old memory) or reject (keep both) one review item."""
-        out = self.call(
-            Op.REVIEW_RESOLVE,
-            {"tenant_id": tenant_id, "id": item_id, "decision": decision, "note": note},
-        )
-        item: dict[str, Any] = out["item"]
-        return item
+        from nika_tui.domain import protocol_requests as req
+
+        return self.send(req.ReviewResolveRequest(tenant_id, item_id, decision, note)).item
 
     # --- time and agent tools (issue 21) ------------------------------------------------
     def timeline(self, q: RecallQuery) -> dict[str, Any]:
         """How the facts ``q`` names changed: ``timelines`` (versions) or ``palace``."""
-        return self.call(Op.TIMELINE, q.model_dump(mode="json"))
+        from nika_tui.domain import protocol_requests as req
+
+        return self.send(req.TimelineRequest(q)).to_body()
 
     def projects(self, tenant_id: str) -> dict[str, Any]:
         """``{project: {layer: {current, retired}}}`` of a tenant."""
-        out: dict[str, Any] = self.call(Op.PROJECTS, {"tenant_id": tenant_id}).get("projects", {})
-        return out
+        from nika_tui.domain import protocol_requests as req
+
+        return self.send(req.ProjectsRequest(tenant_id)).projects
 
     def recent(self, tenant_id: str, project_id: str = "", limit: int = 10) -> list[MemoryRecord]:
         """The newest current facts (semantic, by valid time) of a tenant or one project."""
-        out = self.call(
-            Op.RECENT, {"tenant_id": tenant_id, "project_id": project_id, "limit": limit}
-        )
-        return [MemoryRecord.model_validate(r) for r in out.get("records", [])]
+        from nika_tui.domain import protocol_requests as req
+
+        out = self.send(req.RecentRequest(tenant_id, project_id, limit))
+        return [MemoryRecord.model_validate(r) for r in out.records]
 
     def agent_retire(
         self,
@@ -320,30 +348,16 @@ class MemoryClient:
         agent: str = "agent",
     ) -> dict[str, Any]:
         """Retire one memory for an agent (or queue it for review, per the tenant's settings)."""
-        return self.call(
-            Op.AGENT_RETIRE,
-            {
-                "tenant_id": tenant_id,
-                "memory_id": memory_id,
-                "reason": reason,
-                "superseded_by": superseded_by,
-                "agent": agent,
-            },
-        )
+        from nika_tui.domain import protocol_requests as req
+
+        request = req.AgentRetireRequest(tenant_id, memory_id, reason, superseded_by, agent)
+        return self.send(request).to_body()
 
     def agent_review_resolve(
         self, tenant_id: str, item_id: str, decision: str, note: str = "", agent: str = "agent"
     ) -> dict[str, Any]:
         """Resolve a review item for an agent (refused unless the tenant allows it)."""
-        out = self.call(
-            Op.AGENT_REVIEW_RESOLVE,
-            {
-                "tenant_id": tenant_id,
-                "id": item_id,
-                "decision": decision,
-                "note": note,
-                "agent": agent,
-            },
-        )
-        item: dict[str, Any] = out["item"]
-        return item
+        from nika_tui.domain import protocol_requests as req
+
+        request = req.AgentReviewResolveRequest(tenant_id, item_id, decision, note, agent)
+        return self.send(request).item

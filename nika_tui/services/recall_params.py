@@ -23,6 +23,11 @@ def params_key(tenant_id: str) -> str:
 def read_params(r: redis.Redis, tenant_id: str) -> tuple[RecallParams, bool]:
     """The tenant's parameters and whether any were adopted (defaults otherwise)."""
     raw: dict[str, str] = r.hgetall(params_key(tenant_id))  # type: ignore[assignment]
+    return params_from_fields(raw)
+
+
+def params_from_fields(raw: dict[str, str]) -> tuple[RecallParams, bool]:
+    """:func:`read_params` of the hash's fields (read by the caller, e.g. in a pipeline)."""
     adopted = raw.get("adopted") == "1"
     return (RecallParams.from_fields(raw) if adopted else RecallParams()), adopted
 

@@ -8,7 +8,8 @@ Reader: the dashboard, through :func:`read_working_memory` / :func:`read_many`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -133,10 +134,28 @@ def _compactions(entries: Sequence[tuple[str, dict[str, str]]]) -> list[Compacti
     return sorted(out, key=lambda c: c.at)
 
 
+AGENT_FILL_PREFIX = "fill_percent:"
+"""``fill_percent:{agent}``: one agent's own fill, beside the tenant's latest reading."""
+
+
 def record_fill(
-    client: redis.Redis, tenant_id: str, fill: ContextFill, transcript: str, now: datetime
+    client: redis.Redis,
+    tenant_id: str,
+    fill: ContextFill,
+    transcript: str,
+    now: datetime,
+    agent: str | None = None,
 ) -> float | None:
     """Store one fill reading: the hash, a history sample, and the refreshed forecast.
+
+    Args:
+        client: a decoded Redis client.
+        tenant_id: the tenant.
+        fill: the reading.
+        transcript: where it was read.
+        now: the reading time.
+        agent: the agent CLI whose context this is (its kernel window's name): a kernel with
+            several agents has one context each, and the 61% policy compacts the full one.
 
     Returns:
         The forecast in seconds to 61% (None when unknown).
@@ -161,9 +180,26 @@ def record_fill(
             "transcript": transcript,
             "updated_at": now.isoformat(),
             "forecast_s": "" if forecast is None else str(forecast),
+            **({f"{AGENT_FILL_PREFIX}{agent}": str(fill.fill_percent)} if agent else {}),
         },
     )
     return forecast
+
+
+def agent_fills(wm: Mapping[str, str]) -> dict[str, float]:
+    """Each agent's own fill from a working-memory hash (empty before any agent reported)."""
+    out: dict[str, float] = {}
+    for key, value in wm.items():
+        if key.startswith(AGENT_FILL_PREFIX):
+            with contextlib.suppress(ValueError):
+                out[key[len(AGENT_FILL_PREFIX) :]] = float(value)
+    return out
+
+
+def read_agent_fills(client: redis.Redis, tenant_id: str) -> dict[str, float]:
+    """Each agent's own fill for one tenant (see :func:`agent_fills`)."""
+    raw: dict[str, str] = client.hgetall(redis_keys.working_memory(tenant_id))  # type: ignore[assignment]
+    return agent_fills(raw)
 
 
 def record_compaction(

@@ -29,7 +29,6 @@ from nika_tui.paths import tenant_data_dir
 from nika_tui.services import redis_keys
 from nika_tui.services.config_store import list_tenant_ids
 from nika_tui.services.recall_params import last_tuning
-from nika_tui.settings import Settings
 from nika_tui.tuning.relevance import load_set
 from nika_tui.tuning.tuner import MIN_QUERIES, tune
 
@@ -52,7 +51,7 @@ class TuneScheduler:
     ) -> None:
         self.ctx = ctx
         self.check_every_s = check_every_s
-        self.interval_s = Settings.from_env(ctx.env).tune_interval_s
+        self.interval_s = ctx.settings.tune_interval_s
         self._monotonic = monotonic
         self._next = monotonic() + check_every_s
 

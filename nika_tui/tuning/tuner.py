@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
+from nika_tui.domain import protocol_replies as rep
+from nika_tui.domain import protocol_requests as req
 from nika_tui.domain.memory import Layer, Status
 from nika_tui.domain.ports import PointFilter
 from nika_tui.domain.recall_params import (
@@ -227,23 +229,19 @@ def _apply(
     return "off"
 
 
-def tune_recall_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
-    return tune(
-        ctx,
-        str(body.get("tenant_id") or ""),
-        trials=int(body.get("trials") or DEFAULT_TRIALS),
-        seed=int(body.get("seed") or 0),
-    )
+def tune_recall_op(ctx: EngineContext, r: req.TuneRecallRequest) -> rep.TuneRecallReply:
+    report = tune(ctx, r.tenant_id, trials=r.trials or DEFAULT_TRIALS, seed=r.seed or 0)
+    return rep.TuneRecallReply(report)
 
 
-def tune_adopt_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
+def tune_adopt_op(ctx: EngineContext, r: req.TuneAdoptRequest) -> rep.TuneAdoptReply:
     """A person approved a ``tune.adopt`` confirmation: put its parameters in force."""
     import json
 
-    tenant_id = str(body.get("tenant_id") or "")
+    tenant_id = r.tenant_id
     ctx.tenant(tenant_id)
     try:
-        detail = json.loads(str(body.get("detail") or ""))
+        detail = json.loads(r.detail or "")
         params = RecallParams(**detail["params"]).clamped()
     except (ValueError, KeyError, TypeError) as exc:
         raise ValidationFailed(
@@ -251,4 +249,4 @@ def tune_adopt_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
         ) from exc
     adopt_params(ctx.redis, tenant_id, params, ctx.clock().isoformat())
     ctx.bus(tenant_id).append("tune.adopted", {"params": asdict(params)}, now=ctx.clock())
-    return {"adopted": asdict(params)}
+    return rep.TuneAdoptReply(asdict(params))

@@ -9,12 +9,13 @@ command-palette entry share (spawn, attach, stop, restart, open a screen).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from rich.console import RenderableType
 from textual import events, work
 from textual.app import App
 from textual.binding import Binding, BindingType
@@ -23,7 +24,7 @@ from textual.theme import Theme
 from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
-from nika_tui.dashboard.model import DashboardSource, Snapshot
+from nika_tui.dashboard.model import DashboardSource, ReviewItemView, Snapshot
 from nika_tui.services.ui_settings import (
     UiSettings,
     load_ui_settings,
@@ -42,6 +43,16 @@ class SnapshotReady(Message):
     def __init__(self, snapshot: Snapshot) -> None:
         super().__init__()
         self.snapshot = snapshot
+
+
+class ReviewsQueued(Message):
+    """The pairs a poll saw newly queued, read back to say why (``items`` empty: unread)."""
+
+    def __init__(self, tenant_id: str, count: int, items: Sequence[ReviewItemView]) -> None:
+        super().__init__()
+        self.tenant_id = tenant_id
+        self.count = count
+        self.items = list(items)
 
 
 class SourceFailed(Message):
@@ -95,6 +106,8 @@ class NikaDashboard(KernelActions):
         self._polling = False
         self._poll_again = False
         self._warmed_up = False
+        self.leaving = False
+        """True once ``q`` asked to quit: keys typed after it are dropped (see ``on_event``)."""
         self.gc = IdleCollector()
         """Full garbage collections only while nobody types (see :mod:`nika_tui.ui.gc`)."""
 
@@ -112,6 +125,13 @@ class NikaDashboard(KernelActions):
 
             self.push_screen(WelcomeScreen())
         self.request_refresh()
+
+    def exit(
+        self, result: None = None, return_code: int = 0, message: RenderableType | None = None
+    ) -> None:
+        """Exit (every way out: `q`, ctrl+q); the keys typed after it are dropped."""
+        self.leaving = True
+        super().exit(result, return_code, message)
 
     def on_unmount(self) -> None:
         self.gc.uninstall()
@@ -149,6 +169,11 @@ class NikaDashboard(KernelActions):
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, (events.Key, events.MouseDown)):
+            if self.leaving or not self.screen_stack:
+                # Keys typed after `q` (a shell command typed ahead) would open screens in an
+                # app that is shutting down: they crashed it instead of reaching the shell.
+                # With every screen already closed, Textual itself fails on a key.
+                return
             self.gc.input_seen()
         await super().on_event(event)
 
@@ -212,11 +237,31 @@ class NikaDashboard(KernelActions):
                     severity="error",
                 )
             if row.review_count > before.review_count:
-                self.notify(
-                    f"{t}: {row.review_count} pair(s) in the review queue", title="Decision queued"
-                )
+                self._read_new_reviews(t, row.review_count - before.review_count)
             if row.confirmation_count > before.confirmation_count:
                 self.notify(f"{t}: an action waits for your confirmation", title="Decision queued")
+
+    @work(thread=True, exit_on_error=False, group="review-toast")
+    def _read_new_reviews(self, tenant_id: str, count: int) -> None:
+        # The poll only counts pending pairs (no JSON parse per tenant per second); the toast
+        # says why they were queued, as the CLI does, so the newest are read once here.
+        try:
+            items = self.source.review_items(tenant_id)
+        except Exception:  # noqa: BLE001 - UI edge: the toast falls back to the count
+            items = []
+        pending = [i for i in items if i.status == "pending" and not i.unreadable]
+        pending.sort(key=lambda i: i.created_at.timestamp() if i.created_at else 0.0)
+        self.post_message(ReviewsQueued(tenant_id, count, pending[-1:]))
+
+    def on_reviews_queued(self, message: ReviewsQueued) -> None:
+        from nika_tui.ui.widgets.memory_text import review_toast
+
+        self.notify(
+            review_toast(message.tenant_id, message.count, message.items),
+            title="Decision queued",
+            timeout=12,
+            markup=False,  # the judge's words and the memories are data, not markup
+        )
 
     # --- actions shared by keys and the palette -----------------------------------------
     def run_palette_action(self, action: str, tenant: str | None) -> None:

@@ -40,6 +40,7 @@ class KernelActions(ScreenNavigation):
     if TYPE_CHECKING:
         source: DashboardSource
         snapshot: Snapshot | None
+        leaving: bool
 
     @work(thread=True, exit_on_error=False, group="actions")
     def run_kernel_action(self, label: str, fn: Callable[[], str]) -> None:
@@ -90,6 +91,7 @@ class KernelActions(ScreenNavigation):
         from nika_tui.dashboard.leaving import still_running
 
         line = "" if self.preview or self.snapshot is None else still_running(self.snapshot)
+        self.leaving = True
         self.exit(message=line or None)
 
     def action_restart(self) -> None:

@@ -16,7 +16,7 @@ from nika_tui.cli import main
 from nika_tui.domain.bridge import Gateway
 from nika_tui.domain.tenant import TenantConfig
 from nika_tui.services.config_store import save_tenant
-from tests.plugins.keyring_memory import MemoryKeyring
+from tests.support.memory_keyring import MemoryKeyring
 
 
 @pytest.fixture

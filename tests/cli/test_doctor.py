@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from nika_tui.cli import main
-from tests.plugins.keyring_memory import MemoryKeyring
+from tests.support.memory_keyring import MemoryKeyring
 
 
 def _report(

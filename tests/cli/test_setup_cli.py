@@ -140,7 +140,7 @@ def test_secrets_go_to_the_keyring_when_there_is_one(nika: Nika) -> None:
         "--accept-risk",
         "--json",
         env=SCW_ENV,
-        keyring_backend="tests.plugins.keyring_memory.MemoryKeyring",
+        keyring_backend="tests.support.memory_keyring.MemoryKeyring",
     )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)

@@ -12,6 +12,7 @@ from nika_tui.dashboard.leaving import still_running
 from nika_tui.dashboard.memory_parse import (
     chain_from_history,
     chain_of,
+    history_from_bus,
     matches,
     parse_memory,
     parse_memory_list,
@@ -139,3 +140,35 @@ def test_still_running_line(case: Leaving) -> None:
     for text in case.absent:
         assert text not in line
     assert (line == "") == (not case.expected)
+
+
+def _line(kind: str, at: str, **body: object) -> str:
+    import json
+
+    return json.dumps({"kind": kind, "at": at, "body": body})
+
+
+def test_history_keeps_the_decisions_about_one_memory_with_their_reasons() -> None:
+    lines = [
+        _line("review.requested", "2026-12-02T10:00:00+00:00", review_id="r1", old_id="m-1",
+              new_id="m-2", reason="may conflict"),
+        _line("memory.restored", "2026-12-02T12:00:00+00:00", memory_id="m-1",
+              reason="person: it came back"),
+        _line("memory.retired", "2026-12-02T11:00:00+00:00", memory_id="m-1",
+              superseded_by="m-2", reason="person: wrong"),
+        _line("memory.retired", "2026-12-02T11:00:00+00:00", memory_id="m-9", reason="other"),
+        _line("review.resolved", "2026-12-02T10:30:00+00:00", review_id="r1", old_id="m-1",
+              new_id="m-2", decision="keep", note=""),
+        "not json m-1",
+    ]  # fmt: skip
+    assert [(e.what, e.why) for e in history_from_bus(lines, "m-1")] == [
+        ("queued for review r1", "may conflict"),
+        ("review r1: keep", ""),
+        ("retired, superseded by m-2", "person: wrong"),
+        ("restored", "person: it came back"),
+    ]
+    # The new side of a pair has the review in its history too.
+    assert [e.what for e in history_from_bus(lines, "m-2")] == [
+        "queued for review r1",
+        "review r1: keep",
+    ]

@@ -64,16 +64,21 @@ def test_browse_retire_restore_and_review_through_the_service(
     assert retired[0].valid_until is not None  # it stopped being true when retired
     assert [v.memory.id for v in src.memory_chain("acme", staging)] == [staging]
 
-    assert src.restore_memory("acme", staging) == f"{staging}: restored"
+    assert src.restore_memory("acme", staging, "it came back") == f"{staging}: restored"
     assert src.memories("acme", MemoryFilter(status="retired")).memories == ()
     kinds = [ln.data["kind"] for ln in svc.ctx.bus("acme").read() if ln.data]
     assert "memory.retired" in kinds and "memory.restored" in kinds
+    # Both reasons outlive the payload (restore clears retire_reason): the history keeps them.
+    history = [(e.what, e.why) for e in src.memory_history("acme", staging)]
+    assert history == [("retired", "person: wrong server"), ("restored", "person: it came back")]
 
     assert "in review as" in src.review_memory("acme", ci, "is this still true?")
     in_review = src.memories("acme", MemoryFilter(status="review")).memories
     assert [(m.id, m.status) for m in in_review] == [(ci, "in review")]
     (item,) = src.review_items("acme")
     assert item.old.id == ci and "is this still true?" in item.reason
+    ((what, why),) = [(e.what, e.why) for e in src.memory_history("acme", ci)]
+    assert what == f"queued for review {item.id}" and why == "person asks: is this still true?"
 
     with pytest.raises(ValidationFailed, match="no memory"):
         src.retire_memory("acme", "00000000-0000-0000-0000-000000000000", "x")

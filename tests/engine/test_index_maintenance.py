@@ -17,6 +17,7 @@ from nika_tui.engine.index_maintenance import IndexMaintainer, default_min_pendi
 from nika_tui.errors import StoreUnavailable
 from nika_tui.services.kernel_store import set_state
 from nika_tui.services.vectors.edge import EdgeVectorStore
+from nika_tui.settings import Settings
 from tests.helpers import retry_until
 from tests.support.vector_fill import INDEXED_N, fill, fill_points
 
@@ -28,7 +29,8 @@ SEM = Layer.SEMANTIC
 
 
 def _ctx(debt_ctx: EngineContext, **env: str) -> EngineContext:
-    return dataclasses.replace(debt_ctx, env={**debt_ctx.env, **env})
+    merged = {**debt_ctx.env, **env}
+    return dataclasses.replace(debt_ctx, env=merged, settings=Settings.from_env(merged))
 
 
 def _store(ctx: EngineContext) -> EdgeVectorStore:

@@ -13,6 +13,7 @@ from nika_tui.engine.worker_keys import preferred
 from nika_tui.errors import NikaError
 from nika_tui.scale.workers import join_url, lease_ttl, workers_status
 from nika_tui.services import redis_keys
+from nika_tui.settings import Settings
 from tests.helpers import retry_until
 
 GROUP = redis_keys.INGEST_GROUP
@@ -83,15 +84,16 @@ def test_free_tenants_spread_by_rendezvous_and_entries_are_handed_to_holders(
 def test_join_url_and_ttl_refuse_bad_input(tmp_path: Path) -> None:
     secret = tmp_path / "pw"
     secret.write_text("s3cr/t\n")
-    env = {"NIKA_REDIS_PASSWORD_FILE": str(secret)}
-    assert join_url("redis://10.0.0.2:6379/0", env) == "redis://:s3cr%2Ft@10.0.0.2:6379/0"
+    settings = Settings.from_env({"NIKA_REDIS_PASSWORD_FILE": str(secret)})
+    assert join_url("redis://10.0.0.2:6379/0", settings) == "redis://:s3cr%2Ft@10.0.0.2:6379/0"
     with pytest.raises(NikaError, match="needs a Redis URL"):
-        join_url("http://x", {})
+        join_url("http://x", Settings.from_env({}))
+    missing = Settings.from_env({"NIKA_REDIS_PASSWORD_FILE": str(tmp_path / "none")})
     with pytest.raises(NikaError, match="password file"):
-        join_url("redis://h:1/0", {"NIKA_REDIS_PASSWORD_FILE": str(tmp_path / "none")})
+        join_url("redis://h:1/0", missing)
     with pytest.raises(NikaError, match="NIKA_LEASE_TTL_S"):
-        lease_ttl({"NIKA_LEASE_TTL_S": "0"})
-    assert lease_ttl({}) == 15.0
+        lease_ttl(Settings.from_env({"NIKA_LEASE_TTL_S": "0"}))
+    assert lease_ttl(Settings.from_env({})) == 15.0
 
 
 def test_a_restarted_worker_reclaims_its_own_leases_without_waiting(

@@ -23,6 +23,7 @@ from nika_tui.engine.reset import journal_path
 from nika_tui.paths import data_dir
 from nika_tui.services.config_store import load_tenant, save_tenant
 from nika_tui.services.vectors.edge import EdgeVectorStore
+from nika_tui.settings import Settings
 from tests.engine.strategy_a_seed import recall_at_5, seed_history
 from tests.helpers import retry_until
 
@@ -39,8 +40,9 @@ def _stage() -> str:
 
 def _ctx(redis_url: str, embedder) -> EngineContext:  # type: ignore[no-untyped-def]
     store = EdgeVectorStore(data_dir() / "qdrant", 384, flush_writes=False)
-    return EngineContext(env=dict(os.environ), redis=redis.Redis.from_url(redis_url,
-                         decode_responses=True), vectors=store, embedder=embedder)  # fmt: skip
+    return EngineContext(env=dict(os.environ), settings=Settings.from_env(),
+                         redis=redis.Redis.from_url(redis_url, decode_responses=True),
+                         vectors=store, embedder=embedder)  # fmt: skip
 
 
 @pytest.mark.parametrize("stage", ["snapshot", "build", "switch"])

@@ -27,6 +27,7 @@ from nika_tui.domain.ports import PointFilter
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.reset import journal_path, reset
 from nika_tui.services.config_store import load_tenant, save_tenant
+from nika_tui.settings import Settings
 from tests.engine.strategy_a_seed import recall_at_5, seed_history
 
 if TYPE_CHECKING:  # qdrant_client is imported where it is used (decision 172)
@@ -48,7 +49,13 @@ def _open(path: Path, redis_client: redis.Redis, embedder) -> EngineContext:  # 
     from nika_tui.services.vectors.client import ClientVectorStore
 
     store = ClientVectorStore(QdrantClient(path=str(path)), 384)
-    return EngineContext(env=dict(os.environ), redis=redis_client, vectors=store, embedder=embedder)
+    return EngineContext(
+        env=dict(os.environ),
+        settings=Settings.from_env(),
+        redis=redis_client,
+        vectors=store,
+        embedder=embedder,
+    )
 
 
 @pytest.fixture
@@ -154,12 +161,14 @@ _CHILD = textwrap.dedent(
     import redis
     from qdrant_client import QdrantClient
     from nika_tui.engine.context import EngineContext
+from nika_tui.settings import Settings
     from nika_tui.engine.reset import reset
     from nika_tui.services.embeddings import open_embedder
     from nika_tui.services.vectors.client import ClientVectorStore
 
     store = ClientVectorStore(QdrantClient(path=sys.argv[1]), 384)
-    ctx = EngineContext(env=dict(os.environ), vectors=store, embedder=open_embedder(),
+    ctx = EngineContext(env=dict(os.environ), settings=Settings.from_env(), vectors=store,
+                        embedder=open_embedder(),
                         redis=redis.Redis.from_url(sys.argv[2], decode_responses=True))
     reset(ctx, "acme")
     """

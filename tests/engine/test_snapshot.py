@@ -57,7 +57,8 @@ def test_import_into_an_empty_store_gives_the_same_recall(
     fresh = EdgeVectorStore(tmp_path / "fresh-qdrant", 384, flush_writes=False)
     engine_ctx.redis.delete(redis_keys.review_queue(TENANT))
     engine_ctx.hierarchy(TENANT).path.unlink()
-    ctx2 = EngineContext(env=engine_ctx.env, redis=engine_ctx.redis, vectors=fresh,
+    ctx2 = EngineContext(env=engine_ctx.env, settings=engine_ctx.settings,
+                         redis=engine_ctx.redis, vectors=fresh,
                          embedder=engine_ctx.embedder)  # fmt: skip
     try:
         result = import_snapshot(ctx2, TENANT, snap)

@@ -127,9 +127,10 @@ def test_escalate_queues_a_confirmation_and_off_adopts_nothing(debt_ctx: EngineC
     assert item is not None and json.loads(item["detail"])["params"]["palace_floor"] <= 0.32
     assert read_params(debt_ctx.redis, "acme")[1] is False  # nothing in force until approved
     from nika_tui.domain.protocol import Op
+    from nika_tui.domain.protocol_requests import TuneAdoptRequest
     from nika_tui.engine.server.rpc import build_rpc_table
 
-    build_rpc_table()[Op.TUNE_ADOPT](debt_ctx, {"tenant_id": "acme", "detail": item["detail"]})
+    build_rpc_table()[Op.TUNE_ADOPT](debt_ctx, TuneAdoptRequest("acme", item["detail"]))
     assert read_params(debt_ctx.redis, "acme")[1] is True
 
 

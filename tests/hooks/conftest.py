@@ -16,6 +16,7 @@ import pytest
 import redis
 
 from nika_tui.domain.requests import RememberRequest
+from nika_tui.hooks.dispatch import wait_settled
 from nika_tui.services import redis_keys
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -80,6 +81,9 @@ def run_hook(redis_url: str) -> Callable[..., HookRun]:
         if arg is not None:
             argv.append(arg)
         proc = subprocess.run(argv, input=data, capture_output=True, env=env, timeout=60)
+        if tenant:
+            # The agent has its answer; wait for the run's deferred work (captures, bookkeeping).
+            assert wait_settled(env, tenant, cli, timeout_s=30), "the hook run never finished"
         return HookRun(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
 
     return run

@@ -139,10 +139,12 @@ def debt_ctx(
 ) -> EngineContext:
     """Engine context on real Redis + Qdrant Edge, fixed clock at ``T0 + 1 day``."""
     from nika_tui.engine.context import EngineContext
+    from nika_tui.settings import Settings
 
     make_tenant("acme")
     return EngineContext(
         env=dict(os.environ),
+        settings=Settings.from_env(),
         redis=redis_client,
         vectors=edge_store,
         embedder=NoEmbedder(),

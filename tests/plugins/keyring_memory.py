@@ -1,52 +1,29 @@
-"""An in-memory keyring backend (a real ``keyring.backend.KeyringBackend``) and its fixture.
+"""The ``memory_keyring`` fixture: an in-memory keyring backend for one test.
 
-``memory_keyring`` installs it with ``keyring.set_keyring`` and restores the previous backend
-afterwards, so secrets written by a test live only in this process's memory.
+It installs :class:`tests.support.memory_keyring.MemoryKeyring` with ``keyring.set_keyring``
+and restores the previous backend afterwards, so secrets written by a test live only in this
+process's memory. ``keyring`` is imported by the fixture, not at load: every pytest start
+loads this plugin, few tests use it.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-import keyring
 import pytest
-from keyring.backend import KeyringBackend
-from keyring.errors import PasswordDeleteError
 
-
-class MemoryKeyring(KeyringBackend):
-    """Secrets in a dict; ``block`` makes every call wait (to test the timeout)."""
-
-    priority = 1  # type: ignore[assignment]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.entries: dict[tuple[str, str], str] = {}
-        self.block = threading.Event()  # set → calls hang until ``release`` is set
-        self.release = threading.Event()
-
-    def _maybe_block(self) -> None:
-        if self.block.is_set():
-            self.release.wait(30)
-
-    def get_password(self, service: str, username: str) -> str | None:
-        self._maybe_block()
-        return self.entries.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self._maybe_block()
-        self.entries[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        self._maybe_block()
-        if self.entries.pop((service, username), None) is None:
-            raise PasswordDeleteError(username)
+if TYPE_CHECKING:
+    from tests.support.memory_keyring import MemoryKeyring
 
 
 @pytest.fixture
 def memory_keyring() -> Iterator[MemoryKeyring]:
     """Install an in-memory keyring for the test; restore the previous backend afterwards."""
+    import keyring
+
+    from tests.support.memory_keyring import MemoryKeyring
+
     previous = keyring.get_keyring()
     backend = MemoryKeyring()
     keyring.set_keyring(backend)

@@ -74,9 +74,14 @@ def engine_ctx(
 ) -> EngineContext:
     """The engine on real stores; its clock is the wall clock (tests may replace it)."""
     from nika_tui.engine.context import EngineContext
+    from nika_tui.settings import Settings
 
     return EngineContext(
-        env=dict(os.environ), redis=redis_client, vectors=memory_store, embedder=embedder
+        env=dict(os.environ),
+        settings=Settings.from_env(),
+        redis=redis_client,
+        vectors=memory_store,
+        embedder=embedder,
     )
 
 
@@ -99,7 +104,11 @@ def running_service(engine_ctx: EngineContext, redis_url: str) -> Iterator[Runni
     # thread blocked in XREADGROUP and the test thread.
     own = redis.Redis.from_url(redis_url, decode_responses=True)
     ctx = type(engine_ctx)(
-        env=engine_ctx.env, redis=own, vectors=engine_ctx.vectors, embedder=engine_ctx.embedder
+        env=engine_ctx.env,
+        settings=engine_ctx.settings,
+        redis=own,
+        vectors=engine_ctx.vectors,
+        embedder=engine_ctx.embedder,
     )
     service = MemoryService(ctx)
     thread = threading.Thread(target=service.run, name="memory-service", daemon=True)

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-import libtmux
 import pytest
 
 from nika_tui.paths import tmux_socket_name
+
+if TYPE_CHECKING:
+    import libtmux
 
 
 @pytest.fixture
@@ -17,6 +20,8 @@ def tmux_server(isolated_env: dict[str, str]) -> Iterator[libtmux.Server]:
     """A libtmux ``Server`` on the test's own socket (``tmux -L``), killed at teardown."""
     if shutil.which("tmux") is None:
         pytest.skip("tmux is not installed")
+    import libtmux  # here, not at load: every pytest start would pay for it
+
     server = libtmux.Server(socket_name=tmux_socket_name(isolated_env))
     yield server
     if server.is_alive():

@@ -13,7 +13,7 @@ import pytest
 from nika_tui.domain.tenant import SecretRef, SecretSource
 from nika_tui.errors import SecretStoreError
 from nika_tui.services.secrets import SecretStore, classify_backend
-from tests.plugins.keyring_memory import MemoryKeyring
+from tests.support.memory_keyring import MemoryKeyring
 
 SECRET = "1b4e28ba-2fa1-11d2-883f-0016d3cca427"
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 
 from nika_tui.ui.widgets.key_bar import KeyBar
-from tests.ui.pilot_helpers import run
+from tests.ui.pilot_helpers import ready, run
 
 
 class KeysApp(App[None]):
@@ -66,5 +67,22 @@ def test_a_narrow_terminal_gets_the_compact_line() -> None:
             line = _line(app)
             assert "s Spawn" in line and "q Quit" in line
             assert " s  Spawn " not in line
+
+    run(scenario())
+
+
+def test_at_80_columns_the_overview_still_shows_quit_and_help(
+    build_app: Callable[..., Any], fixture_source: Any
+) -> None:
+    """The overview's keys do not fit 80 columns: `…` stands for the rest, `?` lists them."""
+
+    async def scenario() -> None:
+        app = build_app(fixture_source)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await ready(pilot)
+            line = app.screen.query_one(KeyBar).render().plain
+            assert line.startswith("s Spawn") and "…" in line
+            assert "q Quit ? Help" in line and line.rstrip().endswith("palette")
+            assert len(line) <= 80
 
     run(scenario())

@@ -202,11 +202,20 @@ def test_memory_browser_filters_timeline_and_search(
 
 
 @pytest.mark.parametrize(
-    ("key", "status_key", "recorded"),
-    [("r", 1, "retire"), ("u", 2, "restore"), ("v", 1, "send-review")],
+    ("key", "status_key", "recorded", "history"),
+    [
+        ("r", 1, "retire", "retired — person: "),
+        ("u", 2, "restore", "restored — person: "),
+        ("v", 1, "send-review", "queued for review p"),
+    ],
 )
-def test_memory_actions_ask_first(
-    key: str, status_key: int, recorded: str, build_app: Build, fixture_source: FixtureSource
+def test_memory_actions_ask_first_and_why(
+    key: str,
+    status_key: int,
+    recorded: str,
+    history: str,
+    build_app: Build,
+    fixture_source: FixtureSource,
 ) -> None:
     async def scenario() -> None:
         async with build_app(fixture_source).run_test(size=SIZE) as pilot:
@@ -217,18 +226,49 @@ def test_memory_actions_ask_first(
             await wait_for(pilot, lambda: _rows(app) >= 1 and _mem(app).flt.status, "filtered")
             target = _mem(app).listing.memories[0].id
             await pilot.press(key)
-            await screen_is(pilot, "AskYesNo")
-            await pilot.press("n")
+            await screen_is(pilot, "AskReason")
+            await pilot.press("y", "n", "escape")  # letters type the reason, never answer
             await screen_is(pilot, "MemoryBrowserScreen")
             assert not [a for a in fixture_source.actions if a[0] == recorded]
             await pilot.press(key)
-            await screen_is(pilot, "AskYesNo")
-            await pilot.press("y")
+            await screen_is(pilot, "AskReason")
+            await pilot.press("ctrl+u", *"vat moved to invoices", "enter")
             await wait_for(
                 pilot, lambda: (recorded, "acme", target) in fixture_source.actions, recorded
             )
+            await pilot.press(*["t"] * (4 - status_key))  # every status again
+            await pilot.press("slash", *target, "enter")  # the memory acted on, by its id
+            await wait_for(
+                pilot,
+                lambda: f"{history}" in _detail(app) and "vat moved to invoices" in _detail(app),
+                "the reason in the memory's history",
+            )
 
     run(scenario())
+
+
+def test_memory_action_records_the_default_reason(
+    build_app: Build, fixture_source: FixtureSource
+) -> None:
+    async def scenario() -> None:
+        async with build_app(fixture_source).run_test(size=SIZE) as pilot:
+            app = await _on(pilot, "overview")
+            await pilot.press("m")
+            await screen_is(pilot, "MemoryBrowserScreen")
+            await wait_for(pilot, lambda: _rows(app) == 4, "4 memories")
+            target = _mem(app).current()
+            assert target is not None and target.status == "current"
+            await pilot.press("r")
+            await screen_is(pilot, "AskReason")
+            await pilot.press("enter")  # the default reason, as offered
+            await wait_for(pilot, lambda: "no longer true" in _detail(app), "default reason")
+            assert "retired because: person: no longer true" in _detail(app)
+
+    run(scenario())
+
+
+def _detail(app: NikaDashboard) -> str:
+    return str(app.screen.query_one("#mem-detail", Static).render())
 
 
 def test_memory_browser_is_reachable_from_review_bus_and_recall(

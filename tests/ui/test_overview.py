@@ -174,7 +174,7 @@ def test_notifications_for_waiting_alert_and_queued_decision(build_app: Build) -
             text = " ".join(notes(app))
             assert "acme: the kernel is waiting for input" in text
             assert "acme: duplicate_rate 0.09 crossed into alert" in text
-            assert "acme: 2 pair(s) in the review queue" in text
+            assert "acme: review rv-2 queued (rules: another entity may be meant" in text
 
     run(scenario())
 

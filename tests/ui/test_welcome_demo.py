@@ -48,7 +48,7 @@ def test_demo_button_starts_the_demo_tenant_service_and_kernel(
             await wait_for(pilot, demo_row, "the demo row with Redis and the service up", 30)
             table = app.screen.query_one("#tenants")
             cells = [str(c) for c in table.get_row(DEMO_TENANT_ID)]  # type: ignore[attr-defined]
-            assert cells[0] == DEMO_TENANT_ID and cells[2] == "claude-code"
+            assert cells[0] == DEMO_TENANT_ID and cells[-1] == "claude-code"
 
     try:
         run(scenario())

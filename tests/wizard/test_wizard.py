@@ -5,6 +5,7 @@ from __future__ import annotations
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import keyring
 import keyring.backends.fail
@@ -18,8 +19,10 @@ from nika_tui.services.config_store import load_tenant
 from nika_tui.services.secrets import SecretStore
 from nika_tui.wizard.apply import write_setup
 from nika_tui.wizard.flow import SECTIONS
-from tests.plugins.keyring_memory import MemoryKeyring
 from tests.wizard.conftest import CLEAR, CTRL_C, ENTER, Runner
+
+if TYPE_CHECKING:
+    from tests.support.memory_keyring import MemoryKeyring
 
 SCW_ACCESS = "SCWABCDEFGHIJ1234567"
 SCW_SECRET = "1b4e28ba-2fa1-11d2-883f-0016d3cca427"

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
+from nika_tui.domain import protocol_replies as rep
+from nika_tui.domain import protocol_requests as req
 from nika_tui.engine.audit.inventory import parse_ts
 from nika_tui.engine.context import EngineContext
 from nika_tui.services import redis_keys
 from nika_tui.services.config_store import list_tenant_ids
-
-DEFAULT_INTERVAL_S = 6 * 3600
-"""The service audits every tenant this often (``NIKA_AUDIT_INTERVAL_S``)."""
-
 
 HISTORY_MAXLEN = 2000
 
@@ -32,15 +30,6 @@ def audit_history(ctx: EngineContext, tenant_id: str, count: int = 100) -> list[
     return out
 
 
-def audit_interval_s(env: Mapping[str, str]) -> float:
-    """``NIKA_AUDIT_INTERVAL_S`` (default 6 hours)."""
-    raw = env.get("NIKA_AUDIT_INTERVAL_S", "")
-    try:
-        return float(raw) if raw else float(DEFAULT_INTERVAL_S)
-    except ValueError:
-        return float(DEFAULT_INTERVAL_S)
-
-
 def last_audit_at(ctx: EngineContext, tenant_id: str) -> float | None:
     """Epoch seconds of the tenant's last audit, if any (from ``debt_history``)."""
     entries: list[tuple[str, dict[str, str]]] = ctx.redis.xrevrange(  # type: ignore[assignment]
@@ -53,7 +42,7 @@ def last_audit_at(ctx: EngineContext, tenant_id: str) -> float | None:
 
 def due_tenants(ctx: EngineContext) -> Iterator[str]:
     """Tenants whose last audit is older than the interval."""
-    interval = audit_interval_s(ctx.env)
+    interval = ctx.settings.audit_interval_s
     now = ctx.clock().timestamp()
     for tenant_id in list_tenant_ids(ctx.env):
         last = last_audit_at(ctx, tenant_id)
@@ -61,18 +50,13 @@ def due_tenants(ctx: EngineContext) -> Iterator[str]:
             yield tenant_id
 
 
-def requested_tenants(ctx: EngineContext, body: Mapping[str, Any]) -> list[str]:
-    wanted = body.get("tenant_id")
-    if wanted:
-        return [str(wanted)]
-    return list_tenant_ids(ctx.env)
+def requested_tenants(ctx: EngineContext, tenant_id: str | None) -> list[str]:
+    """``[tenant_id]``, or every configured tenant when it is None or empty."""
+    return [tenant_id] if tenant_id else list_tenant_ids(ctx.env)
 
 
-def audit_history_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
-    count = body.get("count", 100)
-    return {
-        "tenants": {
-            t: audit_history(ctx, t, count if isinstance(count, int) else 100)
-            for t in requested_tenants(ctx, body)
-        }
-    }
+def audit_history_op(ctx: EngineContext, r: req.AuditHistoryRequest) -> rep.AuditHistoryReply:
+    count = 100 if r.count is None else r.count
+    return rep.AuditHistoryReply(
+        {t: audit_history(ctx, t, count) for t in requested_tenants(ctx, r.tenant_id)}
+    )

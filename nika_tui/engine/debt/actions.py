@@ -28,6 +28,8 @@ from collections.abc import Callable
 from typing import Any
 
 from nika_tui.domain import debt_tables
+from nika_tui.domain import protocol_replies as rep
+from nika_tui.domain import protocol_requests as req
 from nika_tui.domain.debt_results import changed_nothing, describe_result
 from nika_tui.domain.debt_tables import ActionKind
 from nika_tui.domain.judge_rules import RulesJudge
@@ -83,7 +85,7 @@ def trim_working_memory(ctx: EngineContext, tenant_id: str) -> dict[str, Any]:
     """Type the kernel's compact command when the kernel is live and idle, else report why not."""
     from nika_tui.engine.kernels.manager import KernelManager
 
-    manager = KernelManager(ctx.env, redis_client=ctx.redis, clock=ctx.clock)
+    manager = KernelManager(ctx.env, redis_client=ctx.redis, clock=ctx.clock, settings=ctx.settings)
     try:
         if not manager.is_running(tenant_id):
             return {"done": False, "reason": "the kernel is not running: nothing to trim"}
@@ -295,17 +297,14 @@ def unchanged_since_noop(ctx: EngineContext, tenant_id: str, action: str) -> boo
     return held is not None and str(held) == memory_fingerprint(ctx, tenant_id)
 
 
-def debt_apply_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
-    tenant_id = str(body.get("tenant_id") or "")
-    if not tenant_id:
-        raise ValidationFailed("debt.apply needs a tenant_id", "pass tenant_id")
-    if body.get("confirmation_id"):
-        return {"result": apply_confirmation(ctx, tenant_id, str(body["confirmation_id"]))}
+def debt_apply_op(ctx: EngineContext, r: req.DebtApplyRequest) -> rep.DebtApplyReply:
+    if r.confirmation_id:
+        return rep.DebtApplyReply(apply_confirmation(ctx, r.tenant_id, r.confirmation_id))
     try:
-        kind = ActionKind(str(body.get("action") or ""))
+        kind = ActionKind(r.action or "")
     except ValueError as exc:
         raise ValidationFailed(
-            f"unknown debt action {body.get('action')!r}",
+            f"unknown debt action {r.action!r}",
             f"one of: {', '.join(k.value for k in ActionKind)}",
         ) from exc
-    return {"result": apply_action(ctx, tenant_id, kind)}
+    return rep.DebtApplyReply(apply_action(ctx, r.tenant_id, kind))

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nika_tui.domain import debt, debt_tables
+from nika_tui.domain import protocol_replies as rep
+from nika_tui.domain import protocol_requests as req
 from nika_tui.domain.debt import AuditReport
 from nika_tui.domain.debt_results import NOT_ASKED_AGAIN
 from nika_tui.domain.debt_tables import Decision
@@ -20,7 +22,7 @@ from nika_tui.engine.audit.history import HISTORY_MAXLEN, requested_tenants
 from nika_tui.engine.audit.measure import DUPLICATE_SAMPLE, measure
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.debt.actions import apply_action, unchanged_since_noop
-from nika_tui.errors import NikaError, ValidationFailed
+from nika_tui.errors import NikaError
 from nika_tui.services import redis_keys
 from nika_tui.services.kernel_store import (
     pending_confirmation,
@@ -157,20 +159,11 @@ def run_audit(
     return outcome
 
 
-def audit_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
-    sample = body.get("sample_size", DUPLICATE_SAMPLE)
-    if not isinstance(sample, int) or sample < 1:
-        raise ValidationFailed("sample_size must be a positive integer", "e.g. 1000")
-    act = bool(body.get("act", True))
-    seed = body.get("seed")
+def audit_op(ctx: EngineContext, r: req.AuditRequest) -> rep.AuditReply:
+    sample = DUPLICATE_SAMPLE if r.sample_size is None else r.sample_size
+    act = True if r.act is None else r.act
     out = {}
-    for tenant_id in requested_tenants(ctx, body):
-        result = run_audit(
-            ctx,
-            tenant_id,
-            sample_size=sample,
-            seed=seed if isinstance(seed, int) else None,
-            act=act,
-        )
+    for tenant_id in requested_tenants(ctx, r.tenant_id):
+        result = run_audit(ctx, tenant_id, sample_size=sample, seed=r.seed, act=act)
         out[tenant_id] = result.to_dict()
-    return {"tenants": out}
+    return rep.AuditReply(out)

@@ -16,7 +16,7 @@ from typing import Any
 
 import redis
 
-from nika_tui.domain.protocol import Op
+from nika_tui.domain import protocol_requests as req
 from nika_tui.domain.tenant_id import check_tenant_id
 from nika_tui.errors import ValidationFailed
 from nika_tui.services import redis_keys
@@ -96,23 +96,21 @@ def resolve(
     result: dict[str, Any]
     if kind.startswith("debt."):
         # The engine marks it approved itself, then runs the action.
-        result = memory.call(
-            Op.DEBT_APPLY, {"tenant_id": tenant_id, "confirmation_id": confirmation_id}
-        )
+        result = memory.send(req.DebtApplyRequest(tenant_id, confirmation_id)).to_body()
         return {"id": confirmation_id, "kind": kind, "status": "approved", "result": result}
     if kind == "compact":
         from nika_tui.engine.kernels.manager import KernelManager
 
-        command = KernelManager(env, redis_client=client).send_compact(tenant_id)
+        # The agent whose context was full (a kernel with several agents); else the first.
+        agent = str(item.get("agent") or "") or None
+        command = KernelManager(env, redis_client=client).send_compact(tenant_id, agent=agent)
         result = {"command": command}
     elif kind == "rem.run":
-        result = memory.call(Op.REM_RUN, {"tenant_id": tenant_id}, timeout=600)
+        result = memory.send(req.RemRunRequest(tenant_id), timeout=600).to_body()
     elif kind == "compress.reset":
-        result = memory.call(Op.COMPRESS_RESET, {"tenant_id": tenant_id}, timeout=3600)
+        result = memory.send(req.CompressResetRequest(tenant_id), timeout=3600).report
     elif kind == "tune.adopt":
-        result = memory.call(
-            Op.TUNE_ADOPT, {"tenant_id": tenant_id, "detail": str(item.get("detail", ""))}
-        )
+        result = memory.send(req.TuneAdoptRequest(tenant_id, str(item.get("detail", "")))).to_body()
     elif kind == "scale.apply":
         from nika_tui.scale.approve import approve_scale
 
@@ -123,9 +121,7 @@ def resolve(
 
         result = {"paused_pids": pause_kernel(client, tenant_id, at, env)}
     elif kind == "purge.apply":
-        result = memory.call(
-            Op.PURGE_APPLY, {"tenant_id": tenant_id, "confirmed": True}, timeout=600
-        )
+        result = memory.send(req.PurgeApplyRequest(tenant_id, True), timeout=600).report
     else:
         raise ValidationFailed(
             f"confirmation {confirmation_id!r} has an unknown kind {kind!r}",

@@ -42,6 +42,7 @@ from nika_tui.paths import tmux_socket_name
 from nika_tui.services import kernel_launch, kernel_store, redis_keys
 from nika_tui.services.config_store import list_tenant_ids, load_tenant
 from nika_tui.services.tmux_sessions import PaneInfo, TmuxSessions
+from nika_tui.settings import Settings
 
 
 class KernelManager:
@@ -57,8 +58,12 @@ class KernelManager:
         hook_fresh_s: float = kernel_store.HOOK_FRESH_S,
         first_output_timeout_s: float = 15.0,
         stop_timeout_s: float = 6.0,
+        settings: Settings | None = None,
     ) -> None:
         self.env: dict[str, str] = dict(os.environ if env is None else env)
+        """The environment the kernels' tmux server and children start from (paths, PATH)."""
+        self.settings = Settings.from_env(self.env) if settings is None else settings
+        """The ``NIKA_*`` knobs (quota cgroups); the caller's when it built them."""
         self.socket = tmux_socket_name(self.env)
         self.tmux = TmuxSessions(self.socket, self.env.get("PATH"), self.env)
         self._redis = redis_client
@@ -188,7 +193,9 @@ class KernelManager:
         from nika_tui.quota.enforce import limit_kernel
 
         if pid is not None:
-            self.bus_event(config.tenant_id, "quota.cgroup", limit_kernel(config, pid, self.env))
+            self.bus_event(
+                config.tenant_id, "quota.cgroup", limit_kernel(config, pid, self.settings)
+            )
 
     def _install_hooks(self, config: TenantConfig) -> None:
         """Install the agent hooks into the tenant's agent settings (:mod:`.hook_install`)."""
@@ -357,19 +364,29 @@ class KernelManager:
             return ""
         return self.tmux.visible(pane)
 
-    def send_text(self, tenant_id: str, text: str) -> None:
-        """Type one line into the kernel (literally, then Enter)."""
-        pane = self.tmux.pane(session_name(tenant_id))
-        if pane is None or pane.dead or pane.owner != tenant_id:
+    def send_text(self, tenant_id: str, text: str, agent: str | None = None) -> None:
+        """Type one line into an agent's window (literally, then Enter; default: the first).
+
+        Raises:
+            KernelError: the kernel is not running, or has no live window for ``agent``.
+        """
+        pane = kernel_agents.agent_pane(self, tenant_id, session_name(tenant_id), agent)
+        if pane.dead or pane.owner != tenant_id:
             raise not_running(tenant_id)
         self.tmux.send_text(pane, text)
 
     def send_compact(
-        self, tenant_id: str, trigger: str = "nika-confirmed", fill_percent: float | None = None
+        self,
+        tenant_id: str,
+        trigger: str = "nika-confirmed",
+        fill_percent: float | None = None,
+        agent: str | None = None,
     ) -> str:
-        """Type the CLI's compact command (see :func:`kernel_compaction.send_compact`)."""
-        return kernel_compaction.send_compact(self, tenant_id, trigger, fill_percent)
+        """Type an agent CLI's compact command (see :func:`kernel_compaction.send_compact`)."""
+        return kernel_compaction.send_compact(self, tenant_id, trigger, fill_percent, agent)
 
-    def apply_compaction_policy(self, tenant_id: str, fill_percent: float) -> CompactionDecision:
-        """Run the 61% policy for one kernel (see :mod:`nika_tui.engine.kernels.compaction`)."""
-        return kernel_compaction.apply_compaction_policy(self, tenant_id, fill_percent)
+    def apply_compaction_policy(
+        self, tenant_id: str, fill_percent: float, agent: str | None = None
+    ) -> CompactionDecision:
+        """Run the 61% policy for one agent (see :mod:`nika_tui.engine.kernels.compaction`)."""
+        return kernel_compaction.apply_compaction_policy(self, tenant_id, fill_percent, agent)

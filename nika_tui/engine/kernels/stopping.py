@@ -56,7 +56,7 @@ def stop_kernel(
         _stop_codex_daemon(manager, tenant_id)
     from nika_tui.quota.enforce import release_kernel
 
-    release_kernel(tenant_id, manager.env)  # its cgroup goes with it
+    release_kernel(tenant_id, manager.settings)  # its cgroup goes with it
     how = f"killed after {timeout:g}s" if forced else "exited on request"
     kernel_store.end_kernel(
         manager.redis, tenant_id, KernelState.EXITED, manager.now(), event="stop",

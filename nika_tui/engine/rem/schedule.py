@@ -4,27 +4,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
+from nika_tui.domain import protocol_replies as rep
+from nika_tui.domain import protocol_requests as req
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.rem.journal import last_run_at
 from nika_tui.engine.rem.run import DEFAULT_WINDOW, STEPS, run_rem
 from nika_tui.errors import ValidationFailed
 
-DEFAULT_IDLE_S = 30 * 60
-"""Kernels idle this long let the REM pass run (``NIKA_REM_IDLE_S``)."""
-DEFAULT_REM_INTERVAL_S = 20 * 3600
-"""At most one automatic pass per tenant in this time (``NIKA_REM_INTERVAL_S``)."""
 _SLEEPING = ("idle", "exited", "error")
-
-
-def _env_seconds(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name, "")
-    try:
-        return float(raw) if raw else default
-    except ValueError:
-        return default
 
 
 def kernels_idle(ctx: EngineContext, tenant_id: str, idle_s: float) -> bool:
@@ -46,28 +33,27 @@ def kernels_idle(ctx: EngineContext, tenant_id: str, idle_s: float) -> bool:
 
 def rem_due(ctx: EngineContext, tenant_id: str) -> bool:
     """True when an automatic pass should run: kernels asleep and the last pass old enough."""
-    env = ctx.env
-    last = last_run_at(tenant_id, env)
-    interval = _env_seconds(env, "NIKA_REM_INTERVAL_S", DEFAULT_REM_INTERVAL_S)
+    last = last_run_at(tenant_id, ctx.env)
+    interval = ctx.settings.rem_interval_s
     if last is not None and (ctx.clock() - last).total_seconds() < interval:
         return False
-    return kernels_idle(ctx, tenant_id, _env_seconds(env, "NIKA_REM_IDLE_S", DEFAULT_IDLE_S))
+    return kernels_idle(ctx, tenant_id, ctx.settings.rem_idle_s)
 
 
-def _rem_tenants(ctx: EngineContext, body: Mapping[str, Any]) -> list[str]:
+def _rem_tenants(ctx: EngineContext, tenant_id: str | None) -> list[str]:
     from nika_tui.services.config_store import list_tenant_ids
 
-    wanted = body.get("tenant_id")
-    return [str(wanted)] if wanted else list_tenant_ids(ctx.env)
+    return [tenant_id] if tenant_id else list_tenant_ids(ctx.env)
 
 
-def rem_run_op(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
-    steps = body.get("steps") or list(STEPS)
-    if not isinstance(steps, list) or any(s not in STEPS for s in steps):
+def rem_run_op(ctx: EngineContext, r: req.RemRunRequest) -> rep.RemRunReply:
+    steps = r.steps or list(STEPS)
+    if any(s not in STEPS for s in steps):
         raise ValidationFailed("unknown REM step", "use any of: " + ", ".join(STEPS))
-    window = None if body.get("all") else DEFAULT_WINDOW
-    out = {
-        t: run_rem(ctx, t, steps=steps, window=window, trigger="demand").summary()
-        for t in _rem_tenants(ctx, body)
-    }
-    return {"tenants": out}
+    window = None if r.all else DEFAULT_WINDOW
+    return rep.RemRunReply(
+        {
+            t: run_rem(ctx, t, steps=steps, window=window, trigger="demand").summary()
+            for t in _rem_tenants(ctx, r.tenant_id)
+        }
+    )

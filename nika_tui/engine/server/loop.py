@@ -57,11 +57,10 @@ from nika_tui.engine.server.liveness import (
 from nika_tui.engine.server.pipeline import BATCH, GROUP, IngestPipeline, _AheadBatch
 from nika_tui.engine.server.reads import ReadPool
 from nika_tui.engine.server.rpc import OpHandler, build_rpc_table, dispatch, rpc_tenant
-from nika_tui.engine.tenant_faults import PARK_RETRY_S, TenantFaults
+from nika_tui.engine.tenant_faults import TenantFaults
 from nika_tui.engine.worker import Worker
 from nika_tui.errors import NikaError, StoreUnavailable
 from nika_tui.services import redis_keys
-from nika_tui.settings import Settings
 
 log = logging.getLogger("nika.service")
 
@@ -92,7 +91,7 @@ class MemoryService(IngestPipeline):
             serialised wrapper so the loop's own embeds and the worker's never overlap).
         consumer: consumer name in the groups.
         embed_ahead: embed the next ingest batch while storing the current one; ``None``
-            reads ``NIKA_EMBED_AHEAD`` from ``ctx.env`` (on unless ``0``).
+            reads ``NIKA_EMBED_AHEAD`` from ``ctx.settings`` (on unless ``0``).
         worker: lease-partitioned mode (its id is the consumer name); ``None``: this service
             serves every tenant alone (tests of the loop itself).
         readers: reader threads :meth:`run` starts (``0``: none); ``None``: ``NIKA_READERS``.
@@ -111,7 +110,7 @@ class MemoryService(IngestPipeline):
         self._last_retry = time.monotonic()
         self._started_at = ctx.clock().isoformat()
         self.processed = 0
-        settings = Settings.from_env(ctx.env)
+        settings = ctx.settings
         embed_ahead = settings.embed_ahead if embed_ahead is None else embed_ahead
         # One model for ingest and reads: queries go first, between bulk micro-batches.
         self.gate = EmbedGate(ctx.embedder)
@@ -133,8 +132,7 @@ class MemoryService(IngestPipeline):
 
         # Debt audit every 6 h and the REM pass when kernels sleep (issue 5), from this loop.
         self.debt = DebtScheduler(ctx)
-        retry_s = float(ctx.env.get("NIKA_PARK_RETRY_S", PARK_RETRY_S))
-        self.faults = TenantFaults(self.r, ctx.clock, retry_s=retry_s)
+        self.faults = TenantFaults(self.r, ctx.clock, retry_s=settings.park_retry_s)
         """Tenants whose store failed: parked, alarmed, retried (see the module docstring)."""
         from nika_tui.scale.scheduler import ScaleScheduler
 

@@ -26,7 +26,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import redis
@@ -126,6 +126,10 @@ class ReadPool:
     # --- one reader -----------------------------------------------------------------------
     def _run(self, name: str) -> None:
         r = redis.Redis(connection_pool=self.ctx.redis.connection_pool)
+        # Each reader its own context (the stores and caches shared), so what a recall defers
+        # (its query log) is run by the reader that answered it, once the reply is sent.
+        later: list[Callable[[], None]] = []
+        ctx = dataclasses.replace(self.ctx, defer=later.append)
         cursor = "0"  # first its own entries left pending by a killed process, then new ones
         beats = self.heartbeat if name.endswith(":read0") else None
         last_beat = 0.0
@@ -148,7 +152,8 @@ class ReadPool:
                         continue
                     cursor = entries[-1][0]
                 for entry_id, fields in entries:
-                    self._handle(r, entry_id, fields or {})
+                    self._handle(ctx, r, entry_id, fields or {})
+                    self._run_later(later)
             except redis.ResponseError as exc:
                 if "NOGROUP" not in str(exc):
                     raise
@@ -157,7 +162,21 @@ class ReadPool:
                 log.warning("reader %s: redis unavailable, retrying: %s", name, exc)
                 self._stop.wait(1.0)
 
-    def _handle(self, r: redis.Redis, entry_id: str, fields: Mapping[str, str]) -> None:
+    @staticmethod
+    def _run_later(later: list[Callable[[], None]]) -> None:
+        """Run the work deferred by the request just answered (its caller is not waiting)."""
+        work, later[:] = list(later), []
+        for item in work:
+            try:
+                item()
+            except Exception:
+                # As dispatch's edge: a failing query log must not stop the reader; the reply
+                # was sent, the traceback goes to the log.
+                log.exception("deferred work after a reply failed")
+
+    def _handle(
+        self, ctx: EngineContext, r: redis.Redis, entry_id: str, fields: Mapping[str, str]
+    ) -> None:
         op = fields.get("op", "")
         if op not in READ_ONLY_OPS or not self._ours(fields):
             self.writes.put((entry_id, dict(fields)))  # pending under our name until the loop acks
@@ -175,7 +194,7 @@ class ReadPool:
                 reply = {"ok": False, **error_body(busy)}
             else:
                 holds = self.worker.holds_now if self.worker is not None else None
-                reply = dispatch(self.ctx, self.ops, op, fields.get("body", "{}"), holds)
+                reply = dispatch(ctx, self.ops, op, fields.get("body", "{}"), holds)
         pipe = r.pipeline(transaction=True)
         pipe.xack(redis_keys.RPC_STREAM, redis_keys.RPC_GROUP, entry_id)
         pipe.xdel(redis_keys.RPC_STREAM, entry_id)

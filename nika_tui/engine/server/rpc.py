@@ -14,15 +14,20 @@ from typing import Any
 
 import redis
 
+from nika_tui.domain import protocol_replies as rep
 from nika_tui.domain.protocol import Op
+from nika_tui.domain.protocol_codec import Message
+from nika_tui.domain.protocol_requests import REQUESTS
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.tenant_scope import check_rpc_tenant
 from nika_tui.errors import NikaError, StoreUnavailable, ValidationFailed
 
 log = logging.getLogger("nika.service")
 
-OpHandler = Callable[[EngineContext, dict[str, Any]], dict[str, Any]]
-"""An op: ``handler(ctx, body) -> result`` (both JSON objects)."""
+OpHandler = Callable[[EngineContext, Any], Message]
+"""An op: ``handler(ctx, request) -> reply``, the models of :mod:`nika_tui.domain.protocol_requests`
+and :mod:`~nika_tui.domain.protocol_replies` for its :class:`Op` (the dispatcher parses the body
+into the request and sends the reply's body back)."""
 
 
 def build_rpc_table() -> dict[str, OpHandler]:
@@ -71,8 +76,8 @@ def build_rpc_table() -> dict[str, OpHandler]:
         Op.TUNE_ADOPT: tune_adopt_op,
     }
 
-    def ping(ctx: EngineContext, body: dict[str, Any]) -> dict[str, Any]:
-        return {"pid": os.getpid(), "embedder": ctx.embedder.name, "ops": sorted(table)}
+    def ping(ctx: EngineContext, _: object) -> rep.PingReply:
+        return rep.PingReply(os.getpid(), ctx.embedder.name, sorted(table))
 
     table[Op.PING] = ping
     return table
@@ -122,7 +127,8 @@ def dispatch(
         if not isinstance(body, dict):
             raise ValueError("the body must be a JSON object")
         check_rpc_tenant(ctx, op, body, holds)
-        return {"ok": True, "result": handler(ctx, body)}
+        request = REQUESTS[Op(op)].from_body(body)
+        return {"ok": True, "result": handler(ctx, request).to_body()}
     except NikaError as exc:
         return {"ok": False, **error_body(exc)}
     except ValueError as exc:

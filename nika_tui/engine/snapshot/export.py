@@ -164,9 +164,8 @@ def embedder_name(ctx: EngineContext) -> str:
     name = ctx.embedder.name
     if name == "stored-vectors-only":
         from nika_tui.services.embeddings import LOCAL_MODEL_NAME
-        from nika_tui.settings import Settings
 
-        return Settings.from_env(ctx.env).embeddings_model or LOCAL_MODEL_NAME
+        return ctx.settings.embeddings_model or LOCAL_MODEL_NAME
     return name
 
 

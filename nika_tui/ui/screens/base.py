@@ -47,6 +47,9 @@ class DashboardScreen(Screen[None]):
     ]
 
     def __init__(self, id: str | None = None) -> None:
+        # Screens take no fixed id: the app registers every stacked screen as a child, and a
+        # second screen of one kind (the palette's "Memory browser" over the memory browser, keys
+        # typed ahead of a screen change) raised DuplicateIds and crashed the app.
         super().__init__(id=id)
         self._poll_timers: dict[str, Timer] = {}
 
@@ -79,6 +82,10 @@ class DashboardScreen(Screen[None]):
 
     def show_snapshot(self, snapshot: Snapshot) -> None:
         """A new overview snapshot arrived (status bar; subclasses add their part)."""
+        if not self.query(StatusBar):
+            # Not composed: a screen pushed by a key typed while the app was already exiting
+            # is mounted without its children (the once-seen ConfirmationsScreen crash).
+            return
         self.query_one(".preview-banner").display = self.dashboard.preview
         bar = self.query_one(StatusBar)
         bar.error = ""

@@ -59,7 +59,7 @@ that memory in the memory browser (`m`: the newest such line)."""
             self.generation = generation
 
     def __init__(self, tenant: str = "") -> None:
-        super().__init__(id="bus")
+        super().__init__()
         self.flt = BusFilter(tenant=tenant)
         self._cursor: str | None = None
         self._generation = 0

@@ -53,7 +53,7 @@ class ApproveAction(ModalScreen[bool]):
     ]
 
     def __init__(self, item: PendingConfirmation) -> None:
-        super().__init__(id="approve-action")
+        super().__init__()
         self.item = item
 
     def compose(self) -> ComposeResult:
@@ -138,7 +138,7 @@ class ConfirmationsScreen(DashboardScreen):
         """Args:
         tenant_id: The tenant to show; ``None`` shows every tenant.
         """
-        super().__init__(id="confirmations")
+        super().__init__()
         self.tenant_id = tenant_id
         """The tenant the screen was opened for (``None``: opened for every tenant)."""
         self.all_tenants = tenant_id is None

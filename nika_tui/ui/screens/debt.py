@@ -41,7 +41,7 @@ whether the tenant's auto-actions would apply it; under it, the metric over the 
             self.error = error
 
     def __init__(self, tenant_id: str) -> None:
-        super().__init__(id="debt")
+        super().__init__()
         self.tenant_id = tenant_id
         self._shown: DebtView | None = None
 

@@ -52,8 +52,8 @@ class HelpScreen(ModalScreen[None]):
     """The keys of the screen it was opened from."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "app.pop_screen", "Close"),
-        Binding("question_mark", "app.pop_screen", "Close", show=False),
+        Binding("escape", "close", "Close"),
+        Binding("question_mark", "close", "Close", show=False),
     ]
 
     def __init__(self, screen: Screen[object]) -> None:
@@ -64,3 +64,12 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-box"):
             yield Markdown(self.text)
+
+    def action_close(self) -> None:
+        """Close this help, and only it.
+
+        ``app.pop_screen`` popped whatever was on top: two close keys typed fast (``?`` and
+        ``escape``) popped the help and then the overview, leaving no screen (a crash).
+        """
+        if self.is_current:
+            self.dismiss()

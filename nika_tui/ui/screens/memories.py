@@ -24,12 +24,13 @@ from nika_tui.dashboard.memory_views import (
     LAYER_FILTERS,
     STATUS_FILTERS,
     ChainVersion,
+    MemoryEvent,
     MemoryFilter,
     MemoryList,
     MemoryView,
 )
 from nika_tui.domain.timeline import parse_as_of
-from nika_tui.ui.screens.ask import AskYesNo
+from nika_tui.ui.screens.ask import AskReason
 from nika_tui.ui.screens.base import DashboardScreen
 from nika_tui.ui.widgets.memory_text import (
     STATUS_STYLE,
@@ -41,8 +42,21 @@ from nika_tui.ui.widgets.memory_text import (
     when,
 )
 
-COLUMNS = ("Status", "Layer", "Valid from", "Until", "Project", "Source", "Text")
-TIMELINE_COLUMNS = ("Status", "Valid time", "Valid from", "Until", "Text")
+
+def _refusal(run: str, m: MemoryView) -> str:
+    """Why ``run`` cannot apply to ``m`` ('' when it can): said instead of asking for nothing."""
+    if run == "retire" and m.status == "retired":
+        return "is already retired (`u` restores it)"
+    if run == "restore" and m.status != "retired":
+        return f"is {m.status}: only a retired memory can be restored"
+    if run == "review" and m.status == "in review":
+        return "is already in the review queue"
+    return ""
+
+
+# The text early: at 80 columns the last columns are off-screen, and a memory is its text.
+COLUMNS = ("Status", "Valid from", "Text", "Until", "Layer", "Project", "Source")
+TIMELINE_COLUMNS = ("Status", "Valid time", "Text", "Valid from", "Until")
 
 
 class MemoryBrowserScreen(DashboardScreen):
@@ -65,7 +79,8 @@ hook, or the imported file) and its text. The pane below shows the memory under 
 full with its supersede chain. `/` searches (a substring or an exact id; `enter` applies the
 search, project and *as of* boxes); *as of* keeps what was current at that date. `l` / `t`
 cycle the layer / status filters; `T` draws each memory's valid time as a bar (the timeline),
-`│` at the as-of date. `r` retire, `u` restore, `v` send to review: each asks first."""
+`│` at the as-of date. `r` retire, `u` restore, `v` send to review: each asks first and asks
+why; the reason is kept and shown in the memory's history in the pane."""
 
     class Listed(Message):
         """The list came back (``error`` set when it failed)."""
@@ -76,12 +91,15 @@ cycle the layer / status filters; `T` draws each memory's valid time as a bar (t
             self.error = error
 
     class Chained(Message):
-        """The chain of the memory under the cursor came back."""
+        """The chain and the history of the memory under the cursor came back."""
 
-        def __init__(self, memory_id: str, chain: tuple[ChainVersion, ...]) -> None:
+        def __init__(
+            self, memory_id: str, chain: tuple[ChainVersion, ...], history: tuple[MemoryEvent, ...]
+        ) -> None:
             super().__init__()
             self.memory_id = memory_id
             self.chain = chain
+            self.history = history
 
     class Acted(Message):
         """An action finished."""
@@ -92,7 +110,7 @@ cycle the layer / status filters; `T` draws each memory's valid time as a bar (t
             self.error = error
 
     def __init__(self, tenant_id: str, flt: MemoryFilter | None = None) -> None:
-        super().__init__(id="memories")
+        super().__init__()
         self.tenant_id = tenant_id
         self.flt = flt or MemoryFilter()
         """The filters in force (the search, as-of and project boxes, the layer and status keys)."""
@@ -100,6 +118,8 @@ cycle the layer / status filters; `T` draws each memory's valid time as a bar (t
         self.timeline = False
         """True when the table shows valid-time bars (``T``)."""
         self._chain: tuple[str, tuple[ChainVersion, ...]] = ("", ())
+        self._history: tuple[MemoryEvent, ...] = ()
+        """The decisions about the memory of ``_chain`` (retired, restored… and why)."""
 
     def compose_body(self) -> ComposeResult:
         yield Static("", id="mem-title")
@@ -108,7 +128,7 @@ cycle the layer / status filters; `T` draws each memory's valid time as a bar (t
             yield Input(self.flt.project, placeholder="project", id="mem-project")
             yield Input(
                 self.flt.as_of.isoformat() if self.flt.as_of else "",
-                placeholder="as of (2026-03-15; empty = every version)",
+                placeholder="as of date, e.g. 2026-03-15",
                 id="mem-as-of",
             )
         table: DataTable[Text | str] = DataTable(id="mem-table", cursor_type="row")
@@ -136,11 +156,16 @@ cycle the layer / status filters; `T` draws each memory's valid time as a bar (t
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="memory-chain")
     def _load_chain(self, memory_id: str) -> None:
+        source = self.dashboard.source
         try:
-            chain = self.dashboard.source.memory_chain(self.tenant_id, memory_id)
+            chain = source.memory_chain(self.tenant_id, memory_id)
         except Exception:  # noqa: BLE001 - UI edge: the pane shows the memory without it
             chain = ()
-        self.post_message(self.Chained(memory_id, chain))
+        try:
+            history = source.memory_history(self.tenant_id, memory_id)
+        except Exception:  # noqa: BLE001 - UI edge: the pane shows the memory without it
+            history = ()
+        self.post_message(self.Chained(memory_id, chain, history))
 
     def on_memory_browser_screen_listed(self, message: Listed) -> None:
         if message.listing is None:
@@ -153,6 +178,7 @@ cycle the layer / status filters; `T` draws each memory's valid time as a bar (t
 
     def on_memory_browser_screen_chained(self, message: Chained) -> None:
         self._chain = (message.memory_id, message.chain)
+        self._history = message.history
         self._show_current()
 
     # --- rendering ----------------------------------------------------------------------
@@ -183,11 +209,11 @@ cycle the layer / status filters; `T` draws each memory's valid time as a bar (t
             status = Text(m.status, style=STATUS_STYLE.get(m.status, ""))
             if self.timeline:
                 bar = span_bar(m, lo, hi, self.flt.as_of)
-                cells: tuple[Text | str, ...] = (status, bar, when(m.valid_from))
-                cells += (when(m.valid_until), short(m.text, 50))
+                cells: tuple[Text | str, ...] = (status, bar, short(m.text, 50))
+                cells += (when(m.valid_from), when(m.valid_until))
             else:
-                cells = (status, m.layer, when(m.valid_from), when(m.valid_until), m.project)
-                cells += (short(source_text(m), 28), short(m.text))
+                cells = (status, when(m.valid_from), short(m.text), when(m.valid_until), m.layer)
+                cells += (m.project, short(source_text(m), 28))
             table.add_row(*cells, key=m.id)
         ids = [m.id for m in memories]
         if current is not None and current.id in ids:
@@ -214,9 +240,10 @@ cycle the layer / status filters; `T` draws each memory's valid time as a bar (t
             return
         chain_id, chain = self._chain
         if chain_id != m.id:
-            self._chain = (m.id, ())
+            self._chain, self._history = (m.id, ()), ()
             self._load_chain(m.id)
-        pane.update(detail_text(m, chain if chain_id == m.id else ()))
+        mine = chain_id == m.id
+        pane.update(detail_text(m, chain if mine else (), self._history if mine else ()))
 
     # --- filters ------------------------------------------------------------------------
     def _set_filter(self, flt: MemoryFilter) -> None:
@@ -268,46 +295,65 @@ cycle the layer / status filters; `T` draws each memory's valid time as a bar (t
         self._load()
 
     # --- actions ------------------------------------------------------------------------
-    def _ask(self, verb: str, detail: str, run: str) -> None:
+    def _ask(self, verb: str, detail: str, run: str, default_reason: str) -> None:
         m = self.current()
         if m is None:
             self.notify("no memory selected", severity="warning")
             return
+        refused = _refusal(run, m)
+        if refused:
+            self.notify(f"{m.id} {refused}", title=verb, severity="warning")
+            return
         question = f"{verb} memory {m.id} of {self.tenant_id}?"
 
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self._act(run, m.id)
+        def answered(reason: str | None) -> None:
+            if reason is not None:
+                self._act(run, m.id, reason)
 
-        self.app.push_screen(AskYesNo(question, f"{short(m.text, 200)}\n{detail}", verb), answered)
+        detail = f"{short(m.text, 200)}\n{detail}"
+        self.app.push_screen(AskReason(question, detail, verb, default_reason), answered)
 
     def action_retire(self) -> None:
-        """Retire the memory under the cursor (asks first)."""
-        self._ask("Retire", "Recall stops returning it; history keeps it; `u` restores.", "retire")
+        """Retire the memory under the cursor (asks first, and why)."""
+        self._ask(
+            "Retire",
+            "Recall stops returning it; history keeps it; `u` restores.",
+            "retire",
+            "no longer true",
+        )
 
     def action_restore(self) -> None:
-        """Make the retired memory under the cursor current again (asks first)."""
-        self._ask("Restore", "It becomes current again, beside what replaced it.", "restore")
+        """Make the retired memory under the cursor current again (asks first, and why)."""
+        self._ask(
+            "Restore",
+            "It becomes current again, beside what replaced it.",
+            "restore",
+            "retired by mistake",
+        )
 
     def action_send_review(self) -> None:
-        """Queue "retire this?" in the review queue (asks first)."""
-        self._ask("Send to review", "A pair waits in the review queue (`v` there).", "review")
+        """Queue "retire this?" in the review queue (asks first, and why)."""
+        self._ask(
+            "Send to review",
+            "A pair waits in the review queue (`v` there).",
+            "review",
+            "may be out of date",
+        )
 
     @work(thread=True, exit_on_error=False, group="memory-action")
-    def _act(self, run: str, memory_id: str) -> None:
+    def _act(self, run: str, memory_id: str, reason: str) -> None:
         source, t = self.dashboard.source, self.tenant_id
-        reason = "from the dashboard's memory browser"
         try:
             if run == "retire":
                 outcome = source.retire_memory(t, memory_id, reason)
             elif run == "restore":
-                outcome = source.restore_memory(t, memory_id)
+                outcome = source.restore_memory(t, memory_id, reason)
             else:
                 outcome = source.review_memory(t, memory_id, reason)
         except Exception as exc:  # noqa: BLE001 - UI edge: shown to the person
             self.post_message(self.Acted("", str(exc)))
             return
-        self.post_message(self.Acted(outcome))
+        self.post_message(self.Acted(f"{outcome} ({reason})"))
 
     def on_memory_browser_screen_acted(self, message: Acted) -> None:
         if message.error:

@@ -55,14 +55,16 @@ SORTS: dict[str, Callable[[TenantRow], Any]] = {
 COLUMNS: tuple[tuple[str, str, int], ...] = (
     # Fixed widths: live values never make the table reflow under the cursor. Few columns:
     # every refresh re-renders each visible cell, so merged cells keep 50 tenants cheap.
+    # Ordered by what a person must see first: the row is 139 cells, and at 120 columns the
+    # review / confirmation counts (then last) were off-screen; at 80 the fill and debt too.
     ("tenant", "Tenant", 13),
     ("state", "Kernel (by)", 22),
-    ("cli", "CLI", 11),
+    ("decisions", "Rev/Conf", 8),
     ("fill", "Context (│ = 61%) · forecast", 33),
     ("debt", "Debt (worst)", 22),
     ("usage", "Tok·cost", 8),  # today: % of quotas.tokens_per_day, estimated cost
-    ("decisions", "Rev/Conf", 8),
     ("beat", "Beat", 6),
+    ("cli", "CLI", 11),
 )
 _SORT_BY_COLUMN = {"tenant": "tenant", "state": "state", "fill": "fill", "debt": "debt"}
 
@@ -116,12 +118,12 @@ def row_cells(row: TenantRow) -> tuple[Text | str, ...]:
     return (
         tenant,
         state,
-        row.cli or "—",
+        decisions,
         fill,
         debt,
         usage_text(row),
-        decisions,
         beat_text(k.heartbeat_age_s, k.stale, k.state),
+        row.cli or "—",
     )
 
 
@@ -150,7 +152,7 @@ A `●` marks a tenant that needs you. The letters act on the tenant under the c
 tenant detail answers the same ones. Click a header to sort."""
 
     def __init__(self) -> None:
-        super().__init__(id="overview")
+        super().__init__()
         self._rows: dict[str, TenantRow] = {}
         self._cells: dict[str, tuple[Text | str, ...]] = {}
         self._pending: Snapshot | None = None

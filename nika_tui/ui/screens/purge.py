@@ -24,7 +24,7 @@ class ConfirmPurge(ModalScreen[str | None]):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, tenant_id: str, count: int) -> None:
-        super().__init__(id="confirm-purge")
+        super().__init__()
         self.tenant_id = tenant_id
         self.count = count
 
@@ -76,7 +76,7 @@ class PurgeScreen(DashboardScreen):
             self.error = error
 
     def __init__(self, tenant_id: str) -> None:
-        super().__init__(id="purge")
+        super().__init__()
         self.tenant_id = tenant_id
         self.plan: PurgePlanView | None = None
 

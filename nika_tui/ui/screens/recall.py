@@ -112,7 +112,7 @@ hit (▶), `ctrl+y` marks it useful, `ctrl+g` not useful: what `nika tune recall
             self.error = error
 
     def __init__(self, tenant_id: str) -> None:
-        super().__init__(id="recall")
+        super().__init__()
         self.tenant_id = tenant_id
         self.view: RecallView | None = None
         """The last answer shown."""
@@ -176,6 +176,10 @@ hit (▶), `ctrl+y` marks it useful, `ctrl+g` not useful: what `nika tune recall
     def action_select_hit(self, step: int) -> None:
         """Move the ▶ to the next or previous hit."""
         if self.view is None or not self.view.hits:
+            self.notify("no hit to move to: recall something first", severity="warning")
+            return
+        if len(self.view.hits) == 1:
+            self.notify("only one hit: nothing to move to", severity="warning")
             return
         self.selected = (self.selected + step) % len(self.view.hits)
         self.query_one("#recall-hits", Static).update(recall_text(self.view, self.selected))

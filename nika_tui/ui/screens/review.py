@@ -67,7 +67,7 @@ pairs for `A` / `K`. `m` opens the old memory in the memory browser with its cha
             self.errors = errors
 
     def __init__(self, tenant_id: str) -> None:
-        super().__init__(id="review")
+        super().__init__()
         self.tenant_id = tenant_id
         self.items: list[ReviewItemView] = []
         self.marked: set[str] = set()

@@ -63,7 +63,7 @@ are the overview's, for this tenant."""
             self.error = error
 
     def __init__(self, tenant_id: str) -> None:
-        super().__init__(id="detail")
+        super().__init__()
         self.tenant_id = tenant_id
 
     def compose_body(self) -> ComposeResult:

@@ -47,7 +47,9 @@ class KeyBar(Widget):
         """The bindings as one line; the palette key, when enabled, is right-aligned.
 
         When the line is wider than the terminal it is drawn compact (no padding around the
-        keys), as ``Footer`` does, so more keys stay visible.
+        keys), as ``Footer`` does, so more keys stay visible. Still too wide (80 columns), the
+        screen's last keys give way to ``…`` and the app's own keys (quit, help) stay at the
+        end: help lists every key, so no key is out of reach.
         """
         for compact in (False, True):
             keys, palette = self._items(compact)
@@ -55,19 +57,35 @@ class KeyBar(Widget):
             width = line.cell_length + (palette.cell_length + 1 if palette else 0)
             if width <= self.size.width:
                 break
+        else:
+            room = self.size.width - (palette.cell_length + 1 if palette else 0)
+            line = self._fit(keys, self._app_keys, room)
         if palette is not None:
             gap = max(1, self.size.width - line.cell_length - palette.cell_length)
             line = Content.assemble(line, " " * gap, palette)
         return line
+
+    _app_keys = 0
+    """How many of the last items are the app's own keys (quit, help), kept when too narrow."""
+
+    def _fit(self, keys: list[Content], app_keys: int, width: int) -> Content:
+        """The screen's first keys, ``…``, then the app's keys, in ``width`` cells."""
+        split = len(keys) - app_keys
+        kept, tail = keys[:split], keys[split:]
+        more = Content.styled("…", "bold")
+        while kept and Content(" ").join([*kept, more, *tail]).cell_length > width:
+            kept.pop()
+        return Content(" ").join([*kept, more, *tail])
 
     def _items(self, compact: bool) -> tuple[list[Content], Content | None]:
         """One clickable item per shown action, and the command palette's item."""
         key_style = "bold $footer-key-foreground on $footer-key-background"
         pad = "" if compact else " "
         items: list[Content] = []
+        app_items: list[Content] = []
         seen: set[str] = set()
         palette: Content | None = None
-        for key, (_node, binding, enabled, _tip) in self.screen.active_bindings.items():
+        for key, (node, binding, enabled, _tip) in self.screen.active_bindings.items():
             is_palette = key == self.app.COMMAND_PALETTE_BINDING
             if not (binding.show or is_palette) or binding.action in seen:
                 continue  # hidden, or several keys for one action: the first one is enough
@@ -82,5 +100,6 @@ class KeyBar(Widget):
             if is_palette:
                 palette = item if self.app.ENABLE_COMMAND_PALETTE else None
             else:
-                items.append(item)
-        return items, palette
+                (app_items if node is self.app else items).append(item)
+        self._app_keys = len(app_items)
+        return items + app_items, palette

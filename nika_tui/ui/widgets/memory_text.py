@@ -7,7 +7,8 @@ from datetime import datetime
 
 from rich.text import Text
 
-from nika_tui.dashboard.memory_views import ChainVersion, MemoryView
+from nika_tui.dashboard.memory_views import ChainVersion, MemoryEvent, MemoryView
+from nika_tui.dashboard.model import ReviewItemView
 
 STATUS_STYLE = {
     "current": "green",
@@ -72,8 +73,10 @@ def time_range(memories: Sequence[MemoryView], now: datetime) -> tuple[datetime,
     return (min(starts) if starts else now), now
 
 
-def detail_text(m: MemoryView, chain: Sequence[ChainVersion]) -> Text:
-    """The selected memory in full, with its provenance and supersede chain."""
+def detail_text(
+    m: MemoryView, chain: Sequence[ChainVersion], history: Sequence[MemoryEvent] = ()
+) -> Text:
+    """The selected memory in full, with its provenance, its history and supersede chain."""
     text = Text(f"{m.id}", style="bold")
     text.append(f"  [{m.layer or '?'}] ", style="dim")
     text.append(m.status, style=STATUS_STYLE.get(m.status, ""))
@@ -85,6 +88,12 @@ def detail_text(m: MemoryView, chain: Sequence[ChainVersion]) -> Text:
     text.append(f"project {m.project or '—'} · source {source_text(m)}\n", style="magenta")
     if m.retire_reason:
         text.append(f"retired because: {m.retire_reason}\n", style="dim")
+    if history:
+        text.append("history:\n", style="bold")
+        for e in history:
+            text.append(f"  {when(e.at)}  ", style="dim")
+            text.append(e.what, style="cyan")
+            text.append(f" — {e.why}\n" if e.why else "\n")
     if len(chain) > 1:
         text.append("supersede chain (oldest first):\n", style="bold")
         for v in chain:
@@ -98,3 +107,21 @@ def detail_text(m: MemoryView, chain: Sequence[ChainVersion]) -> Text:
     elif chain:
         text.append("no other version (nothing superseded it, it superseded nothing)", style="dim")
     return text
+
+
+def review_toast(tenant_id: str, count: int, items: Sequence[ReviewItemView]) -> str:
+    """The toast of newly queued review pairs: the newest with the judge's reason and the pair.
+
+    One pair in full, the others counted: a burst of pairs (a replayed session) must not cover
+    an 80x24 screen. ``items`` empty (the queue could not be read): the count, as before.
+    """
+    if not items:
+        return f"{tenant_id}: {count} new pair(s) in the review queue (v opens it)"
+    it = items[-1]
+    lines = [f"{tenant_id}: review {it.id} queued ({it.judge or 'judge'}: {short(it.reason, 90)})"]
+    lines.append(f"  old: {short(it.old.text, 60)}")
+    if it.new.text:
+        lines.append(f"  new: {short(it.new.text, 60)}")
+    more = f" ({count - 1} more)" if count > 1 else ""
+    lines.append(f"v opens the review queue{more}")
+    return "\n".join(lines)

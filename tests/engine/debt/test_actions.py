@@ -330,16 +330,17 @@ def test_trim_working_memory_compacts_a_live_idle_kernel(
 
 def test_debt_apply_op_runs_an_action_and_refuses_unknown_ones(debt_ctx: EngineContext) -> None:
     from nika_tui.domain.protocol import Op
+    from nika_tui.domain.protocol_requests import DebtApplyRequest
     from nika_tui.engine.server.rpc import build_rpc_table
 
     handler = build_rpc_table()[Op.DEBT_APPLY]
-    out = handler(debt_ctx, {"tenant_id": TENANT, "action": "tighten_scope"})
-    assert out["result"]["recall_tuning"] == {"tighten_scope": True}
+    out = handler(debt_ctx, DebtApplyRequest(TENANT, action="tighten_scope"))
+    assert out.result["recall_tuning"] == {"tighten_scope": True}
     assert debt_ctx.redis.hget(redis_keys.recall_tuning(TENANT), "tighten_scope") == "1"
     with pytest.raises(ValidationFailed, match="unknown debt action"):
-        handler(debt_ctx, {"tenant_id": TENANT, "action": "reboot"})
+        handler(debt_ctx, DebtApplyRequest(TENANT, action="reboot"))
     with pytest.raises(ValidationFailed, match="no pending debt confirmation"):
-        handler(debt_ctx, {"tenant_id": TENANT, "confirmation_id": "nope"})
+        handler(debt_ctx, DebtApplyRequest(TENANT, confirmation_id="nope"))
 
 
 def test_a_past_day_written_again_after_rotation_is_archived_beside_the_first(

@@ -9,8 +9,10 @@ with Codex's pane patterns as a real Codex window would be.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +21,16 @@ import pytest
 import redis
 
 from nika_tui.cli import main
+from nika_tui.domain.compaction import CompactionAction
 from nika_tui.domain.kernel_state import KernelState, KernelStatus
-from nika_tui.domain.tenant import AgentCli, KernelConfig, TenantConfig
+from nika_tui.domain.tenant import AgentCli, AutoActions, AutoMode, KernelConfig, TenantConfig
+from nika_tui.engine.kernel_watch import KernelWatcher
+from nika_tui.engine.kernels.confirmations import resolve
 from nika_tui.engine.kernels.manager import KernelManager
 from nika_tui.errors import KernelError
-from nika_tui.services import kernel_store
-from nika_tui.services.config_store import save_tenant
+from nika_tui.services import kernel_store, wm_store
+from nika_tui.services.config_store import load_tenant, save_tenant
+from nika_tui.services.transcripts.common import ContextFill, TranscriptFormat
 from tests.helpers import retry_until
 
 pytestmark = pytest.mark.tmux
@@ -178,3 +184,73 @@ def test_kernel_list_json_shows_each_agents_state(
     assert row["state"] == "working"
     assert main(["kernel", "attach", duo, "--cli", "codex", "--json"]) == 0
     assert "select-window" in json.loads(capsys.readouterr().out)["command"]
+
+
+# --- sends and the 61% policy act on the named agent's window -------------------------------
+def _set_compact_mode(tenant_id: str, mode: AutoMode) -> None:
+    config = load_tenant(tenant_id)
+    save_tenant(config.model_copy(update={"auto_actions": AutoActions(compact=mode)}))
+
+
+def _fill(client: redis.Redis, tenant_id: str, agent: str, percent: float) -> None:
+    fill = ContextFill(
+        fill_percent=percent,
+        tokens=int(percent * 2000),
+        window=200_000,
+        format=next(iter(TranscriptFormat)),
+    )
+    wm_store.record_fill(client, tenant_id, fill, "t.jsonl", datetime.now(UTC), agent=agent)
+
+
+def test_send_text_types_into_the_named_agent_window(manager: KernelManager, duo: str) -> None:
+    wait_agents(manager, duo, shell=KernelState.IDLE, codex=KernelState.IDLE)
+    manager.send_text(duo, "to-codex", agent="codex")
+    retry_until(lambda: "echo: to-codex" in manager.screen(duo, "codex"), what="codex echo")
+    manager.send_text(duo, "to-first")  # no agent named: the first window
+    retry_until(lambda: "echo: to-first" in manager.screen(duo), what="first window echo")
+    assert "to-codex" not in manager.capture(duo, 200)
+    assert "to-first" not in manager.capture(duo, 200, agent="codex")
+    with pytest.raises(KernelError, match="no gemini-cli window"):
+        manager.send_text(duo, "lost", agent="gemini-cli")
+
+
+def test_the_watcher_compacts_the_agent_past_61_percent_only(
+    manager: KernelManager, duo: str, redis_client: redis.Redis, isolated_env: dict[str, str]
+) -> None:
+    _set_compact_mode(duo, AutoMode.AUTONOMOUS)
+    wait_agents(manager, duo, shell=KernelState.IDLE, codex=KernelState.IDLE)
+    _fill(redis_client, duo, "codex", 72.0)
+    _fill(redis_client, duo, "shell", 20.0)  # the tenant's latest reading: the cool agent's
+    watcher = KernelWatcher(dict(os.environ), interval_s=0.1)
+
+    assert watcher.tick() == [duo]
+
+    retry_until(
+        lambda: "Conversation compacted" in manager.screen(duo, "codex"), what="codex compacted"
+    )
+    assert "Conversation compacted" not in manager.capture(duo, 200)
+    assert kernel_store.compact_requested_at(redis_client, duo, "codex") is not None
+    assert kernel_store.compact_requested_at(redis_client, duo, "shell") is None
+
+
+def test_an_escalated_compaction_names_its_agent_and_approving_compacts_that_window(
+    manager: KernelManager, duo: str, redis_client: redis.Redis, isolated_env: dict[str, str]
+) -> None:
+    _set_compact_mode(duo, AutoMode.ESCALATE)
+    wait_agents(manager, duo, shell=KernelState.IDLE, codex=KernelState.IDLE)
+    decision = manager.apply_compaction_policy(duo, 80.0, agent="codex")
+    assert decision.action is CompactionAction.REQUEST_CONFIRMATION
+    # The first window's own confirmation is a different one: both wait, one each.
+    manager.apply_compaction_policy(duo, 75.0)
+    pending = kernel_store.pending_confirmations(redis_client, duo, "compact")
+    assert sorted(str(p.get("agent", "")) for p in pending) == ["", "codex"]
+    mine = next(p for p in pending if p.get("agent") == "codex")
+    assert "codex" in mine["title"]
+
+    result = resolve(redis_client, duo, mine["id"], approve=True)
+
+    assert result["status"] == "approved"
+    retry_until(
+        lambda: "Conversation compacted" in manager.screen(duo, "codex"), what="codex compacted"
+    )
+    assert "Conversation compacted" not in manager.capture(duo, 200)

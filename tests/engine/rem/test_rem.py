@@ -185,13 +185,14 @@ CRASH_SCRIPT = r"""
 import os, sys, threading
 from datetime import timedelta
 from nika_tui.engine.context import EngineContext
+from nika_tui.settings import Settings
 from nika_tui.engine.rem.run import run_rem
 from nika_tui.services.redis_server import connect
 from nika_tui.services.vectors.edge import EdgeVectorStore
 from tests.plugins.debt import T0, FixedClock, NoEmbedder
 
 ctx = EngineContext(
-    env=dict(os.environ),
+    env=dict(os.environ), settings=Settings.from_env(),
     redis=connect(),
     vectors=EdgeVectorStore(__import__("pathlib").Path(sys.argv[1]), 384),
     embedder=NoEmbedder(),

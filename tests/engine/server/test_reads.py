@@ -11,6 +11,7 @@ by timing.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -33,6 +34,7 @@ from nika_tui.errors import ServiceBusy
 from nika_tui.services import redis_keys
 from nika_tui.services.memory_client import MemoryClient
 from nika_tui.services.vectors.edge import EdgeVectorStore
+from nika_tui.settings import Settings
 from tests.helpers import retry_until
 
 pytestmark = pytest.mark.embedder
@@ -102,7 +104,9 @@ def serve(
             store.open.clear()
         own = redis.Redis.from_url(redis_url, decode_responses=True)
         env = {**os.environ, "NIKA_READ_SHED_S": str(shed_s)}
-        ctx = EngineContext(env=env, redis=own, vectors=store, embedder=embedder)  # type: ignore[arg-type]
+        ctx = EngineContext(
+            env=env, settings=Settings.from_env(env), redis=own, vectors=store, embedder=embedder
+        )  # type: ignore[arg-type]
         service = MemoryService(ctx, readers=readers)
         thread = threading.Thread(target=service.run, daemon=True)
         thread.start()
@@ -245,3 +249,42 @@ def test_queries_go_between_bulk_micro_batches_and_are_embedded_together(
     assert inner.calls[2:] == [bulk_texts[4:8], bulk_texts[8:]]
     assert len(out["bulk"]) == 12
     assert out["q1"][0] == pytest.approx(embedder.embed(["q 1"])[0], abs=1e-4)
+
+
+def test_a_repeated_query_is_answered_from_the_cache_without_the_model(
+    embedder: Embedder,
+) -> None:
+    inner = _Recording(embedder, hold=lambda texts: None)
+    gate = EmbedGate(inner, query_cache=2)
+
+    first = gate.query.embed(["which port does  billing use?"])
+    first[0][0] = 99.0  # a caller changing its vector changes nobody else's
+    again = gate.query.embed([" which port does billing use? "])  # same words, other spacing
+
+    assert inner.calls == [["which port does  billing use?"]], "the model ran once"
+    assert gate.cache_hits == 1
+    assert again[0] == pytest.approx(embedder.embed(["which port does billing use?"])[0], abs=1e-4)
+    gate.query.embed(["a"])
+    gate.query.embed(["b"])  # the cache holds 2: the billing query, least recently used, left
+    gate.query.embed(["which port does billing use?"])
+    assert len(inner.calls) == 4
+
+
+def test_a_recall_answered_by_a_reader_is_logged_after_its_reply(
+    serve: Callable[..., Served], redis_client: redis.Redis
+) -> None:
+    s = serve()
+    s.client.wait_ingested(TENANT, s.client.remember(_fact(1)))
+
+    result = _recall(s.client, "which port does service-1 listen on?")
+
+    def logged() -> list[Any]:
+        return list(redis_client.xrange(redis_keys.query_log(TENANT)))
+
+    retry_until(logged, timeout=30, what="the query log written by the reader")
+    (_id, entry), *_ = logged()
+    assert entry["query"] == "which port does service-1 listen on?"
+    assert result.hits and json.loads(entry["ids"]) == [h.record.id for h in result.hits]
+    assert redis_client.hget(redis_keys.metrics(TENANT), "recalls") == "1"
+    held = redis_client.hget(redis_keys.ACTIVE_REFS, f"{TENANT}:{result.hits[0].record.id}")
+    assert held and "anonymous" in held
