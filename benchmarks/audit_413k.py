@@ -240,7 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from nika_tui.settings import Settings
 
     for t in (BIG, SMALL):
-        save_tenant(TenantConfig(tenant_id=t, display_name=t), env)
+        save_tenant(TenantConfig(tenant_id=t, display_name=t), Settings.from_env(env).roots)
     result: dict[str, Any] = {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
         "params": {k: str(v) for k, v in vars(args).items()},

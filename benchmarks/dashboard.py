@@ -44,6 +44,7 @@ from nika_tui.domain.tenant import AgentCli, TenantConfig  # noqa: E402
 from nika_tui.services import redis_keys as keys  # noqa: E402
 from nika_tui.services.config_store import save_tenant  # noqa: E402
 from nika_tui.services.redis_server import ensure_embedded, stop_embedded  # noqa: E402
+from nika_tui.settings import Settings  # noqa: E402
 
 STATES = ("working", "idle", "waiting-input", "working", "starting")
 CLIS = list(AgentCli)
@@ -104,7 +105,7 @@ def seed(env: dict[str, str], url: str, n: int) -> list[str]:
     for i, t in enumerate(ids):
         save_tenant(
             TenantConfig(tenant_id=t, display_name=f"Tenant {i}", agent_cli=CLIS[i % len(CLIS)]),
-            env,
+            Settings.from_env(env).roots,
         )
         report = {
             "tenant_id": t,

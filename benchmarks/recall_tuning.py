@@ -90,7 +90,10 @@ def main(argv: list[str] | None = None) -> int:
 
     data = json.loads(SET.read_text())
     actions = AutoActions(tune=AutoMode.AUTONOMOUS)
-    save_tenant(TenantConfig(tenant_id=TENANT, display_name="bench", auto_actions=actions), env)
+    save_tenant(
+        TenantConfig(tenant_id=TENANT, display_name="bench", auto_actions=actions),
+        Settings.from_env(env).roots,
+    )
     store = EdgeVectorStore(root / "data" / "qdrant", 384)
     try:
         started = time.perf_counter()

@@ -136,7 +136,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from nika_tui.services.redis_server import connect, stop_embedded
     from nika_tui.settings import Settings
 
-    save_tenant(TenantConfig(tenant_id=TENANT, display_name="REM bench"), env)
+    save_tenant(
+        TenantConfig(tenant_id=TENANT, display_name="REM bench"), Settings.from_env(env).roots
+    )
     store = EdgeVectorStore(root / "data" / "qdrant", DIM, flush_writes=False)
     result: dict[str, Any] = {"params": {k: str(v) for k, v in vars(args).items()}}
     try:

@@ -208,6 +208,10 @@ class ResetUnavailable(NikaError):
 class PublishFailed(NikaError):
     """git refused a commit or a push; the operational store was not touched."""
 
+    # The fix is the person's (the remote's access or branch protection, installing git), as
+    # for a bad repo path: the same exit code as ValidationFailed, so scripts treat both alike.
+    exit_code = 2
+
 
 class ConfirmationRequired(NikaError):
     """Purge apply was asked without a confirmation while auto-purge is not autonomous."""

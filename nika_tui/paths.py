@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 DIR_MODE = 0o700
@@ -58,6 +59,37 @@ def tenant_data_dir(tenant_id: str, env: Mapping[str, str] | None = None) -> Pat
 def tmux_socket_name(env: Mapping[str, str] | None = None) -> str:
     """The private tmux socket name (``tmux -L``), never the user's default server."""
     return _env(env).get("NIKA_TMUX_SOCKET") or "nika"
+
+
+@dataclass(frozen=True)
+class Roots:
+    """The roots resolved once, at a process's entry (``Settings.roots``), and the layout under
+    them: code that only needs a path takes these, not an environment (decision 310)."""
+
+    config: Path
+    """The configuration root (:func:`config_dir`)."""
+    data: Path
+    """The data root (:func:`data_dir`)."""
+    tmux_socket: str = "nika"
+    """The private tmux socket name (:func:`tmux_socket_name`)."""
+
+    @property
+    def tenants_dir(self) -> Path:
+        """``{config}/tenants``."""
+        return self.config / "tenants"
+
+    def tenant_config_path(self, tenant_id: str) -> Path:
+        """``{config}/tenants/{tenant_id}/config.yaml``."""
+        return self.tenants_dir / tenant_id / "config.yaml"
+
+    def tenant_data_dir(self, tenant_id: str) -> Path:
+        """``{data}/tenants/{tenant_id}``: bus, hierarchy, archives, agent homes."""
+        return self.data / "tenants" / tenant_id
+
+
+def roots(env: Mapping[str, str] | None = None) -> Roots:
+    """The roots ``env`` (``os.environ`` when None) resolves to, by the rules above."""
+    return Roots(config=config_dir(env), data=data_dir(env), tmux_socket=tmux_socket_name(env))
 
 
 def ensure_private_dir(path: Path) -> Path:

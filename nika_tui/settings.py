@@ -14,7 +14,11 @@ Defaults and parsing are the ones the readers had before this module existed:
 
 Secrets are not settings: the embeddings API key is read from the variable that
 ``embeddings_api_key_env`` names, at the moment it is sent, and never stored on this model.
-This module imports no nika package (everything may import it) and no heavy library.
+The roots (``roots``: config and data directories, tmux socket) are resolved once, when the
+settings are built, by :mod:`nika_tui.paths`, the one module that knows the rules (it also
+reads ``XDG_*_HOME`` and ``HOME``, which are not settings). This module imports no nika
+package but ``paths`` (standard library only), so everything may import it, and no heavy
+library.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationInfo, field_validator
+from pydantic import PrivateAttr, ValidationInfo, field_validator
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -33,6 +37,8 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 from pydantic_settings.sources.utils import parse_env_vars
+
+from nika_tui import paths
 
 ENV_PREFIX = "NIKA_"
 
@@ -168,6 +174,37 @@ class Settings(BaseSettings):
     worker_host: str = ""
     """The host name a worker announces (unset: the machine's). Workers with different names
     share no directory: a moving tenant's shards go through Redis."""
+
+    _roots: paths.Roots = PrivateAttr()
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Resolve the roots once, from the fields and the mapping being read (its ``XDG_*``)."""
+        env = _READING.get()
+        source = os.environ if env is None else env
+        self._roots = paths.roots(
+            {
+                "NIKA_OS_CONFIG_DIR": str(self.os_config_dir or ""),
+                "NIKA_OS_DATA_DIR": str(self.os_data_dir or ""),
+                "XDG_CONFIG_HOME": source.get("XDG_CONFIG_HOME", ""),
+                "XDG_DATA_HOME": source.get("XDG_DATA_HOME", ""),
+                "NIKA_TMUX_SOCKET": self.tmux_socket,
+            }
+        )
+
+    @property
+    def roots(self) -> paths.Roots:
+        """Where things live, resolved when these settings were built."""
+        return self._roots
+
+    @property
+    def config_root(self) -> Path:
+        """The configuration root (``NIKA_OS_CONFIG_DIR``, ``XDG_CONFIG_HOME``, home)."""
+        return self._roots.config
+
+    @property
+    def data_root(self) -> Path:
+        """The data root (``NIKA_OS_DATA_DIR``, ``XDG_DATA_HOME``, home)."""
+        return self._roots.data
 
     @classmethod
     def settings_customise_sources(

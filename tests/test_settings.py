@@ -85,3 +85,42 @@ def test_the_constructor_reads_the_process_environment_like_from_env(
 
 def test_readme_lists_every_variable_from_the_docstrings() -> None:
     assert markdown_table() in (ROOT / "README.md").read_text()
+
+
+class RootsCase(NamedTuple):
+    test_id: str
+    env: dict[str, str]
+
+
+ROOTS_CASES = [
+    RootsCase("nothing set: home", {}),
+    RootsCase("xdg", {"XDG_CONFIG_HOME": "/xc", "XDG_DATA_HOME": "/xd"}),
+    RootsCase(
+        "nika dirs win over xdg",
+        {"NIKA_OS_CONFIG_DIR": "/c", "NIKA_OS_DATA_DIR": "~/d", "XDG_DATA_HOME": "/xd"},
+    ),
+    RootsCase("empty nika dir: xdg", {"NIKA_OS_DATA_DIR": "", "XDG_DATA_HOME": "/xd"}),
+    RootsCase("socket", {"NIKA_TMUX_SOCKET": "mine"}),
+    RootsCase("empty socket: nika", {"NIKA_TMUX_SOCKET": ""}),
+]
+
+
+@pytest.mark.parametrize("case", ROOTS_CASES, ids=[c.test_id for c in ROOTS_CASES])
+def test_roots_are_resolved_once_by_the_paths_rules(case: RootsCase) -> None:
+    from nika_tui import paths
+
+    settings = Settings.from_env(case.env)
+    assert settings.roots == paths.roots(case.env)
+    assert settings.config_root == paths.config_dir(case.env)
+    assert settings.data_root == paths.data_dir(case.env)
+    assert settings.roots.tmux_socket == paths.tmux_socket_name(case.env)
+
+
+def test_roots_do_not_follow_a_later_change_of_the_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("NIKA_OS_DATA_DIR", str(tmp_path / "first"))
+    settings = Settings()
+    monkeypatch.setenv("NIKA_OS_DATA_DIR", str(tmp_path / "second"))
+    assert settings.data_root == tmp_path / "first"
+    assert settings.roots.tenant_data_dir("acme") == tmp_path / "first" / "tenants" / "acme"

@@ -53,7 +53,8 @@ from nika_tui.domain.automemory import (
     text_hash,
 )
 from nika_tui.engine.context import EngineContext
-from nika_tui.paths import FILE_MODE, ensure_private_dir
+from nika_tui.hooks.context import project_from_cwd
+from nika_tui.paths import FILE_MODE, Roots, ensure_private_dir
 from nika_tui.services.agent_homes import claude_config_dir
 from nika_tui.services.files import atomic_write_text
 
@@ -61,9 +62,9 @@ TARGET = "claude"
 _NOT_INDEXED_MARK = "more memories are not indexed)"
 
 
-def memory_dir(tenant_id: str, workdir: str, env: Mapping[str, str] | None = None) -> Path:
+def memory_dir(tenant_id: str, workdir: str, where: Roots | None = None) -> Path:
     """``{CLAUDE_CONFIG_DIR}/projects/{sanitised workdir}/memory`` of the tenant."""
-    return claude_config_dir(tenant_id, env) / "projects" / project_dir_name(workdir) / "memory"
+    return claude_config_dir(tenant_id, where) / "projects" / project_dir_name(workdir) / "memory"
 
 
 def _own_index_lines(text: str) -> list[str]:
@@ -83,10 +84,9 @@ def sync_claude(
     ctx: EngineContext, tenant_id: str, workdir: str, project_id: str | None = None
 ) -> SyncReport:
     """One sync pass of the tenant's Claude Code auto-memory for ``workdir`` (see module doc)."""
-    env = dict(ctx.env)
-    directory = memory_dir(tenant_id, workdir, env)
+    directory = memory_dir(tenant_id, workdir, ctx.settings.roots)
     ensure_private_dir(directory)
-    mpath = manifest_path(tenant_id, TARGET, project_dir_name(workdir), env)
+    mpath = manifest_path(tenant_id, TARGET, project_dir_name(workdir), ctx.settings.roots)
     manifest = load_manifest(mpath)
     shadowed = load_shadowed(mpath)
     report = SyncReport(target=TARGET, path=str(directory))
@@ -99,6 +99,9 @@ def sync_claude(
         if p.name != INDEX_NAME and p.is_file()
     }
     pending: list[tuple[str, str, MemoryKind | None, str]] = []  # (file, text, kind, project)
+    # Supersede compares memories of one project only: what the agent writes here belongs to
+    # the project it works in (the one its hooks record), so a correction meets the old fact.
+    here = project_id or project_from_cwd(workdir)
     for name, text in on_disk.items():
         state = file_state(name, text_hash(text), manifest)
         if state is FileState.OURS:
@@ -107,7 +110,7 @@ def sync_claude(
         body = topic.body or topic.description
         if not body.strip():
             continue
-        project = project_id or ""
+        project = here
         if state is FileState.EDITED:
             old = manifest.files[name].memory_id
             shadowed.add(old)
@@ -125,7 +128,7 @@ def sync_claude(
         and ln.strip().lstrip("-* ").strip()
     ]
     texts = [(body, kind, project) for _, body, kind, project in pending]
-    texts += [(ln.strip().lstrip("-* ").strip(), None, project_id or "") for ln in new_lines]
+    texts += [(ln.strip().lstrip("-* ").strip(), None, here) for ln in new_lines]
     done = import_texts(ctx, tenant_id, texts, "claude-code", now)
     for (name, _, _, _), (memory_id, retired) in zip(pending, done, strict=False):
         manifest.files[name] = ManifestEntry(memory_id, text_hash(on_disk[name]))

@@ -11,7 +11,8 @@ written back.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from difflib import SequenceMatcher
 from pathlib import Path
 
 from nika_tui.automemory.common import (
@@ -23,9 +24,10 @@ from nika_tui.automemory.common import (
     manifest_path,
     save_manifest,
 )
-from nika_tui.domain.automemory import KIND_ORDER, ManifestEntry, one_line, text_hash
+from nika_tui.domain.automemory import KIND_ORDER, ManifestEntry, MemoryKind, one_line, text_hash
+from nika_tui.domain.memory import Layer
 from nika_tui.engine.context import EngineContext
-from nika_tui.paths import ensure_private_dir
+from nika_tui.paths import Roots, ensure_private_dir
 from nika_tui.services.agent_homes import HOME_VARS, agent_home_root, codex_home
 from nika_tui.services.files import atomic_write_text
 
@@ -34,11 +36,14 @@ BEGIN = "<!-- nika:memory begin (kept in sync by nika; lines you add here are im
 END = "<!-- nika:memory end -->"
 MAX_LINES = 100
 """Lines of the block: AGENTS.md is loaded whole into every prompt, so kept short."""
+_KIND_LABEL = re.compile(r"\((" + "|".join(k.value for k in MemoryKind) + r")\)\s*")
+EDIT_MIN_RATIO = 0.5
+"""How alike a new line and a vanished one must be for the new one to count as its edit."""
 
 
-def agents_md(tenant_id: str, env: Mapping[str, str] | None = None) -> Path:
+def agents_md(tenant_id: str, where: Roots | None = None) -> Path:
     """The tenant's ``{CODEX_HOME}/AGENTS.md``."""
-    return codex_home(tenant_id, env) / "AGENTS.md"
+    return codex_home(tenant_id, where) / "AGENTS.md"
 
 
 def _split(text: str) -> tuple[str, list[str], str]:
@@ -51,23 +56,60 @@ def _split(text: str) -> tuple[str, list[str], str]:
 
 
 def _fact(line: str) -> str:
-    return line.strip().lstrip("-* ").strip()
+    """The fact of a block line, without its bullet and the ``(kind)`` label nika writes
+    (kept, the label would make an edit read as another fact to the judge)."""
+    return _kind_and_fact(line)[1]
 
 
-def gemini_md(tenant_id: str, env: Mapping[str, str] | None = None) -> Path:
+def _kind_and_fact(line: str) -> tuple[MemoryKind | None, str]:
+    text = line.strip().lstrip("-* ").strip()
+    match = _KIND_LABEL.match(text)
+    if match is None:
+        return None, text
+    return MemoryKind(match.group(1)), text[match.end() :].strip()
+
+
+def gemini_md(tenant_id: str, where: Roots | None = None) -> Path:
     """The tenant's ``{GEMINI_CLI_HOME}/.gemini/GEMINI.md``."""
-    return agent_home_root(tenant_id, env) / HOME_VARS["GEMINI_CLI_HOME"] / ".gemini" / "GEMINI.md"
+    return (
+        agent_home_root(tenant_id, where) / HOME_VARS["GEMINI_CLI_HOME"] / ".gemini" / "GEMINI.md"
+    )
 
 
-def sync_codex(ctx: EngineContext, tenant_id: str, project_id: str | None = None) -> SyncReport:
+def sync_codex(
+    ctx: EngineContext, tenant_id: str, project_id: str | None = None, workdir_project: str = ""
+) -> SyncReport:
     """One sync pass of the managed block of the tenant's Codex ``AGENTS.md``."""
-    return sync_block(ctx, tenant_id, agents_md(tenant_id, ctx.env), TARGET, "codex", project_id)
+    path = agents_md(tenant_id, ctx.settings.roots)
+    return sync_block(ctx, tenant_id, path, TARGET, "codex", project_id, workdir_project)
 
 
-def sync_gemini(ctx: EngineContext, tenant_id: str, project_id: str | None = None) -> SyncReport:
+def sync_gemini(
+    ctx: EngineContext, tenant_id: str, project_id: str | None = None, workdir_project: str = ""
+) -> SyncReport:
     """One sync pass of the managed block of the tenant's Gemini CLI ``GEMINI.md``."""
-    path = gemini_md(tenant_id, ctx.env)
-    return sync_block(ctx, tenant_id, path, "gemini", "gemini-cli", project_id)
+    path = gemini_md(tenant_id, ctx.settings.roots)
+    return sync_block(ctx, tenant_id, path, "gemini", "gemini-cli", project_id, workdir_project)
+
+
+def _vanished_projects(
+    ctx: EngineContext, tenant_id: str, memory_ids: list[str]
+) -> list[tuple[str, str]]:
+    """(text, project) of the memories whose lines left the block in this pass."""
+    points = ctx.vectors.retrieve(tenant_id, Layer.SEMANTIC, memory_ids) if memory_ids else []
+    return [
+        (str(p.payload.get("text") or ""), str(p.payload.get("project_id") or "")) for p in points
+    ]
+
+
+def _project_of_edit(fact: str, vanished: list[tuple[str, str]], default: str) -> str:
+    """The project of the vanished memory ``fact`` most likely edits, else ``default``."""
+    best, best_ratio = default, EDIT_MIN_RATIO
+    for text, project in vanished:
+        ratio = SequenceMatcher(None, text, fact).ratio()
+        if ratio >= best_ratio:
+            best, best_ratio = project, ratio
+    return best
 
 
 def sync_block(
@@ -77,10 +119,15 @@ def sync_block(
     target: str,
     agent: str,
     project_id: str | None = None,
+    workdir_project: str = "",
 ) -> SyncReport:
-    """One sync pass of the managed block of one instruction file (see the module docstring)."""
-    env = dict(ctx.env)
-    mpath = manifest_path(tenant_id, target, project_id or "all", env)
+    """One sync pass of the managed block of one instruction file (see the module docstring).
+
+    A line nika did not write is imported into ``project_id``, else into the project of the
+    line it edits (a line of nika's that vanished in the same pass and reads alike), else into
+    ``workdir_project``: supersede compares memories of one project only.
+    """
+    mpath = manifest_path(tenant_id, target, project_id or "all", ctx.settings.roots)
     manifest = load_manifest(mpath)
     shadowed = load_shadowed(mpath)
     report = SyncReport(target=target, path=str(path))
@@ -90,7 +137,12 @@ def sync_block(
     # Lines are keyed by their hash: nika's are in the manifest, any other line is new.
     lines = {text_hash(ln.strip()): ln for ln in block if _fact(ln) and not ln.startswith("#")}
     new = [(h, ln) for h, ln in lines.items() if h not in manifest.files]
-    items = [(_fact(ln), None, project_id or "") for _, ln in new]
+    gone = [e.memory_id for h, e in manifest.files.items() if h not in lines]
+    vanished = [] if project_id or not new else _vanished_projects(ctx, tenant_id, gone)
+    items: list[tuple[str, MemoryKind | None, str]] = []
+    for _, ln in new:
+        kind, fact = _kind_and_fact(ln)
+        items.append((fact, kind, project_id or _project_of_edit(fact, vanished, workdir_project)))
     done = import_texts(ctx, tenant_id, items, agent, ctx.clock())
     for (h, _), (memory_id, retired) in zip(new, done, strict=False):
         manifest.files[h] = ManifestEntry(memory_id, h)

@@ -16,7 +16,7 @@ from nika_tui.domain.requests import RememberRequest
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.ingest import ingest_batch
 from nika_tui.errors import NikaError
-from nika_tui.paths import ensure_private_dir, tenant_data_dir
+from nika_tui.paths import Roots, ensure_private_dir
 from nika_tui.services.files import atomic_write_text
 
 
@@ -110,9 +110,9 @@ def project_of(ctx: EngineContext, tenant_id: str, memory_id: str, default: str)
     return str(points[0].payload.get("project_id") or "") if points else default
 
 
-def manifest_path(tenant_id: str, target: str, key: str, env: dict[str, str] | None) -> Path:
+def manifest_path(tenant_id: str, target: str, key: str, where: Roots) -> Path:
     """``{data}/tenants/{t}/automemory/{target}-{key}.json`` (outside the agent's directory)."""
-    return tenant_data_dir(tenant_id, env) / "automemory" / f"{target}-{key}.json"
+    return where.tenant_data_dir(tenant_id) / "automemory" / f"{target}-{key}.json"
 
 
 def load_manifest(path: Path) -> Manifest:

@@ -20,6 +20,7 @@ from nika_tui.domain import protocol_replies as rep
 from nika_tui.domain import protocol_requests as req
 from nika_tui.engine.context import EngineContext
 from nika_tui.errors import NikaError
+from nika_tui.hooks.context import project_from_cwd
 from nika_tui.services.kernel_launch import workdir_for
 
 log = logging.getLogger("nika.automemory")
@@ -54,8 +55,9 @@ def sync_tenant(
     config = ctx.tenant(tenant_id)
     root = claude_project_root(Path(workdir) if workdir else workdir_for(config, ctx.env))
     claude = sync_claude(ctx, tenant_id, root, project_id)
-    codex = sync_codex(ctx, tenant_id, project_id)
-    gemini = sync_gemini(ctx, tenant_id, project_id)
+    here = project_from_cwd(root)  # the project the agents' hooks record for this workdir
+    codex = sync_codex(ctx, tenant_id, project_id, here)
+    gemini = sync_gemini(ctx, tenant_id, project_id, here)
     targets = [claude.to_dict(), codex.to_dict(), gemini.to_dict()]
     return {"tenant_id": tenant_id, "targets": targets}
 

@@ -20,6 +20,7 @@ import redis
 
 from nika_tui.billing.log import BillingLog, locked
 from nika_tui.billing.usage import Usage, claude_usages, codex_usages, gemini_usages
+from nika_tui.paths import Roots
 from nika_tui.services import redis_keys
 
 SEEN_KEEP = 500
@@ -95,10 +96,10 @@ def collect_transcript(
     meta: Mapping[str, Any],
     now: datetime,
     client: redis.Redis | None,
-    env: Mapping[str, str] | None = None,
+    where: Roots | None = None,
 ) -> list[dict[str, Any]]:
     """Bill the transcript's new usage lines; return the entries appended."""
-    log = BillingLog(tenant_id, env)
+    log = BillingLog(tenant_id, where)
     with locked(log.dir):
         cursors = log.read_cursors()
         cursor = cursors.get(str(path), {})
@@ -118,7 +119,7 @@ def collect_transcript(
             source = "claude-code transcript"
         cursor.update(format=fmt, offset=offset)
         entries = _bill_locked(log, cursors, str(path), cursor, usages, source, meta, now)
-    _count(client, tenant_id, now, entries, usages, env)
+    _count(client, tenant_id, now, entries, usages, where)
     return entries
 
 
@@ -130,16 +131,16 @@ def collect_usages(
     meta: Mapping[str, Any],
     now: datetime,
     client: redis.Redis | None,
-    env: Mapping[str, str] | None = None,
+    where: Roots | None = None,
 ) -> list[dict[str, Any]]:
     """Bill usage records an agent handed over directly (OpenCode's plugin); a record whose key
     was billed under ``cursor_key`` before (the same answer reported twice) is skipped."""
-    log = BillingLog(tenant_id, env)
+    log = BillingLog(tenant_id, where)
     with locked(log.dir):
         cursors = log.read_cursors()
         cursor = cursors.get(cursor_key, {})
         entries = _bill_locked(log, cursors, cursor_key, cursor, usages, source, meta, now)
-    _count(client, tenant_id, now, entries, usages, env)
+    _count(client, tenant_id, now, entries, usages, where)
     return entries
 
 
@@ -170,7 +171,7 @@ def _count(
     now: datetime,
     entries: list[dict[str, Any]],
     usages: list[Usage],
-    env: Mapping[str, str] | None,
+    where: Roots | None,
 ) -> None:
     """Add the billed records to the day's token and cost counters (quota, dashboard)."""
     keys = {e["key"] for e in entries}
@@ -179,7 +180,7 @@ def _count(
     if client is not None and tokens:
         day = now.strftime("%Y%m%d")
         add_tokens(client, tenant_id, day, tokens)
-        add_cost(client, tenant_id, day, fresh, env)
+        add_cost(client, tenant_id, day, fresh, where)
 
 
 def add_cost(
@@ -187,7 +188,7 @@ def add_cost(
     tenant_id: str,
     day: str,
     usages: list[Usage],
-    env: Mapping[str, str] | None,
+    where: Roots | None,
 ) -> None:
     """Add the priced part of ``usages`` to the day's cost counter (the dashboard's column).
 
@@ -198,7 +199,7 @@ def add_cost(
     from nika_tui.errors import BillingError
 
     try:
-        prices = load_prices(env)
+        prices = load_prices(where)
     except BillingError:
         return
     cost = 0.0
@@ -224,7 +225,7 @@ def record_tool_call(
     source: str,
     meta: Mapping[str, Any],
     now: datetime,
-    env: Mapping[str, str] | None = None,
+    where: Roots | None = None,
 ) -> dict[str, Any]:
     """Append one ``tool_call`` entry (PostToolUse and equivalents)."""
     entry = {
@@ -235,5 +236,5 @@ def record_tool_call(
         "source": source,
         "meta": dict(meta),
     }
-    BillingLog(tenant_id, env).append([entry])
+    BillingLog(tenant_id, where).append([entry])
     return entry

@@ -29,7 +29,7 @@ def bill_transcript(ctx: HookContext, transcript: Path | None = None) -> int:
     path = transcript or ctx.transcript_path
     if path is None or not ctx.configured:  # no billing dir for an unknown tenant
         return 0
-    entries = collect_transcript(ctx.tenant_id, path, _meta(ctx), ctx.now, ctx.redis, ctx.env)
+    entries = collect_transcript(ctx.tenant_id, path, _meta(ctx), ctx.now, ctx.redis, ctx.roots)
     return len(entries)
 
 
@@ -38,7 +38,7 @@ def bill_tool_call(ctx: HookContext) -> None:
     if not ctx.configured:  # no billing dir for an unknown tenant
         return
     tool = str(ctx.payload.get("tool_name") or "unknown")
-    record_tool_call(ctx.tenant_id, tool, f"{ctx.cli} PostToolUse", _meta(ctx), ctx.now, ctx.env)
+    record_tool_call(ctx.tenant_id, tool, f"{ctx.cli} PostToolUse", _meta(ctx), ctx.now, ctx.roots)
 
 
 def bill_opencode_answers(ctx: HookContext) -> int:
@@ -52,6 +52,6 @@ def bill_opencode_answers(ctx: HookContext) -> int:
     usages = opencode_usages(answers, ctx.now.isoformat())
     key = f"opencode:{ctx.session_id or 'unknown'}"
     entries = collect_usages(
-        ctx.tenant_id, key, usages, "opencode plugin", _meta(ctx), ctx.now, ctx.redis, ctx.env
+        ctx.tenant_id, key, usages, "opencode plugin", _meta(ctx), ctx.now, ctx.redis, ctx.roots
     )
     return len(entries)

@@ -17,18 +17,18 @@ import contextlib
 import fcntl
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from nika_tui.errors import BillingError
-from nika_tui.paths import FILE_MODE, ensure_private_dir, tenant_data_dir
+from nika_tui.paths import FILE_MODE, Roots, ensure_private_dir, roots
 
 
-def billing_dir(tenant_id: str, env: Mapping[str, str] | None = None) -> Path:
+def billing_dir(tenant_id: str, where: Roots | None = None) -> Path:
     """``{data}/tenants/{id}/billing``."""
-    return tenant_data_dir(tenant_id, env) / "billing"
+    return (where or roots()).tenant_data_dir(tenant_id) / "billing"
 
 
 @contextmanager
@@ -48,9 +48,9 @@ def locked(directory: Path) -> Iterator[None]:
 class BillingLog:
     """Append and read one tenant's billing entries."""
 
-    def __init__(self, tenant_id: str, env: Mapping[str, str] | None = None) -> None:
+    def __init__(self, tenant_id: str, where: Roots | None = None) -> None:
         self.tenant_id = tenant_id
-        self.dir = billing_dir(tenant_id, env)
+        self.dir = billing_dir(tenant_id, where)
         self.path = self.dir / "usage.jsonl"
 
     def append_locked(self, entries: list[dict[str, Any]]) -> None:

@@ -16,7 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from nika_tui.errors import BillingError
-from nika_tui.paths import config_dir
+from nika_tui.paths import Roots, roots
 
 
 class ModelPrice(BaseModel):
@@ -79,9 +79,9 @@ DEFAULT_PRICES = PriceTable(
 )
 
 
-def prices_path(env: Mapping[str, str] | None = None) -> Path:
+def prices_path(where: Roots | None = None) -> Path:
     """``{config}/billing/prices.yaml``."""
-    return config_dir(env) / "billing" / "prices.yaml"
+    return (where or roots()).config / "billing" / "prices.yaml"
 
 
 def parse_prices(text: str, source: str = "prices.yaml") -> PriceTable:
@@ -105,9 +105,9 @@ def parse_prices(text: str, source: str = "prices.yaml") -> PriceTable:
         ) from exc
 
 
-def load_prices(env: Mapping[str, str] | None = None) -> PriceTable:
+def load_prices(where: Roots | None = None) -> PriceTable:
     """The configured table, else :data:`DEFAULT_PRICES`."""
-    path = prices_path(env)
+    path = prices_path(where)
     if not path.exists():
         return DEFAULT_PRICES
     return parse_prices(path.read_text(encoding="utf-8"), str(path))

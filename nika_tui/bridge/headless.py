@@ -21,6 +21,7 @@ import redis
 from nika_tui.domain.bridge import InboundMessage
 from nika_tui.domain.tenant import AgentCli
 from nika_tui.errors import HeadlessFailed
+from nika_tui.paths import roots
 from nika_tui.services import bridge_keys as keys
 from nika_tui.services import kernel_launch
 from nika_tui.services.config_store import load_tenant
@@ -45,7 +46,7 @@ def answer(
         HeadlessFailed: not Claude Code, the CLI is missing, it failed, timed out or printed
             no JSON envelope.
     """
-    config = load_tenant(tenant_id, env)
+    config = load_tenant(tenant_id, roots(env))
     if config.agent_cli is not AgentCli.CLAUDE_CODE:
         raise HeadlessFailed(
             f"headless delivery runs Claude Code only; tenant {tenant_id} uses "

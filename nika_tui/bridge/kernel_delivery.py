@@ -141,7 +141,7 @@ class TenantWorker:
             if status is not None and status.state is KernelState.IDLE:
                 break
             self.stop.wait(0.05)
-        return load_tenant(self.tenant_id, self.env).agent_cli.value
+        return load_tenant(self.tenant_id, self.kernels.settings.roots).agent_cli.value
 
     def deliver(self, message: InboundMessage) -> str:
         """Type the message into the kernel and return the agent's answer.

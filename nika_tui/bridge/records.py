@@ -14,6 +14,7 @@ from typing import Any
 import redis
 
 from nika_tui.domain.bridge import InboundMessage
+from nika_tui.paths import roots
 from nika_tui.services import bridge_keys as keys
 
 PREVIEW_CHARS = 120
@@ -51,7 +52,7 @@ def record_message(
     pipe.execute()
     from nika_tui.services.bus import open_bus
 
-    open_bus(tenant_id, env).append(f"bridge.{direction}", entry, now=now)
+    open_bus(tenant_id, roots(env)).append(f"bridge.{direction}", entry, now=now)
 
 
 def record_error(
@@ -73,4 +74,4 @@ def record_error(
     if tenant_id:
         from nika_tui.services.bus import open_bus
 
-        open_bus(tenant_id, env).append("bridge.error", entry, now=now)
+        open_bus(tenant_id, roots(env)).append("bridge.error", entry, now=now)

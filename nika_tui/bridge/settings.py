@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import os
-import stat
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,9 +22,14 @@ from pydantic import ValidationError
 from nika_tui.domain.bridge import BRIDGE_SCHEMA_VERSION, BridgeConfig, Gateway
 from nika_tui.domain.envelope import explain_validation_error
 from nika_tui.errors import ConfigError, SecretStoreError
-from nika_tui.paths import FILE_MODE, config_dir
+from nika_tui.paths import Roots, config_dir, roots
 from nika_tui.services.files import atomic_write_text
-from nika_tui.services.secrets import DEFAULT_TIMEOUT, call_with_timeout, keyring_status
+from nika_tui.services.secrets import (
+    DEFAULT_TIMEOUT,
+    call_with_timeout,
+    keyring_status,
+    read_insecure_file,
+)
 
 KEYRING_SERVICE = "nika-os/_bridge"
 INSECURE_FILE = "bridge.secrets.insecure.yaml"
@@ -51,18 +55,18 @@ PLAIN_VARS: dict[str, str] = {
 """Non-secret settings an environment variable overrides (env name → config field)."""
 
 
-def config_path(env: Mapping[str, str] | None = None) -> Path:
-    """``{config}/bridge.yaml``."""
-    return config_dir(env) / "bridge.yaml"
+def config_path(where: Roots | None = None) -> Path:
+    """``{config}/bridge.yaml`` (``where`` None: the roots of ``os.environ``)."""
+    return (where or roots()).config / "bridge.yaml"
 
 
-def load_config(env: Mapping[str, str] | None = None) -> BridgeConfig:
+def load_config(where: Roots | None = None) -> BridgeConfig:
     """The bridge config (defaults when the file is absent); never overwritten when bad.
 
     Raises:
         ConfigError: the file is not YAML or fails validation (named field, fix).
     """
-    path = config_path(env)
+    path = config_path(where)
     if not path.exists():
         return BridgeConfig()
     try:
@@ -86,9 +90,9 @@ def load_config(env: Mapping[str, str] | None = None) -> BridgeConfig:
         ) from exc
 
 
-def save_config(config: BridgeConfig, env: Mapping[str, str] | None = None) -> Path:
+def save_config(config: BridgeConfig, where: Roots | None = None) -> Path:
     """Write ``bridge.yaml`` atomically (0600)."""
-    path = config_path(env)
+    path = config_path(where)
     data = config.model_dump(mode="json")
     atomic_write_text(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
     return path
@@ -178,20 +182,7 @@ class BridgeSecrets:
         return "file"
 
     def _read_file(self) -> dict[str, str]:
-        path = self.insecure_path
-        if not path.exists():
-            return {}
-        mode = stat.S_IMODE(path.stat().st_mode)
-        if mode & 0o077:
-            raise SecretStoreError(
-                f"{path} is readable by other users (mode {mode:o})",
-                f"run `chmod {FILE_MODE:o} {path}`",
-            )
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except yaml.YAMLError as exc:
-            raise SecretStoreError(f"{path}: not valid YAML", "fix or delete the file") from exc
-        return {str(k): str(v) for k, v in dict(data).items()}
+        return read_insecure_file(self.insecure_path)
 
 
 @dataclass(frozen=True)
@@ -245,7 +236,7 @@ def resolve(
         SecretStoreError: the keyring failed.
     """
     environ: MutableMapping[str, str] = os.environ if env is None else env
-    config = with_env_overrides(load_config(environ), environ)
+    config = with_env_overrides(load_config(roots(environ)), environ)
     store = BridgeSecrets(environ, allow_insecure=allow_insecure)
     values = {name: v for name in SECRET_VARS if (v := store.get(name))}
     if scrub:

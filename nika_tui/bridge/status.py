@@ -102,8 +102,9 @@ def tenant_view(client: redis.Redis, env: Mapping[str, str], tenant_id: str) -> 
     """The tenant detail screen's bridge section (None when the tenant has no bridge at all)."""
     from nika_tui.bridge.settings import load_config
     from nika_tui.dashboard.model import BridgeView
+    from nika_tui.paths import roots
 
-    config = load_config(env)
+    config = load_config(roots(env))
     tenant = tenant_bridge(client, config, tenant_id, limit=6)
     if not (tenant.senders or tenant.last or tenant.errors or tenant.pending):
         return None

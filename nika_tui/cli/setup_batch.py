@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -38,6 +39,14 @@ HOW_TO = (
     "`nika setup --non-interactive --answers answers.yaml` (format in docs/wizard.md)"
 )
 _ENV_FIELDS = {spec.env_var: spec for specs in PROVIDER_FIELDS.values() for spec in specs}
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (its affinity mask, which a container narrows)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def _read_answers(path: Path) -> dict[str, Any]:
@@ -142,6 +151,8 @@ def run_non_interactive(args: argparse.Namespace) -> int:
             require_accept_risk=True,
             base=base,
             source=str(args.answers),
+            # The kernels run here: a CPU quota beyond this machine's cores cannot be met.
+            cores=usable_cores(),
         )
     except AnswersInvalid as exc:
         raise AnswersInvalid(problems + exc.problems, str(args.answers)) from None

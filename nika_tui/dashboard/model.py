@@ -117,6 +117,14 @@ class DebtView:
     metrics: tuple[MetricView, ...] = ()
     unreadable: bool = False
     ingest_paused: str = ""
+    held: tuple[str, ...] = ()
+    """Metrics whose approved action changed nothing and is not asked again until the memories
+    change (decision 221): nothing more nika can do about them."""
+
+    @property
+    def needs_person(self) -> bool:
+        """True when a metric is in alert and nika can still act on it (decision 320)."""
+        return any(m.status == "alert" and m.name not in self.held for m in self.metrics)
 
     @property
     def worst(self) -> MetricView | None:
@@ -137,6 +145,9 @@ class TenantRow:
     debt_status: MetricStatus = "unknown"
     debt_worst: str = ""
     """Name (and value) of the worst metric, e.g. ``duplicate_rate 7.2% > 5%``."""
+    debt_held: bool = False
+    """Every metric in alert is held (its approved action changed nothing, decision 221): the
+    alert stays shown, but it no longer marks the tenant as needing a person."""
     review_count: int = 0
     confirmation_count: int = 0
     problems: tuple[str, ...] = ()
@@ -153,7 +164,7 @@ class TenantRow:
         """True when a person should look: waiting kernel, alert, or a pending decision."""
         return (
             self.kernel.state in ("waiting-input", "error")
-            or self.debt_status == "alert"
+            or (self.debt_status == "alert" and not self.debt_held)
             or self.review_count > 0
             or self.confirmation_count > 0
         )

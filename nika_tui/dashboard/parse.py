@@ -224,7 +224,21 @@ def parse_debt(
         at=as_datetime(latest.get("at")),
         metrics=tuple(metrics),
         ingest_paused=ingest_paused,
+        held=_held_metrics(latest.get("actions")),
     )
+
+
+def _held_metrics(actions: object) -> tuple[str, ...]:
+    """Metrics of the audit's actions skipped as approved-and-changed-nothing (decision 221)."""
+    if not isinstance(actions, list):
+        return ()
+    held = [
+        _str(name)
+        for a in actions
+        if isinstance(a, dict) and a.get("skipped") and isinstance(a.get("metrics"), list)
+        for name in a["metrics"]
+    ]
+    return tuple(dict.fromkeys(held))
 
 
 def worst_metric(debt: DebtView) -> tuple[MetricStatus, str]:

@@ -13,7 +13,6 @@ from nika_tui.dashboard.memory_parse import chain_from_history, history_from_bus
 from nika_tui.dashboard.memory_views import ChainVersion, MemoryEvent, MemoryFilter, MemoryList
 from nika_tui.dashboard.redis_reads import RedisReads, bus_files
 from nika_tui.domain import protocol_requests as req
-from nika_tui.paths import tenant_data_dir
 
 LIST_TIMEOUT_S = 15.0
 """A list scrolls the whole tenant: allow more than a recall's few seconds."""
@@ -60,7 +59,7 @@ class RedisMemories(RedisReads):
     def memory_history(self, tenant_id: str, memory_id: str) -> tuple[MemoryEvent, ...]:
         """The decisions about ``memory_id`` in the tenant's newest bus files, oldest first."""
         lines: list[str] = []
-        for path in bus_files(tenant_data_dir(tenant_id, self.env) / "bus")[-HISTORY_BUS_FILES:]:
+        for path in bus_files(self.roots.tenant_data_dir(tenant_id) / "bus")[-HISTORY_BUS_FILES:]:
             try:
                 lines.extend(path.read_text(encoding="utf-8", errors="replace").splitlines())
             except OSError:
@@ -73,5 +72,5 @@ class RedisMemories(RedisReads):
 
         at, ids = datetime.now(UTC).isoformat(), [hit_id]
         mark(tenant_id, query, at, useful=ids if useful else (),
-             not_useful=() if useful else ids, env=self.env)  # fmt: skip
+             not_useful=() if useful else ids, where=self.roots)  # fmt: skip
         return f"{hit_id[:8]} marked {'useful' if useful else 'not useful'} for tuning"

@@ -40,7 +40,7 @@ from nika_tui.errors import (
     ServiceNotRunning,
     StoreUnavailable,
 )
-from nika_tui.paths import tenant_config_path
+from nika_tui.paths import Roots, roots
 from nika_tui.services import redis_keys as keys
 from nika_tui.services.config_store import parse_config
 from nika_tui.services.liveness import heartbeat_live
@@ -98,6 +98,8 @@ class RedisReads:
                 :data:`AUTOSTART_EVERY_S`. ``None``: never (tests, previews).
         """
         self.env: Mapping[str, str] = dict(os.environ if env is None else env)
+        self.roots: Roots = roots(self.env)
+        """Where the tenants' files are, resolved once for the life of the source."""
         self._kernels = kernels
         if kernels is None and not defer_warm_up:
             # Import now, not from a worker inside the running app: libtmux reads
@@ -130,7 +132,7 @@ class RedisReads:
 
     def _config(self, tenant_id: str) -> tuple[TenantConfig | None, str]:
         """The tenant's config (cached by mtime) and the reason when it is unreadable."""
-        path = tenant_config_path(tenant_id, self.env)
+        path = self.roots.tenant_config_path(tenant_id)
         try:
             mtime = path.stat().st_mtime
         except OSError:
@@ -273,13 +275,15 @@ class RedisReads:
         reports = (
             [e.get("report") for e in stream_entries(debt)] if isinstance(debt, list) else ["?"]
         )
-        status, label = worst_metric(parse_debt(tenant_id, reports))
+        debt_view = parse_debt(tenant_id, reports)
+        status, label = worst_metric(debt_view)
         return replace(
             base,
             kernel=kernel,
             fill=fill,
             debt_status=status,
             debt_worst=label,
+            debt_held=status == "alert" and not debt_view.needs_person,
             review_count=pending_reviews(review) if isinstance(review, list) else 0,
             confirmation_count=len(pending_confirmations(confs)) if isinstance(confs, list) else 0,
             problems=tuple(problems),
@@ -358,15 +362,15 @@ def read_new_lines(
     return [parse_bus_line(tenant_id, t) for t in texts if t.strip()]
 
 
-def codex_trust_problems(config: TenantConfig, env: Mapping[str, str]) -> list[str]:
+def codex_trust_problems(config: TenantConfig, where: Roots) -> list[str]:
     """A Codex tenant whose hooks Codex does not trust: what it loses and how to fix it."""
     if config.agent_cli.value != "codex":
         return []
     from nika_tui.services.agent_settings import agent_home, codex_trust_report
 
-    if not (agent_home(config.tenant_id, "codex", env) / "hooks.json").exists():
+    if not (agent_home(config.tenant_id, "codex", where) / "hooks.json").exists():
         return []
-    report = codex_trust_report(config.tenant_id, env)
+    report = codex_trust_report(config.tenant_id, where)
     if report.ok:
         return []
     return [

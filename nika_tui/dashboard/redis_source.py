@@ -65,7 +65,6 @@ from nika_tui.domain import protocol_requests as req
 from nika_tui.domain.debt_results import describe_result
 from nika_tui.domain.protocol import Op
 from nika_tui.errors import KernelError, NikaError
-from nika_tui.paths import tenant_data_dir, tmux_socket_name
 from nika_tui.services import redis_keys as keys
 from nika_tui.services.config_store import list_tenant_ids
 from nika_tui.services.redis_server import redis_url
@@ -87,7 +86,7 @@ class RedisDashboardSource(RedisMemories):
 
     def snapshot(self, now: datetime) -> Snapshot:
         """Every tenant's row; Redis and service health. Never raises."""
-        ids = list_tenant_ids(self.env)
+        ids = list_tenant_ids(self.roots)
         try:
             raw, service_ok, alarms = self._read_rows(ids, now.strftime("%Y%m%d"))
         except REDIS_ERRORS as exc:
@@ -147,7 +146,7 @@ class RedisDashboardSource(RedisMemories):
 
             strategies = tuple(s.value for s in available_strategies(config))
             advice = recommendation(config)
-            problems += codex_trust_problems(config, self.env)
+            problems += codex_trust_problems(config, self.roots)
         bridge = None
         try:
             from nika_tui.bridge.status import tenant_view
@@ -180,7 +179,7 @@ class RedisDashboardSource(RedisMemories):
             return self._kernel_manager().capture(tenant_id, lines)
         except KernelError:
             pass
-        argv = ["tmux", "-L", tmux_socket_name(self.env), "capture-pane", "-p", "-J"]
+        argv = ["tmux", "-L", self.roots.tmux_socket, "capture-pane", "-p", "-J"]
         argv += ["-S", f"-{lines}", "-t", kernel_session(tenant_id)]
         try:
             done = subprocess.run(argv, capture_output=True, text=True, timeout=2, check=False)
@@ -289,7 +288,7 @@ class RedisDashboardSource(RedisMemories):
         """
         from nika_tui.engine.kernels.confirmations import list_confirmations
 
-        tenants = [tenant_id] if tenant_id else list_tenant_ids(self.env)
+        tenants = [tenant_id] if tenant_id else list_tenant_ids(self.roots)
         out: list[PendingConfirmation] = []
         try:
             for t in tenants:
@@ -350,10 +349,10 @@ class RedisDashboardSource(RedisMemories):
         if after:
             loaded = json.loads(after)
             cursor = loaded if isinstance(loaded, dict) else {}
-        tenants = [flt.tenant] if flt.tenant else list_tenant_ids(self.env)
+        tenants = [flt.tenant] if flt.tenant else list_tenant_ids(self.roots)
         lines: list[BusLineView] = []
         for t in tenants:
-            for path in bus_files(tenant_data_dir(t, self.env) / "bus")[-3:]:
+            for path in bus_files(self.roots.tenant_data_dir(t) / "bus")[-3:]:
                 lines.extend(read_new_lines(t, path, cursor, first=after is None))
         lines = [ln for ln in lines if flt.matches(ln)]
         lines.sort(key=lambda ln: ln.at.timestamp() if ln.at else 0.0)
@@ -389,5 +388,5 @@ class RedisDashboardSource(RedisMemories):
         try:
             return list(self._kernel_manager().attach_command(tenant_id))
         except KernelError:
-            sock = tmux_socket_name(self.env)
+            sock = self.roots.tmux_socket
             return ["tmux", "-L", sock, "attach-session", "-t", kernel_session(tenant_id)]

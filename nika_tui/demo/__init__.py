@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from nika_tui.domain.tenant import AgentCli, KernelConfig, TenantConfig
 from nika_tui.errors import ConfigError, TenantNotFound
-from nika_tui.paths import ensure_private_dir, tenant_data_dir
+from nika_tui.paths import ensure_private_dir, roots, tenant_data_dir
 
 DEMO_TENANT_ID = "demo"
 DEMO_DISPLAY_NAME = "Demo (replayed session)"
@@ -44,7 +44,7 @@ def create_demo_tenant(speed: float = 1.0, env: Mapping[str, str] | None = None)
     from nika_tui.services.config_store import load_tenant, save_tenant
 
     try:
-        existing = load_tenant(DEMO_TENANT_ID, env)
+        existing = load_tenant(DEMO_TENANT_ID, roots(env))
     except TenantNotFound:
         existing = None
     if existing is not None and not existing.demo:
@@ -53,5 +53,5 @@ def create_demo_tenant(speed: float = 1.0, env: Mapping[str, str] | None = None)
             "it was left untouched; rename it to try the demo",
         )
     config = demo_config(speed, env)
-    save_tenant(config, env)
+    save_tenant(config, roots(env))
     return config

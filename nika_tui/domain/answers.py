@@ -125,8 +125,8 @@ def parse_quota(value: object, key: str, cores: int | None = None) -> int | str:
     Args:
         value: The answer.
         key: Which quota (``cpu_percent`` is bounded).
-        cores: Cores of the machine that will run the kernel (the wizard passes the real
-            count); ``None`` for an answers file, which may describe another machine.
+        cores: Cores of the machine that will run the kernel (the wizard and
+            ``--non-interactive`` pass the real count); ``None``: not checked.
     """
     # YAML booleans are ints in Python; a quota of `true` is a mistake, not 1.
     if isinstance(value, bool) or not isinstance(value, int):
@@ -212,7 +212,9 @@ def _auto_actions(
     return AutoActions.model_validate(modes)
 
 
-def _quotas(value: object, plan: Plan | None, problems: list[Problem]) -> Quotas:
+def _quotas(
+    value: object, plan: Plan | None, problems: list[Problem], cores: int | None = None
+) -> Quotas:
     defaults = PLAN_QUOTAS[plan or Plan.FREE].model_dump()
     if value is None:
         return Quotas.model_validate(defaults)
@@ -231,7 +233,7 @@ def _quotas(value: object, plan: Plan | None, problems: list[Problem]) -> Quotas
             else:
                 defaults[key] = raw
             continue
-        parsed = parse_quota(raw, key)
+        parsed = parse_quota(raw, key, cores=cores)
         if isinstance(parsed, str):
             problems.append(Problem(fld, parsed))
         else:
@@ -365,6 +367,7 @@ def build_setup(
     judge_model: str | None = None,
     judge_api_key: str | None = None,
     source: str = "answers",
+    cores: int | None = None,
 ) -> SetupPlan:
     """Validate answers and build the config, listing every problem at once.
 
@@ -384,6 +387,8 @@ def build_setup(
         judge_api_key: The HTTP judge's key typed in the wizard: stored like a provider's
             (``judge.api_key`` in the keyring), never in the config.
         source: Name of the answers' origin, used in the error message.
+        cores: Cores of the machine the kernels run on: a ``cpu_percent`` above
+            ``cores * 100`` is refused (``None``: not checked).
 
     Returns:
         The plan: config, secret values to store, warnings.
@@ -424,7 +429,7 @@ def build_setup(
     trust_codex = raw.get("trust_codex_hooks")
     if trust_codex is not None and not isinstance(trust_codex, bool):
         problems.append(Problem("trust_codex_hooks", "must be true or false"))
-    quotas = _quotas(raw.get("quotas"), plan, problems)
+    quotas = _quotas(raw.get("quotas"), plan, problems, cores)
 
     secrets: dict[str, str] = {}
     warnings: list[str] = []

@@ -195,6 +195,13 @@ class TenantConfig(_Strict):
         description="Who can read the knowledge repo: a public one never receives a private "
         "memory (strategy A keeps those in the local private tree). Public unless you say not.",
     )
+    reset_cooldown_days: int = Field(
+        default=7,
+        ge=0,
+        description="At most one autonomous fresh start (strategy A) per this many days; the "
+        "audit reports the suggestion in between. A reset is a full snapshot and a new "
+        "generation (minutes at 50k memories), so a trigger that stays in alert must not rerun it.",
+    )
     auto_actions: AutoActions = Field(default_factory=AutoActions)
     quotas: Quotas = Field(default_factory=lambda: PLAN_QUOTAS[Plan.FREE])
     judge: JudgeConfig = Field(default_factory=JudgeConfig)

@@ -255,7 +255,7 @@ def compress(
         PublishFailed: git refused the commit or the push.
     """
     config = ctx.tenant(tenant_id)
-    where, url = knowledge_repo(config, repo, ctx.env)
+    where, url = knowledge_repo(config, repo, ctx.settings.roots)
     root = prepare_repo(where, url, ctx.env)
     day = ctx.clock().date().isoformat()
     items = current_memories(ctx, tenant_id)
@@ -284,9 +284,7 @@ def compress(
 
 def private_has_files(tenant_id: str, ctx: EngineContext) -> bool:
     """True when the private tree already exists (so a run with no private memory updates it)."""
-    from nika_tui.paths import tenant_data_dir
-
-    return (tenant_data_dir(tenant_id, ctx.env) / "knowledge-private" / ".git").exists()
+    return (ctx.settings.roots.tenant_data_dir(tenant_id) / "knowledge-private" / ".git").exists()
 
 
 def compress_op(ctx: EngineContext, r: req.CompressRequest) -> rep.CompressReply:

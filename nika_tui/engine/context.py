@@ -17,7 +17,6 @@ import redis
 from nika_tui.domain.ports import Embedder, Judge, VectorStore
 from nika_tui.domain.tenant import TenantConfig
 from nika_tui.domain.tenant_id import check_tenant_id
-from nika_tui.paths import tenant_config_path
 from nika_tui.services.bus import Bus, open_bus
 from nika_tui.services.config_store import load_tenant
 from nika_tui.services.hierarchy import Hierarchy, open_hierarchy
@@ -65,7 +64,7 @@ class EngineContext:
     def tenant(self, tenant_id: str) -> TenantConfig:
         """The tenant's config; raises ``TenantNotFound`` / ``ValidationFailed``."""
         check_tenant_id(tenant_id)
-        path = tenant_config_path(tenant_id, self.env)
+        path = self.settings.roots.tenant_config_path(tenant_id)
         try:
             mtime = path.stat().st_mtime
         except OSError:
@@ -73,20 +72,20 @@ class EngineContext:
         cached = self._configs.get(tenant_id)
         if cached is not None and cached[0] == mtime and mtime >= 0:
             return cached[1]
-        config = load_tenant(tenant_id, self.env)
+        config = load_tenant(tenant_id, self.settings.roots)
         self._configs[tenant_id] = (mtime, config)
         return config
 
     def bus(self, tenant_id: str) -> Bus:
         """The tenant's JSONL bus."""
         if tenant_id not in self._buses:
-            self._buses[tenant_id] = open_bus(tenant_id, self.env)
+            self._buses[tenant_id] = open_bus(tenant_id, self.settings.roots)
         return self._buses[tenant_id]
 
     def hierarchy(self, tenant_id: str) -> Hierarchy:
         """The tenant's YAML hierarchy (source of truth for execution status)."""
         if tenant_id not in self._hierarchies:
-            self._hierarchies[tenant_id] = open_hierarchy(tenant_id, self.env)
+            self._hierarchies[tenant_id] = open_hierarchy(tenant_id, self.settings.roots)
         return self._hierarchies[tenant_id]
 
     def hierarchy_nodes(self, tenant_id: str) -> list[HierarchyNode]:

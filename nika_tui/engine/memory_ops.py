@@ -57,7 +57,7 @@ def review_resolve_op(ctx: EngineContext, r: req.ReviewResolveRequest) -> rep.Re
 
 
 def stats_op(ctx: EngineContext, r: req.StatsRequest) -> rep.StatsReply:
-    tenants = [r.tenant_id] if r.tenant_id else list_tenant_ids(ctx.env)
+    tenants = [r.tenant_id] if r.tenant_id else list_tenant_ids(ctx.settings.roots)
     out: dict[str, Any] = {}
     for tenant_id in tenants:
         ctx.tenant(tenant_id)

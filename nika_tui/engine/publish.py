@@ -25,7 +25,7 @@ from pathlib import Path
 from nika_tui.domain.answers import knowledge_repo_is_url
 from nika_tui.domain.tenant import TenantConfig
 from nika_tui.errors import PublishFailed, ValidationFailed
-from nika_tui.paths import ensure_private_dir, tenant_data_dir
+from nika_tui.paths import Roots, ensure_private_dir, roots, tenant_data_dir
 
 GIT_TIMEOUT_S = 300.0
 _USERINFO = re.compile(r"(?<=://)[^@/\s]+@")
@@ -105,7 +105,7 @@ def ensure_work_tree(repo: Path, env: Mapping[str, str] | None = None) -> Path:
 
 
 def knowledge_repo(
-    config: TenantConfig, override: Path | None, env: Mapping[str, str] | None = None
+    config: TenantConfig, override: Path | None, where: Roots | None = None
 ) -> tuple[Path, str | None]:
     """The work tree of the tenant's knowledge repo and the URL to clone it from, if any.
 
@@ -121,7 +121,7 @@ def knowledge_repo(
             "pass --repo PATH, or set one with `nika setup` (knowledge_repo)",
         )
     if knowledge_repo_is_url(value):
-        return tenant_data_dir(config.tenant_id, env) / "knowledge-repo", value
+        return (where or roots()).tenant_data_dir(config.tenant_id) / "knowledge-repo", value
     return Path(value).expanduser(), None
 
 

@@ -45,7 +45,7 @@ from nika_tui.domain.tenant import AutoMode
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.recall import active_sessions
 from nika_tui.errors import ConfirmationRequired, ValidationFailed
-from nika_tui.paths import FILE_MODE, ensure_private_dir, tenant_data_dir
+from nika_tui.paths import FILE_MODE, Roots, ensure_private_dir, roots
 from nika_tui.services.kernel_store import pending_confirmation, queue_confirmation
 
 MERGED_PREFIXES = ("rem: merged duplicate", "rem: promoted to semantic")
@@ -114,9 +114,9 @@ class PurgeResult:
         }
 
 
-def archive_dir(tenant_id: str, env: Mapping[str, str] | None = None) -> Path:
+def archive_dir(tenant_id: str, where: Roots | None = None) -> Path:
     """``{data}/tenants/{t}/archive``."""
-    return tenant_data_dir(tenant_id, env) / "archive"
+    return (where or roots()).tenant_data_dir(tenant_id) / "archive"
 
 
 def classify(payload: Mapping[str, Any]) -> str:
@@ -300,7 +300,7 @@ def apply(
         )
     the_plan = plan(ctx, tenant_id, retention)
     wanted = set(ids) if ids is not None else None
-    archive = Archive(archive_dir(tenant_id, ctx.env))
+    archive = Archive(archive_dir(tenant_id, ctx.settings.roots))
     result = PurgeResult(tenant_id)
     for item in the_plan.items:
         if wanted is not None and item.id not in wanted:
@@ -370,7 +370,7 @@ def restore(ctx: EngineContext, tenant_id: str, ids: Sequence[str] | None = None
         ValidationFailed: An asked id is in no archive.
     """
     ctx.tenant(tenant_id)
-    archive = Archive(archive_dir(tenant_id, ctx.env))
+    archive = Archive(archive_dir(tenant_id, ctx.settings.roots))
     if ids is None:
         entries = {e["id"]: e for e in archive.entries()}
     else:

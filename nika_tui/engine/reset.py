@@ -44,7 +44,7 @@ from nika_tui.engine.context import EngineContext
 from nika_tui.engine.snapshot.export import export_snapshot
 from nika_tui.engine.snapshot.restore import open_snapshot
 from nika_tui.errors import ResetUnavailable, SnapshotInvalid
-from nika_tui.paths import tenant_data_dir
+from nika_tui.paths import Roots
 from nika_tui.services.files import atomic_write_text
 
 EMBED_BATCH = 128
@@ -55,15 +55,15 @@ memories: below, the digest says little more than the memories it condenses."""
 STAGES = ("started", "snapshot", "compress", "build", "switch", "done")
 
 
-def journal_path(tenant_id: str, env: Mapping[str, str]) -> Path:
+def journal_path(tenant_id: str, where: Roots) -> Path:
     """``{data}/tenants/{t}/reset.json``: the stage of the last (or running) reset."""
-    return tenant_data_dir(tenant_id, env) / "reset.json"
+    return where.tenant_data_dir(tenant_id) / "reset.json"
 
 
-def read_journal(tenant_id: str, env: Mapping[str, str]) -> dict[str, Any]:
+def read_journal(tenant_id: str, where: Roots) -> dict[str, Any]:
     """The journal, or ``{}``."""
     try:
-        data = json.loads(journal_path(tenant_id, env).read_text(encoding="utf-8"))
+        data = json.loads(journal_path(tenant_id, where).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -200,11 +200,13 @@ def reset(ctx: EngineContext, tenant_id: str, repo: Path | None = None) -> dict[
     stamp = now.strftime("%Y%m%dT%H%M%S%fZ")
     previous = gens.live(tenant_id)
     retired = set(gens.record(tenant_id).get("retired", []))
-    journal = _Journal(journal_path(tenant_id, ctx.env), {"tenant_id": tenant_id, "at": now})
+    journal = _Journal(
+        journal_path(tenant_id, ctx.settings.roots), {"tenant_id": tenant_id, "at": now}
+    )
     journal.stage("started", previous=previous, store=gens.kind)
     removed = gens.remove_unfinished(tenant_id)
     before = _live_counts(ctx, tenant_id)
-    snap_dir = tenant_data_dir(tenant_id, ctx.env) / "snapshots" / stamp
+    snap_dir = ctx.settings.roots.tenant_data_dir(tenant_id) / "snapshots" / stamp
     journal.stage("snapshot", snapshot=str(snap_dir))
     snap = export_snapshot(ctx, tenant_id, snap_dir, {"reason": "compress --reset"})
     journal.stage("compress")

@@ -134,12 +134,12 @@ def remember(ctx: HookContext, text: str, layer: Layer, meta: NikaMeta) -> str:
     except StoreUnavailable as exc:
         # Redis is down: the write waits in the tenant's spool (replayed by the next hook run
         # or `nika up`) and the log says "spooled", not "ok".
-        hook_spool.spool(req, ctx.env)
+        hook_spool.spool(req, ctx.roots)
         ctx.spooled += 1
         ctx.notes.append(f"spooled: {exc.message}")
         return req.idempotency_key or ""
-    if hook_spool.has_spool(ctx.tenant_id, ctx.env):
-        ctx.step("replay spool", lambda: hook_spool.replay(ctx.tenant_id, client, ctx.env))
+    if hook_spool.has_spool(ctx.tenant_id, ctx.roots):
+        ctx.step("replay spool", lambda: hook_spool.replay(ctx.tenant_id, client, ctx.roots))
     return key
 
 
@@ -181,7 +181,7 @@ def record_fired(ctx: HookContext) -> None:
         # A hook for a tenant nobody configured must not create data/tenants/<id>/.
         ctx.notes.append(f"bus: tenant {ctx.tenant_id} is not configured")
         return
-    open_bus(ctx.tenant_id, ctx.env).append(
+    open_bus(ctx.tenant_id, ctx.roots).append(
         "hook.fired",
         {"cli": ctx.cli, "event": ctx.event, "session_id": ctx.session_id},
         meta=make_meta(ctx, None, action_type=ActionType.SYSTEM, domain=Domain.HOOKS),
@@ -307,7 +307,7 @@ def label_used_hits(ctx: HookContext, reply: str) -> int:
     from nika_tui.services.used_hits import label_used
 
     marks = label_used(
-        ctx.redis, ctx.tenant_id, ctx.session_id, reply, ctx.now.isoformat(), ctx.env
+        ctx.redis, ctx.tenant_id, ctx.session_id, reply, ctx.now.isoformat(), ctx.roots
     )
     return sum(len(m["useful"]) for m in marks)
 

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +21,10 @@ from pydantic import ValidationError
 from nika_tui.errors import NikaError
 from nika_tui.paths import (
     FILE_MODE,
+    Roots,
     data_dir,
     ensure_private_dir,
-    tenant_config_path,
+    roots,
     tmux_socket_name,
 )
 from nika_tui.services.redis_server import redis_url
@@ -79,11 +81,17 @@ class HookContext:
         """``claude-code`` or ``codex`` (the NIKA_META agent_type)."""
         return AGENT_TYPES.get(self.cli, self.cli)
 
+    @cached_property
+    def roots(self) -> Roots:
+        """Where the tenant's files are, resolved once per run from the event's environment
+        (under the hook server, the client's: decision 300)."""
+        return roots(self.env)
+
     @property
     def configured(self) -> bool:
         """True when the tenant has a config: per-tenant files are written only then (a hook
         for an unknown tenant must not create ``data/tenants/<id>/``)."""
-        return tenant_config_path(self.tenant_id, self.env).is_file()
+        return self.roots.tenant_config_path(self.tenant_id).is_file()
 
     @property
     def session_id(self) -> str:
@@ -105,7 +113,7 @@ class HookContext:
         if not path.is_file():
             return None
         # Another tenant's transcript (its agent home lies under its data dir) is never read.
-        tenants_root = (data_dir(self.env) / "tenants").resolve()
+        tenants_root = (self.roots.data / "tenants").resolve()
         resolved = path.resolve()
         if tenants_root in resolved.parents:
             owner = resolved.relative_to(tenants_root).parts[0]

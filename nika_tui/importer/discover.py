@@ -187,32 +187,46 @@ def _walk(top: Path, real_root: Path) -> Iterator[tuple[Path, str]]:
                 yield path, ""
 
 
-def read_text_limit(path: Path, limit: int) -> None:
+# Each skip reason ends with what the person can do about it: the report is read by someone
+# deciding whether to fix a file and run the import again.
+SESSION_HUGE_HINT = "raise the limit with --max-file-mb to import it"
+DOC_HUGE_HINT = "documents have a fixed limit: split it into smaller files to import it"
+UNREADABLE_HINT = "check the file's permissions and run the import again"
+
+
+def _huge(size: int, limit: int, hint: str) -> ImportSkip:
+    # MiB both sides: --max-file-mb is read as MiB, so the limit prints as the person typed it.
+    mib = 1024 * 1024
+    return ImportSkip(f"huge file ({size / mib:.1f} MB, over {limit / mib:g} MB): {hint}")
+
+
+def read_text_limit(path: Path, limit: int, huge_hint: str = SESSION_HUGE_HINT) -> None:
     """:class:`ImportSkip` when ``path`` is over ``limit`` bytes or unreadable."""
     try:
         size = path.stat().st_size
     except OSError as exc:
-        raise ImportSkip(f"unreadable ({exc.strerror or exc})") from None
+        raise ImportSkip(f"unreadable ({exc.strerror or exc}): {UNREADABLE_HINT}") from None
     if size > limit:
-        raise ImportSkip(f"huge file ({size / 1e6:.1f} MB, over {limit / 1e6:.0f} MB)")
+        raise _huge(size, limit, huge_hint)
 
 
-def read_text(path: Path, limit: int) -> str:
+def read_text(path: Path, limit: int, huge_hint: str = SESSION_HUGE_HINT) -> str:
     """A file's text, or :class:`ImportSkip` (huge, binary, not UTF-8, unreadable)."""
     try:
         size = path.stat().st_size
         if size > limit:
-            raise ImportSkip(f"huge file ({size / 1e6:.1f} MB, over {limit / 1e6:.0f} MB)")
+            raise _huge(size, limit, huge_hint)
         data = path.read_bytes()
     except OSError as exc:
-        raise ImportSkip(f"unreadable ({exc.strerror or exc})") from None
+        raise ImportSkip(f"unreadable ({exc.strerror or exc}): {UNREADABLE_HINT}") from None
     if b"\0" in data[:BINARY_SNIFF_BYTES]:
-        raise ImportSkip("binary file")
+        raise ImportSkip("binary file: not a session or a text document, nothing to import")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ImportSkip(
-            f"not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+            f"not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}): convert it to "
+            "UTF-8 (e.g. iconv -f latin1 -t utf-8) and run the import again"
         ) from None
 
 
@@ -228,7 +242,7 @@ def plan_unit(unit: Unit, policy: Policy) -> tuple[list[ImportItem], list[str], 
     """
     source_file = str(unit.path.resolve())
     if unit.kind in ("instruction", "doc"):
-        text = read_text(unit.path, policy.max_doc_bytes)
+        text = read_text(unit.path, policy.max_doc_bytes, DOC_HUGE_HINT)
         at = _mtime(unit.path)
         project = policy.project or policy.project_of(str(unit.path.resolve().parent))
         if unit.kind == "instruction":
@@ -288,7 +302,10 @@ def _read_session(unit: Unit, policy: Policy) -> Session:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ImportSkip(f"malformed JSON ({exc.msg} at line {exc.lineno})") from None
+            raise ImportSkip(
+                f"malformed JSON ({exc.msg} at line {exc.lineno}): check the file is a "
+                "complete Gemini CLI session (not a copy cut short or edited by hand)"
+            ) from None
         return read_gemini(data, unit.path.stem)
     objects, notes = jsonl_objects(text)
     if not objects:

@@ -70,6 +70,13 @@ def parse_time(value: object) -> datetime | None:
     return None
 
 
+# A bad line in the middle is not a torn write: the file was edited or two writers interleaved.
+_MALFORMED_HINT = (
+    "check that line (edited by hand, or two processes writing the file at once?); "
+    "fix or delete it and run the import again"
+)
+
+
 def jsonl_objects(text: str) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
     """``[(line number, object)]`` of a JSONL text, and notes on a torn last line.
 
@@ -87,11 +94,19 @@ def jsonl_objects(text: str) -> tuple[list[tuple[int, dict[str, Any]]], list[str
             obj = json.loads(raw)
         except json.JSONDecodeError as exc:
             if i == last:
-                notes.append(f"line {i + 1}: truncated JSON line skipped ({exc.msg})")
+                notes.append(
+                    f"line {i + 1}: truncated JSON line skipped ({exc.msg}): a write cut short "
+                    "(the CLI still running, or killed); the lines before it are imported, "
+                    "run the import again once the session has ended"
+                )
                 continue
-            raise ImportSkip(f"malformed JSONL at line {i + 1} ({exc.msg})") from None
+            raise ImportSkip(
+                f"malformed JSONL at line {i + 1} ({exc.msg}): {_MALFORMED_HINT}"
+            ) from None
         if not isinstance(obj, dict):
-            raise ImportSkip(f"malformed JSONL at line {i + 1} (not a JSON object)")
+            raise ImportSkip(
+                f"malformed JSONL at line {i + 1} (not a JSON object): {_MALFORMED_HINT}"
+            )
         out.append((i + 1, obj))
     return out, notes
 
@@ -125,7 +140,10 @@ def sniff_jsonl(objects: Sequence[tuple[int, dict[str, Any]]]) -> str:
             return "claude-code"
     if objects and "instructions" in objects[0][1] and "id" in objects[0][1]:
         return "codex"
-    raise ImportSkip("a JSONL file in no session format we know (Claude Code, Codex, Gemini)")
+    raise ImportSkip(
+        "a JSONL file in no session format we know (Claude Code, Codex, Gemini): "
+        "name only session files or folders of them"
+    )
 
 
 def read_claude(objects: Sequence[tuple[int, dict[str, Any]]], fallback_id: str) -> Session:
@@ -278,9 +296,15 @@ def _read_json(path: Path) -> object:
     try:
         return json.loads(path.read_bytes().decode("utf-8"))
     except UnicodeDecodeError as exc:
-        raise ImportSkip(f"{path.name} is not UTF-8 (offset {exc.start})") from None
+        raise ImportSkip(
+            f"{path.name} is not UTF-8 (offset {exc.start}): convert it to UTF-8 "
+            "and run the import again"
+        ) from None
     except (json.JSONDecodeError, OSError) as exc:
-        raise ImportSkip(f"{path.name} is not readable JSON ({exc})") from None
+        raise ImportSkip(
+            f"{path.name} is not readable JSON ({exc}): check the file's permissions and "
+            "that OpenCode finished writing it"
+        ) from None
 
 
 def read_opencode(storage: Path, session_file: Path) -> Session:

@@ -202,7 +202,7 @@ def build_server(
             lines.append(f"[{rec.id}] ({status}, valid from {rec.valid_from:%Y-%m-%d}) {rec.text}")
         return "\n".join(lines)
 
-    register_tools(server, lambda: _tenant(settings), settings, environ, make_client, in_thread)
+    register_tools(server, lambda: _tenant(settings), settings, make_client, in_thread)
     return server
 
 

@@ -63,7 +63,6 @@ def register_tools(
     server: MCPServer[Any],
     tenant_of: Callable[[], str],
     settings: Settings,
-    environ: Mapping[str, str],
     make_client: Callable[[bool], MemoryClient],
     in_thread: InThread[Any],
 ) -> None:
@@ -195,7 +194,7 @@ def register_tools(
         def run() -> str:
             from nika_tui.services.hierarchy import open_hierarchy
 
-            hierarchy = open_hierarchy(tenant, dict(environ))
+            hierarchy = open_hierarchy(tenant, settings.roots)
             node = hierarchy.get(node_id)
             if node is None:
                 return f"{node_id}: not in the hierarchy"
@@ -236,7 +235,7 @@ def register_tools(
                 lines += [f"- [{h.record.id}] {h.record.text}" for h in extra]
             open_nodes = [
                 n
-                for n in open_hierarchy(tenant, dict(environ)).all()
+                for n in open_hierarchy(tenant, settings.roots).all()
                 if n.status in (NodeStatus.TODO, NodeStatus.IN_PROGRESS, NodeStatus.BLOCKED)
             ]
             lines.append("## Open jobs and tasks (hierarchy)")

@@ -21,6 +21,7 @@ import redis
 
 from nika_tui.domain.tenant import TenantConfig, TokenLimitAction
 from nika_tui.errors import NikaError
+from nika_tui.paths import roots
 from nika_tui.quota.enforce import signal_tree
 from nika_tui.services import redis_keys
 from nika_tui.services.bus import open_bus
@@ -69,7 +70,7 @@ def pause_kernel(client: redis.Redis, tenant_id: str, now: datetime,
     pids = signal_tree(int(str(raw)), signal.SIGSTOP)
     client.hset(redis_keys.quota_state(tenant_id), mapping={
         "paused_pids": json.dumps(pids), "paused_day": day_of(now)})  # fmt: skip
-    open_bus(tenant_id, env).append("quota.paused", {"pids": pids}, now=now)
+    open_bus(tenant_id, roots(env)).append("quota.paused", {"pids": pids}, now=now)
     return pids
 
 
@@ -83,7 +84,9 @@ def resume_kernel(client: redis.Redis, tenant_id: str, now: datetime,
         resumed += signal_tree(pid, signal.SIGCONT)
     client.hdel(redis_keys.quota_state(tenant_id), "paused_pids", "paused_day")
     if pids:
-        open_bus(tenant_id, env).append("quota.resumed", {"pids": sorted(set(resumed))}, now=now)
+        open_bus(tenant_id, roots(env)).append(
+            "quota.resumed", {"pids": sorted(set(resumed))}, now=now
+        )
     return sorted(set(resumed))
 
 
@@ -100,7 +103,7 @@ def enforce_tokens(
         resume_kernel(client, tenant, now, env)  # a new day: the quota starts again
         done.append("resumed")
     status = token_status(client, config, now)
-    bus = open_bus(tenant, env)
+    bus = open_bus(tenant, roots(env))
     if status["state"] != "ok" and state.get("warned_day") != today:
         client.hset(key, "warned_day", today)
         bus.append("quota.warning", {k: status[k] for k in ("used", "limit", "percent")}, now=now)
@@ -140,9 +143,9 @@ class QuotaWatcher:
         now = now or datetime.now(UTC)
         self._next = self._monotonic() + self.every_s
         done: list[str] = []
-        for tenant_id in list_tenant_ids(self.env):
+        for tenant_id in list_tenant_ids(roots(self.env)):
             try:
-                config = load_tenant(tenant_id, self.env)
+                config = load_tenant(tenant_id, roots(self.env))
                 acted = enforce_tokens(self.client, config, now, self.env)
                 done += [f"{tenant_id}:{d}" for d in acted]
             except NikaError as exc:

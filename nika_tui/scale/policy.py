@@ -15,6 +15,7 @@ from typing import Any
 import redis
 
 from nika_tui.domain.tenant import AutoMode, TenantConfig
+from nika_tui.paths import roots
 from nika_tui.scale.actions import AdapterFactory, apply_plan
 from nika_tui.scale.planner import Plan, PlanKind
 from nika_tui.scale.state import ScaleState
@@ -43,7 +44,7 @@ def act(
     if plan.kind in (PlanKind.NONE, PlanKind.UNAVAILABLE):
         return {**out, "action": "none"}
     mode = config.auto_actions.scale
-    bus = open_bus(config.tenant_id, env)
+    bus = open_bus(config.tenant_id, roots(env))
     if mode is AutoMode.OFF:
         state.save_plan(plan, "reported")
         bus.append("scale.plan", {"plan_id": plan.plan_id, "summary": plan.summary()}, now=now)

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 import redis
 
 from nika_tui.errors import NikaError
-from nika_tui.paths import data_dir
+from nika_tui.paths import roots
 from nika_tui.scale.actions import AdapterFactory, default_factory
 from nika_tui.scale.indicators import Sample, Thresholds, calm, evaluate
 from nika_tui.scale.planner import PlanKind, make_plan
@@ -43,13 +43,15 @@ class ScaleScheduler:
     ) -> None:
         self.client = client
         self.env = env
+        self.roots = roots(env)
+        """Where the tenants' configs and the scale state are, resolved once."""
         self.every_s = every_s
         self.cooldown_s = cooldown_s
         self._monotonic = monotonic
         self._next = monotonic()
         self._last_scale_out = -cooldown_s
-        self.sampler = HostSampler(client, data_dir(env))
-        self.state = ScaleState(env)
+        self.sampler = HostSampler(client, self.roots.data)
+        self.state = ScaleState(self.roots)
         self.factory = factory or default_factory(env)
 
     def tick(self, now: datetime | None = None) -> list[str]:
@@ -66,7 +68,7 @@ class ScaleScheduler:
             return []
         samples = load_samples(self.client)
         done: list[str] = []
-        for tenant_id in list_tenant_ids(self.env):
+        for tenant_id in list_tenant_ids(self.roots):
             try:
                 done += self._plan(tenant_id, samples, at, mono)
             except NikaError as exc:
@@ -74,7 +76,7 @@ class ScaleScheduler:
         return done
 
     def _plan(self, tenant_id: str, samples: list[Sample], at: datetime, mono: float) -> list[str]:
-        config = load_tenant(tenant_id, self.env)
+        config = load_tenant(tenant_id, self.roots)
         if open_plans(self.state, tenant_id):
             return []
         t = Thresholds(

@@ -11,27 +11,27 @@ from __future__ import annotations
 
 import fcntl
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from nika_tui.errors import ScaleError
-from nika_tui.paths import FILE_MODE, data_dir, ensure_private_dir
+from nika_tui.paths import FILE_MODE, Roots, ensure_private_dir, roots
 from nika_tui.scale.planner import Plan, Worker
 from nika_tui.services.files import atomic_write_text
 
 
-def state_dir(env: Mapping[str, str] | None = None) -> Path:
-    """``{data}/scale``."""
-    return data_dir(env) / "scale"
+def state_dir(where: Roots | None = None) -> Path:
+    """``{data}/scale`` (``where`` None: the roots of ``os.environ``)."""
+    return (where or roots()).data / "scale"
 
 
 class ScaleState:
     """Plans and workers, file-locked."""
 
-    def __init__(self, env: Mapping[str, str] | None = None) -> None:
-        self.dir = state_dir(env)
+    def __init__(self, where: Roots | None = None) -> None:
+        self.dir = state_dir(where)
         self.path = self.dir / "state.json"
 
     @contextmanager

@@ -9,10 +9,9 @@ price: each tenant logs in to its CLI once.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 
-from nika_tui.paths import ensure_private_dir, tenant_data_dir
+from nika_tui.paths import Roots, ensure_private_dir, roots
 
 HOME_VARS: dict[str, str] = {
     "CLAUDE_CONFIG_DIR": "claude",
@@ -23,24 +22,24 @@ HOME_VARS: dict[str, str] = {
 """Environment variable → sub-directory of the tenant's agent home."""
 
 
-def agent_home_root(tenant_id: str, env: Mapping[str, str] | None = None) -> Path:
+def agent_home_root(tenant_id: str, where: Roots | None = None) -> Path:
     """``{data}/tenants/{tenant_id}/agent-home``."""
-    return tenant_data_dir(tenant_id, env) / "agent-home"
+    return (where or roots()).tenant_data_dir(tenant_id) / "agent-home"
 
 
-def claude_config_dir(tenant_id: str, env: Mapping[str, str] | None = None) -> Path:
+def claude_config_dir(tenant_id: str, where: Roots | None = None) -> Path:
     """The tenant's ``CLAUDE_CONFIG_DIR`` (settings.json, projects/ transcripts)."""
-    return agent_home_root(tenant_id, env) / HOME_VARS["CLAUDE_CONFIG_DIR"]
+    return agent_home_root(tenant_id, where) / HOME_VARS["CLAUDE_CONFIG_DIR"]
 
 
-def codex_home(tenant_id: str, env: Mapping[str, str] | None = None) -> Path:
+def codex_home(tenant_id: str, where: Roots | None = None) -> Path:
     """The tenant's ``CODEX_HOME`` (config.toml, sessions/ rollouts)."""
-    return agent_home_root(tenant_id, env) / HOME_VARS["CODEX_HOME"]
+    return agent_home_root(tenant_id, where) / HOME_VARS["CODEX_HOME"]
 
 
-def agent_home_env(tenant_id: str, env: Mapping[str, str] | None = None) -> dict[str, str]:
+def agent_home_env(tenant_id: str, where: Roots | None = None) -> dict[str, str]:
     """Create the tenant's agent homes (0700) and return the variables that select them."""
-    root = agent_home_root(tenant_id, env)
+    root = agent_home_root(tenant_id, where)
     out: dict[str, str] = {}
     for var, sub in HOME_VARS.items():
         out[var] = str(ensure_private_dir(root / sub))

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
+from nika_tui.paths import Roots
 from nika_tui.services.agent_settings import (
     InstallReport,
     install_claude_hooks,
@@ -17,7 +18,7 @@ from nika_tui.services.opencode_settings import install_opencode_plugin
 def install_agent_hooks(
     tenant_id: str,
     cli: str,
-    env: Mapping[str, str] | None = None,
+    where: Roots | None = None,
     workdir: Path | None = None,
     trust_codex: bool = False,
     workdirs: Sequence[str] = (),
@@ -27,11 +28,11 @@ def install_agent_hooks(
     ``workdir`` is the kernel's working directory (Gemini CLI runs hooks only in a trusted one).
     """
     if cli == "claude-code":
-        return install_claude_hooks(tenant_id, env)
+        return install_claude_hooks(tenant_id, where)
     if cli == "codex":
-        return install_codex_hooks(tenant_id, env, trust=trust_codex, workdirs=workdirs)
+        return install_codex_hooks(tenant_id, where, trust=trust_codex, workdirs=workdirs)
     if cli == "gemini-cli":
-        return install_gemini_hooks(tenant_id, env, workdir=workdir)
+        return install_gemini_hooks(tenant_id, where, workdir=workdir)
     if cli == "opencode":
-        return install_opencode_plugin(tenant_id, env)
+        return install_opencode_plugin(tenant_id, where)
     return InstallReport()

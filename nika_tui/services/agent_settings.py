@@ -32,6 +32,7 @@ import tomlkit.exceptions
 
 from nika_tui.domain.tenant_id import check_tenant_id
 from nika_tui.errors import ConfigError
+from nika_tui.paths import Roots
 from nika_tui.services.agent_homes import agent_home_root
 from nika_tui.services.codex_trust import TrustReport, merge_trust, trust_entries, trust_report
 from nika_tui.services.files import atomic_write_text
@@ -70,10 +71,10 @@ class InstallReport:
     warnings: list[str] = field(default_factory=list)
 
 
-def agent_home(tenant_id: str, cli: str, env: Mapping[str, str] | None = None) -> Path:
+def agent_home(tenant_id: str, cli: str, where: Roots | None = None) -> Path:
     """``{data}/tenants/{t}/agent-home/{claude|codex}``."""
     check_tenant_id(tenant_id)
-    return agent_home_root(tenant_id, env) / cli
+    return agent_home_root(tenant_id, where) / cli
 
 
 def nika_command() -> list[str]:
@@ -172,11 +173,11 @@ def _write_json(path: Path, data: Mapping[str, Any], report: InstallReport) -> N
 
 
 def install_claude_hooks(
-    tenant_id: str, env: Mapping[str, str] | None = None, prefix: Sequence[str] | None = None
+    tenant_id: str, where: Roots | None = None, prefix: Sequence[str] | None = None
 ) -> InstallReport:
     """Merge our hooks into the tenant's Claude Code ``settings.json`` (idempotent)."""
     report = InstallReport()
-    path = agent_home(tenant_id, "claude", env) / "settings.json"
+    path = agent_home(tenant_id, "claude", where) / "settings.json"
     settings = merge_hooks(_read_json(path), "claude", CLAUDE_EVENTS, prefix)
     _write_json(path, settings, report)
     return report
@@ -230,7 +231,7 @@ def _ours(command: Any, event: str) -> bool:
 
 def install_codex_hooks(
     tenant_id: str,
-    env: Mapping[str, str] | None = None,
+    where: Roots | None = None,
     prefix: Sequence[str] | None = None,
     trust: bool = False,
     workdirs: Sequence[str] = (),
@@ -239,14 +240,14 @@ def install_codex_hooks(
 
     Args:
         tenant_id: the tenant.
-        env: environment (paths).
+        where: the roots (None: those of ``os.environ``).
         prefix: how Codex runs us (default: :func:`nika_command`).
         trust: the tenant consented: mark our hooks trusted (hashes as Codex computes them)
             and ``workdirs`` as trusted projects, so Codex runs them without asking.
         workdirs: the kernel's working directories.
     """
     report = InstallReport()
-    home = agent_home(tenant_id, "codex", env)
+    home = agent_home(tenant_id, "codex", where)
     hooks_path = home / "hooks.json"
     hooks_doc = merge_hooks(
         _read_json(hooks_path), "codex", CODEX_EVENTS, prefix, timeouts=CODEX_TIMEOUTS_S
@@ -268,6 +269,6 @@ def install_codex_hooks(
     return report
 
 
-def codex_trust_report(tenant_id: str, env: Mapping[str, str] | None = None) -> TrustReport:
+def codex_trust_report(tenant_id: str, where: Roots | None = None) -> TrustReport:
     """Whether Codex would run nika's hooks for this tenant (doctor, dashboard)."""
-    return trust_report(agent_home(tenant_id, "codex", env), _ours)
+    return trust_report(agent_home(tenant_id, "codex", where), _ours)

@@ -32,7 +32,7 @@ from filelock import FileLock
 from nika_tui.domain.envelope import NikaMeta, Trigger
 from nika_tui.domain.tenant_id import check_tenant_id
 from nika_tui.errors import StoreUnavailable
-from nika_tui.paths import FILE_MODE, ensure_private_dir, tenant_data_dir
+from nika_tui.paths import FILE_MODE, Roots, ensure_private_dir, roots
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 _ROTATED = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:\.(\d+))?\.jsonl$")
@@ -286,6 +286,6 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def open_bus(tenant_id: str, env: Mapping[str, str] | None = None) -> Bus:
-    """The bus of one tenant."""
-    return Bus(tenant_data_dir(check_tenant_id(tenant_id), env) / "bus", tenant_id)
+def open_bus(tenant_id: str, where: Roots | None = None) -> Bus:
+    """The bus of one tenant (under ``where``; None: the roots of ``os.environ``)."""
+    return Bus((where or roots()).tenant_data_dir(check_tenant_id(tenant_id)) / "bus", tenant_id)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 
 import yaml
@@ -12,7 +11,7 @@ from nika_tui.domain.envelope import explain_validation_error
 from nika_tui.domain.tenant import SCHEMA_VERSION, TenantConfig
 from nika_tui.domain.tenant_id import check_tenant_id
 from nika_tui.errors import ConfigError, TenantNotFound
-from nika_tui.paths import config_dir, ensure_private_dir, tenant_config_path, tenants_dir
+from nika_tui.paths import Roots, ensure_private_dir, roots
 from nika_tui.services.files import atomic_write_text
 
 
@@ -73,10 +72,10 @@ def read_config_text(path: Path, what: str = "config") -> str:
         ) from None
 
 
-def load_tenant(tenant_id: str, env: Mapping[str, str] | None = None) -> TenantConfig:
-    """Load one tenant's config."""
+def load_tenant(tenant_id: str, where: Roots | None = None) -> TenantConfig:
+    """Load one tenant's config (under ``where``; None: the roots of ``os.environ``)."""
     check_tenant_id(tenant_id)
-    path = tenant_config_path(tenant_id, env)
+    path = (where or roots()).tenant_config_path(tenant_id)
     if not path.exists():
         raise TenantNotFound(
             f"unknown tenant {tenant_id!r}", f"create it with `nika setup --tenant {tenant_id}`"
@@ -92,9 +91,9 @@ def load_tenant(tenant_id: str, env: Mapping[str, str] | None = None) -> TenantC
     return config
 
 
-def list_tenant_ids(env: Mapping[str, str] | None = None) -> list[str]:
+def list_tenant_ids(where: Roots | None = None) -> list[str]:
     """Ids of every tenant directory holding a config.yaml, sorted."""
-    root = tenants_dir(env)
+    root = (where or roots()).tenants_dir
     if not root.is_dir():
         return []
     return sorted(p.parent.name for p in root.glob("*/config.yaml"))
@@ -107,11 +106,12 @@ def render_config(config: TenantConfig) -> str:
     return yaml.safe_dump(ordered, sort_keys=False, allow_unicode=True)
 
 
-def save_tenant(config: TenantConfig, env: Mapping[str, str] | None = None) -> Path:
+def save_tenant(config: TenantConfig, where: Roots | None = None) -> Path:
     """Write a config atomically (0600 file, 0700 dirs) and return its path."""
-    path = tenant_config_path(config.tenant_id, env)
+    at = where or roots()
+    path = at.tenant_config_path(config.tenant_id)
     # mkdir(parents=True) leaves intermediate dirs at the umask's mode: make ours 0700 too.
-    ensure_private_dir(config_dir(env))
-    ensure_private_dir(tenants_dir(env))
+    ensure_private_dir(at.config)
+    ensure_private_dir(at.tenants_dir)
     atomic_write_text(path, render_config(config))
     return path

@@ -17,11 +17,12 @@ A file that does not parse is left untouched (``ConfigError``); writes are atomi
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from nika_tui.errors import ConfigError
+from nika_tui.paths import Roots
 from nika_tui.services.agent_settings import (
     InstallReport,
     _read_json,
@@ -43,9 +44,9 @@ COMPRESSION_THRESHOLD = 0.61
 TRUST_FOLDER = "TRUST_FOLDER"
 
 
-def gemini_home(tenant_id: str, env: Mapping[str, str] | None = None) -> Path:
+def gemini_home(tenant_id: str, where: Roots | None = None) -> Path:
     """The tenant's ``GEMINI_CLI_HOME`` (Gemini CLI's files are under its ``.gemini``)."""
-    return agent_home(tenant_id, "gemini", env)
+    return agent_home(tenant_id, "gemini", where)
 
 
 def merge_gemini_settings(
@@ -66,13 +67,13 @@ def merge_gemini_settings(
 
 def install_gemini_hooks(
     tenant_id: str,
-    env: Mapping[str, str] | None = None,
+    where: Roots | None = None,
     prefix: Sequence[str] | None = None,
     workdir: Path | None = None,
 ) -> InstallReport:
     """Merge our hooks into the tenant's Gemini CLI settings and trust its working directory."""
     report = InstallReport()
-    folder = gemini_home(tenant_id, env) / ".gemini"
+    folder = gemini_home(tenant_id, where) / ".gemini"
     path = folder / "settings.json"
     _write_json(path, merge_gemini_settings(_read_json(path), prefix), report)
     if workdir is not None:

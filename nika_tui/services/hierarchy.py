@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from nika_tui.domain.hierarchy import HierarchyNode, NodeStatus, check_parent
 from nika_tui.domain.tenant_id import check_tenant_id
 from nika_tui.errors import ConfigError, StoreUnavailable, ValidationFailed
-from nika_tui.paths import tenant_data_dir
+from nika_tui.paths import Roots, roots
 from nika_tui.services.files import atomic_write_text
 
 
@@ -116,6 +116,7 @@ class Hierarchy:
             raise StoreUnavailable(f"{self.path} is locked", "retry in a moment") from exc
 
 
-def open_hierarchy(tenant_id: str, env: Mapping[str, str] | None = None) -> Hierarchy:
-    """The hierarchy of one tenant."""
-    return Hierarchy(tenant_data_dir(check_tenant_id(tenant_id), env) / "hierarchy.yaml")
+def open_hierarchy(tenant_id: str, where: Roots | None = None) -> Hierarchy:
+    """The hierarchy of one tenant (under ``where``; None: the roots of ``os.environ``)."""
+    at = where or roots()
+    return Hierarchy(at.tenant_data_dir(check_tenant_id(tenant_id)) / "hierarchy.yaml")

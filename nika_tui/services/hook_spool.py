@@ -15,7 +15,6 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -23,7 +22,7 @@ from pydantic import ValidationError
 from nika_tui.domain.requests import RememberRequest
 from nika_tui.domain.tenant_id import is_valid_tenant_id
 from nika_tui.errors import StoreUnavailable
-from nika_tui.paths import data_dir, tenant_config_path, tenant_data_dir
+from nika_tui.paths import Roots, roots
 from nika_tui.services.files import atomic_write_text
 from nika_tui.services.memory_client import MemoryClient
 from nika_tui.services.secret_mask import masked_request
@@ -35,24 +34,25 @@ MAX_SPOOLED = 10_000
 """Per tenant; past it a write is refused (a disk-filling loop must not run unbounded)."""
 
 
-def spool_dir(tenant_id: str, env: Mapping[str, str] | None = None) -> Path:
-    """``{data}/tenants/{tenant_id}/spool``."""
-    return tenant_data_dir(tenant_id, env) / SPOOL_DIR
+def spool_dir(tenant_id: str, where: Roots | None = None) -> Path:
+    """``{data}/tenants/{tenant_id}/spool`` (``where`` None: the roots of ``os.environ``)."""
+    return (where or roots()).tenant_data_dir(tenant_id) / SPOOL_DIR
 
 
-def spool(req: RememberRequest, env: Mapping[str, str] | None = None) -> Path:
+def spool(req: RememberRequest, where: Roots | None = None) -> Path:
     """Write ``req`` (masked) to its tenant's spool; the file's path.
 
     Raises:
         StoreUnavailable: the tenant is unknown (nothing is created for it) or the spool is
             full or cannot be written.
     """
-    if not tenant_config_path(req.tenant_id, env).is_file():
+    at = where or roots()
+    if not at.tenant_config_path(req.tenant_id).is_file():
         raise StoreUnavailable(
             f"not spooled: tenant {req.tenant_id} is not configured",
             f"create it with `nika setup --tenant {req.tenant_id}`",
         )
-    root = spool_dir(req.tenant_id, env)
+    root = spool_dir(req.tenant_id, at)
     if root.is_dir() and sum(1 for _ in root.glob("*.json")) >= MAX_SPOOLED:
         raise StoreUnavailable(
             f"the spool of tenant {req.tenant_id} is full ({MAX_SPOOLED} writes)",
@@ -68,16 +68,16 @@ def spool(req: RememberRequest, env: Mapping[str, str] | None = None) -> Path:
     return path
 
 
-def pending(tenant_id: str, env: Mapping[str, str] | None = None) -> list[Path]:
+def pending(tenant_id: str, where: Roots | None = None) -> list[Path]:
     """The tenant's spooled files, oldest first."""
-    root = spool_dir(tenant_id, env)
+    root = spool_dir(tenant_id, where)
     try:
         return sorted(p for p in root.iterdir() if p.suffix == ".json")
     except FileNotFoundError:
         return []
 
 
-def replay(tenant_id: str, client: MemoryClient, env: Mapping[str, str] | None = None) -> int:
+def replay(tenant_id: str, client: MemoryClient, where: Roots | None = None) -> int:
     """Queue the tenant's spooled writes on the stream, oldest first; how many were queued.
 
     Stops at the first that Redis refuses (the rest stay spooled). A file that does not parse
@@ -87,7 +87,7 @@ def replay(tenant_id: str, client: MemoryClient, env: Mapping[str, str] | None =
         StoreUnavailable: Redis refused a write (what was queued before stays queued).
     """
     done = 0
-    for path in pending(tenant_id, env):
+    for path in pending(tenant_id, where):
         try:
             req = RememberRequest.model_validate_json(path.read_text(encoding="utf-8"))
         except (OSError, ValidationError, UnicodeDecodeError) as exc:
@@ -101,24 +101,25 @@ def replay(tenant_id: str, client: MemoryClient, env: Mapping[str, str] | None =
     return done
 
 
-def replay_all(client: MemoryClient, env: Mapping[str, str] | None = None) -> dict[str, int]:
+def replay_all(client: MemoryClient, where: Roots | None = None) -> dict[str, int]:
     """Replay every tenant's spool (``nika up``); tenant id → writes queued."""
-    root = data_dir(env) / "tenants"
+    at = where or roots()
+    root = at.data / "tenants"
     out: dict[str, int] = {}
     try:
         tenants = sorted(p.name for p in root.iterdir() if (p / SPOOL_DIR).is_dir())
     except FileNotFoundError:
         return out
     for tenant_id in tenants:
-        if is_valid_tenant_id(tenant_id) and pending(tenant_id, env):
-            out[tenant_id] = replay(tenant_id, client, env)
+        if is_valid_tenant_id(tenant_id) and pending(tenant_id, at):
+            out[tenant_id] = replay(tenant_id, client, at)
     return out
 
 
-def has_spool(tenant_id: str, env: Mapping[str, str] | None = None) -> bool:
+def has_spool(tenant_id: str, where: Roots | None = None) -> bool:
     """Cheap check for the hook's fast path (one ``scandir``)."""
     try:
-        with os.scandir(spool_dir(tenant_id, env)) as entries:
+        with os.scandir(spool_dir(tenant_id, where)) as entries:
             return any(e.name.endswith(".json") for e in entries)
     except FileNotFoundError:
         return False

@@ -21,6 +21,7 @@ from urllib.parse import urlparse
 
 from nika_tui.domain.tenant import TenantConfig
 from nika_tui.errors import ConfigError, KernelError
+from nika_tui.paths import roots
 from nika_tui.services.agent_clis import INSTALL_HINTS, binary_for
 from nika_tui.services.agent_homes import agent_home_env
 
@@ -74,7 +75,7 @@ def base_environment(config: TenantConfig, env: Mapping[str, str]) -> dict[str, 
 def session_environment(config: TenantConfig, env: Mapping[str, str]) -> dict[str, str]:
     """Every variable of the tenant's tmux session; creates its agent homes (0700)."""
     out = base_environment(config, env)
-    out.update(agent_home_env(config.tenant_id, env))
+    out.update(agent_home_env(config.tenant_id, roots(env)))
     return out
 
 

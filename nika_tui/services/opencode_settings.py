@@ -11,9 +11,10 @@ the directory (the person's ``opencode.json``, other plugins) is never touched. 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
+from nika_tui.paths import Roots
 from nika_tui.services.agent_settings import InstallReport, agent_home, nika_command
 from nika_tui.services.files import atomic_write_text
 
@@ -22,9 +23,9 @@ PLUGIN_NAME = "nika-memory.js"
 _PLACEHOLDER = "__NIKA_COMMAND__"
 
 
-def opencode_config_dir(tenant_id: str, env: Mapping[str, str] | None = None) -> Path:
+def opencode_config_dir(tenant_id: str, where: Roots | None = None) -> Path:
     """The tenant's ``OPENCODE_CONFIG_DIR``."""
-    return agent_home(tenant_id, "opencode", env)
+    return agent_home(tenant_id, "opencode", where)
 
 
 def plugin_text(prefix: Sequence[str] | None = None) -> str:
@@ -34,11 +35,11 @@ def plugin_text(prefix: Sequence[str] | None = None) -> str:
 
 
 def install_opencode_plugin(
-    tenant_id: str, env: Mapping[str, str] | None = None, prefix: Sequence[str] | None = None
+    tenant_id: str, where: Roots | None = None, prefix: Sequence[str] | None = None
 ) -> InstallReport:
     """Write (or refresh) ``plugin/nika-memory.js`` in the tenant's OpenCode config dir."""
     report = InstallReport()
-    path = opencode_config_dir(tenant_id, env) / "plugin" / PLUGIN_NAME
+    path = opencode_config_dir(tenant_id, where) / "plugin" / PLUGIN_NAME
     text = plugin_text(prefix)
     report.files.append(path)
     if not path.exists() or path.read_text(encoding="utf-8") != text:

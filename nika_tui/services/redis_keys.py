@@ -120,6 +120,16 @@ def debt_noop(tenant_id: str, action: str) -> str:
     return tenant_key(tenant_id, f"debt:noop:{action}")
 
 
+def autonomous_reset(tenant_id: str) -> str:
+    """String: JSON ``{at, indicators, generation}`` of the last autonomous fresh start.
+
+    Deleted by the first audit that no longer suggests strategy A (the reset worked). While it
+    is held, the audit does not reset again within ``reset_cooldown_days``, and a trigger still
+    in alert after it escalates to a person instead (issue 22).
+    """
+    return tenant_key(tenant_id, "reset:autonomous")
+
+
 def spawn_diagnosis(tenant_id: str) -> str:
     """String: JSON of the latest spawn diagnosis (the diagnose_spawn action)."""
     return tenant_key(tenant_id, "spawn:diagnosis")

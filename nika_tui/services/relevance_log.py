@@ -13,12 +13,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from nika_tui.paths import FILE_MODE, ensure_private_dir, tenant_data_dir
+from nika_tui.paths import FILE_MODE, Roots, ensure_private_dir, roots
 
 
-def tuning_dir(tenant_id: str, env: Mapping[str, str] | None = None) -> Path:
+def tuning_dir(tenant_id: str, where: Roots | None = None) -> Path:
     """``{data}/tenants/{t}/tuning`` (created 0700)."""
-    return ensure_private_dir(tenant_data_dir(tenant_id, env) / "tuning")
+    return ensure_private_dir((where or roots()).tenant_data_dir(tenant_id) / "tuning")
 
 
 def append_jsonl(path: Path, record: Mapping[str, Any]) -> None:

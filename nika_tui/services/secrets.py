@@ -297,22 +297,32 @@ class SecretStore:
         return None
 
     def _read_file(self) -> dict[str, str]:
-        path = self.insecure_path
-        if not path.exists():
-            return {}
-        mode = stat.S_IMODE(path.stat().st_mode)
-        if mode & 0o077:
-            raise SecretStoreError(
-                f"{path} is readable by other users (mode {mode:o})",
-                f"run `chmod {FILE_MODE:o} {path}`",
-            )
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except yaml.YAMLError as exc:
-            raise SecretStoreError(f"{path}: not valid YAML", "fix or delete the file") from exc
-        if not isinstance(data, dict):
-            raise SecretStoreError(f"{path}: expected a mapping", "fix or delete the file")
-        return {str(k): str(v) for k, v in data.items()}
+        return read_insecure_file(self.insecure_path)
+
+
+def read_insecure_file(path: Path) -> dict[str, str]:
+    """The secrets kept in a ``--insecure-storage`` YAML file (``{}`` when there is none).
+
+    Shared by the tenant secrets and the bridge's: the same file rules for both.
+
+    Raises:
+        SecretStoreError: The file is readable by others, not YAML, or not a mapping.
+    """
+    if not path.exists():
+        return {}
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:
+        raise SecretStoreError(
+            f"{path} is readable by other users (mode {mode:o})",
+            f"run `chmod {FILE_MODE:o} {path}`",
+        )
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise SecretStoreError(f"{path}: not valid YAML", "fix or delete the file") from exc
+    if not isinstance(data, dict):
+        raise SecretStoreError(f"{path}: expected a mapping", "fix or delete the file")
+    return {str(k): str(v) for k, v in data.items()}
 
 
 def read_credentials_file(path: Path, var: str = "GOOGLE_APPLICATION_CREDENTIALS") -> str:

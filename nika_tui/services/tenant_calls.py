@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
+from nika_tui.paths import roots
 from nika_tui.services.config_store import list_tenant_ids
 
 
@@ -38,7 +39,7 @@ def call_per_tenant(
     if body.get("tenant_id"):
         return client.call(op, body, timeout=timeout)
     merged: dict[str, Any] = {}
-    for tenant_id in tenants if tenants is not None else list_tenant_ids(env):
+    for tenant_id in tenants if tenants is not None else list_tenant_ids(roots(env)):
         one = client.call(op, {**body, "tenant_id": tenant_id}, timeout=timeout)
         merged.update(one.get("tenants", {}))
     return {"tenants": merged}

@@ -54,8 +54,21 @@ _PANE_FORMAT = "\t".join(
         "#{pane_pid}",
         "#{pane_dead}",
         "#{pane_dead_status}",
+        "#{window_name}",
     )
 )
+
+
+def _window_pane(line: str) -> tuple[str, PaneInfo] | None:
+    """``(window name, pane)`` from one ``_PANE_FORMAT`` line of ``list-panes``."""
+    parts = line.split("\t")
+    if len(parts) != 7:
+        return None  # a foreign session or window name with a tab: not ours anyway
+    session, owner, pane_id, pid, dead, status, window = parts
+    pid_value = int(pid) if pid.isdigit() else None
+    return window, PaneInfo(session, owner, pane_id, pid_value, dead == "1", status)
+
+
 _NO_SERVER = ("no server running", "server exited", "error connecting", "no current target")
 """What tmux says when there is no server, or one shutting down with no session left."""
 
@@ -254,24 +267,10 @@ class TmuxSessions:
 
     def window_panes(self, name: str) -> dict[str, PaneInfo]:
         """The panes of session ``name`` by window name (one agent per window)."""
-        fmt = _PANE_FORMAT + "\t#{window_name}"
         out: dict[str, PaneInfo] = {}
-        for line in self.cmd("list-panes", "-s", "-t", f"={name}", "-F", fmt):
-            *parts, window = line.split("\t")
-            if len(parts) != 6:
-                continue
-            session, owner, pane_id, pid, dead, status = parts
-            out.setdefault(
-                window,
-                PaneInfo(
-                    session=session,
-                    owner=owner,
-                    pane_id=pane_id,
-                    pid=int(pid) if pid.isdigit() else None,
-                    dead=dead == "1",
-                    dead_status=status,
-                ),
-            )
+        for line in self.cmd("list-panes", "-s", "-t", f"={name}", "-F", _PANE_FORMAT):
+            if found := _window_pane(line):
+                out.setdefault(found[0], found[1])
         return out
 
     def windows(self) -> dict[str, dict[str, PaneInfo]]:
@@ -281,7 +280,7 @@ class TmuxSessions:
         An absent server has no panes (it starts with the first session).
         """
         try:
-            proc = self.server.cmd("list-panes", "-a", "-F", _PANE_FORMAT + "\t#{window_name}")
+            proc = self.server.cmd("list-panes", "-a", "-F", _PANE_FORMAT)
         except tmux_exc.LibTmuxException as error:
             raise _error("list panes", error) from error
         if proc.returncode != 0:
@@ -293,21 +292,9 @@ class TmuxSessions:
             )
         out: dict[str, dict[str, PaneInfo]] = {}
         for line in proc.stdout:
-            parts = line.split("\t")
-            if len(parts) != 7:
-                continue  # a foreign session or window name with a tab: not ours anyway
-            name, owner, pane_id, pid, dead, status, window = parts
-            out.setdefault(name, {}).setdefault(
-                window,
-                PaneInfo(
-                    session=name,
-                    owner=owner,
-                    pane_id=pane_id,
-                    pid=int(pid) if pid.isdigit() else None,
-                    dead=dead == "1",
-                    dead_status=status,
-                ),
-            )
+            if found := _window_pane(line):
+                window, pane = found
+                out.setdefault(pane.session, {}).setdefault(window, pane)
         return out
 
     def panes(self) -> dict[str, PaneInfo]:

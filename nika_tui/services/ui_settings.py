@@ -6,13 +6,12 @@ never overwritten until the person changes a setting again.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from nika_tui.paths import config_dir
+from nika_tui.paths import Roots, roots
 from nika_tui.services.files import atomic_write_text
 
 DEFAULT_THEME = "textual-dark"
@@ -28,9 +27,9 @@ class UiSettings(BaseModel):
     refresh_s: float = Field(default=1.0, ge=0.2, le=60, description="Overview poll interval.")
 
 
-def settings_path(env: Mapping[str, str] | None = None) -> Path:
+def settings_path(where: Roots | None = None) -> Path:
     """``{config}/ui.yaml``."""
-    return config_dir(env) / "ui.yaml"
+    return (where or roots()).config / "ui.yaml"
 
 
 def load_ui_settings(path: Path) -> UiSettings:

@@ -12,12 +12,13 @@ dropped; hits never used leave no label. No torch, no qdrant: hooks import this.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import redis
 
 from nika_tui.domain.used_hits import used
+from nika_tui.paths import Roots
 from nika_tui.services import redis_keys
 from nika_tui.services.relevance_log import append_jsonl, tuning_dir
 
@@ -60,7 +61,7 @@ def label_used(
     session_id: str,
     reply: str,
     at: str,
-    env: Mapping[str, str] | None = None,
+    where: Roots | None = None,
 ) -> list[dict[str, Any]]:
     """Mark the noted hits ``reply`` used as useful; return the marks written."""
     if not session_id or not reply.strip():
@@ -82,7 +83,7 @@ def label_used(
             mark = {"at": at, "query": entry["query"], "project_id": entry.get("project_id", ""),
                     "useful": useful, "not_useful": [], "expect_none": False,
                     "source": "used"}  # fmt: skip
-            append_jsonl(tuning_dir(tenant_id, env) / "relevance.jsonl", mark)
+            append_jsonl(tuning_dir(tenant_id, where) / "relevance.jsonl", mark)
             marks.append(mark)
         left = [h for h in entry.get("hits", []) if h["id"] not in useful]
         entry["turns"] = int(entry.get("turns", 0)) + 1

@@ -13,7 +13,7 @@ from typing import Any
 
 from nika_tui.domain.recall_params import Judged
 from nika_tui.errors import ValidationFailed
-from nika_tui.paths import tenant_data_dir
+from nika_tui.paths import Roots, roots
 from nika_tui.services.relevance_log import append_jsonl, tuning_dir
 
 
@@ -25,7 +25,7 @@ def mark(
     not_useful: Sequence[str] = (),
     expect_none: bool = False,
     project_id: str = "",
-    env: Mapping[str, str] | None = None,
+    where: Roots | None = None,
 ) -> dict[str, Any]:
     """Record one mark of a recall's results and return it.
 
@@ -52,7 +52,7 @@ def mark(
         "expect_none": expect_none,
         "source": "feedback",
     }
-    append_jsonl(tuning_dir(tenant_id, env) / "relevance.jsonl", record)
+    append_jsonl(tuning_dir(tenant_id, where) / "relevance.jsonl", record)
     return record
 
 
@@ -84,9 +84,9 @@ def merge(lines: Iterable[Mapping[str, Any]]) -> list[Judged]:
     ]
 
 
-def load_set(tenant_id: str, env: Mapping[str, str] | None = None) -> list[Judged]:
+def load_set(tenant_id: str, where: Roots | None = None) -> list[Judged]:
     """The tenant's merged relevance set (empty when nothing was marked)."""
-    path = tenant_data_dir(tenant_id, env) / "tuning" / "relevance.jsonl"
+    path = (where or roots()).tenant_data_dir(tenant_id) / "tuning" / "relevance.jsonl"
     if not path.exists():
         return []
     lines = []

@@ -25,7 +25,6 @@ from pathlib import Path
 from nika_tui.domain.tenant import AutoMode
 from nika_tui.engine.context import EngineContext
 from nika_tui.errors import NikaError
-from nika_tui.paths import tenant_data_dir
 from nika_tui.services import redis_keys
 from nika_tui.services.config_store import list_tenant_ids
 from nika_tui.services.recall_params import last_tuning
@@ -62,7 +61,7 @@ class TuneScheduler:
             return []
         self._next = now + self.check_every_s
         done: list[str] = []
-        for tenant_id in list_tenant_ids(self.ctx.env):
+        for tenant_id in list_tenant_ids(self.ctx.settings.roots):
             if owns is not None and not owns(tenant_id):
                 continue
             try:
@@ -80,7 +79,7 @@ class TuneScheduler:
         if self.ctx.tenant(tenant_id).auto_actions.tune is AutoMode.OFF:
             return False
         labels = self._labels(tenant_id)
-        if not labels.exists() or len(load_set(tenant_id, self.ctx.env)) < MIN_QUERIES:
+        if not labels.exists() or len(load_set(tenant_id, self.ctx.settings.roots)) < MIN_QUERIES:
             return False
         # The set only grows (marks are appended): a new size is a new label.
         if str(self.ctx.redis.get(_size_key(tenant_id))) == str(labels.stat().st_size):
@@ -95,7 +94,7 @@ class TuneScheduler:
         return self.ctx.clock().timestamp() - at >= self.interval_s
 
     def _labels(self, tenant_id: str) -> Path:
-        return tenant_data_dir(tenant_id, self.ctx.env) / "tuning" / "relevance.jsonl"
+        return self.ctx.settings.roots.tenant_data_dir(tenant_id) / "tuning" / "relevance.jsonl"
 
     def _seed(self) -> int:
         return int(self.ctx.clock().timestamp() // 86400)

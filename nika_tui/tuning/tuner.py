@@ -130,7 +130,7 @@ def tune(
     import optuna
 
     config = ctx.tenant(tenant_id)
-    labels = list(judged) if judged is not None else load_set(tenant_id, ctx.env)
+    labels = list(judged) if judged is not None else load_set(tenant_id, ctx.settings.roots)
     if len(labels) < MIN_QUERIES:
         raise ValidationFailed(
             f"tenant {tenant_id} has {len(labels)} labelled queries; tuning needs {MIN_QUERIES}",
@@ -146,7 +146,7 @@ def tune(
     choices = sorted({*EF_CHOICES, current.hnsw_ef})
     by_ef = {ef: fetch_candidates(ctx, tenant_id, labels, hnsw_ef=ef, vectors=vectors)
              for ef in choices}  # fmt: skip
-    log_path = tuning_dir(tenant_id, ctx.env) / "optimisation.jsonl"
+    log_path = tuning_dir(tenant_id, ctx.settings.roots) / "optimisation.jsonl"
     run = f"{now.isoformat()}#{seed}"
 
     def objective(trial: optuna.Trial) -> float:

@@ -25,6 +25,7 @@ from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
 from nika_tui.dashboard.model import DashboardSource, ReviewItemView, Snapshot
+from nika_tui.paths import roots
 from nika_tui.services.ui_settings import (
     UiSettings,
     load_ui_settings,
@@ -314,7 +315,7 @@ class NikaDashboard(KernelActions):
         """Whether any tenant config exists (the welcome screen closes once one does)."""
         from nika_tui.services.config_store import list_tenant_ids
 
-        return bool(list_tenant_ids(self.options.env))
+        return bool(list_tenant_ids(roots(self.options.env)))
 
     def preview_sample_data(self) -> None:
         """Show the bundled sample data instead of the live stores (the welcome's preview)."""
@@ -357,8 +358,9 @@ def make_app(
 
         # libtmux is only needed for kernel actions: import it after the first frame.
         source = RedisDashboardSource(e, defer_warm_up=True, autostart=autostart)
-    path = settings_file if settings_file is not None else settings_path(e)
-    welcome = show_welcome if show_welcome is not None else not list_tenant_ids(e)
+    where = roots(e)
+    path = settings_file if settings_file is not None else settings_path(where)
+    welcome = show_welcome if show_welcome is not None else not list_tenant_ids(where)
     options = DashboardOptions(
         source=source,
         clock=clock or (lambda: datetime.now(UTC)),

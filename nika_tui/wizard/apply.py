@@ -13,7 +13,7 @@ from pathlib import Path
 
 from nika_tui.domain.answers import SetupPlan
 from nika_tui.domain.tenant import SecretSource
-from nika_tui.paths import tenant_config_path
+from nika_tui.paths import roots, tenant_config_path
 from nika_tui.services.config_store import parse_config, read_config_text, save_tenant
 from nika_tui.services.files import atomic_write_text
 from nika_tui.services.secrets import SecretStore
@@ -75,5 +75,5 @@ def write_setup(
             atomic_write_text(backup_path, old_text)
     if plan.secrets:
         store.put_many(plan.secrets, storage)
-    written = save_tenant(plan.config, env)
+    written = save_tenant(plan.config, roots(env))
     return WriteResult(written, backup_path, sorted(plan.secrets))

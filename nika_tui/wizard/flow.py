@@ -27,12 +27,13 @@ from nika_tui.domain.tenant import (
 )
 from nika_tui.domain.tenant_id import check_tenant_id
 from nika_tui.errors import AnswersInvalid, TenantNotFound, ValidationFailed
-from nika_tui.paths import tenant_config_path
+from nika_tui.paths import roots, tenant_config_path
 from nika_tui.services.agent_clis import AgentCliInfo, detect_agent_clis
 from nika_tui.services.config_store import list_tenant_ids, load_tenant
 from nika_tui.services.provider_verify import Endpoints
 from nika_tui.services.secrets import SecretStore
 from nika_tui.wizard.first_prompt import ask_tenant_id
+from nika_tui.wizard.judge_section import stored_judge_key
 from nika_tui.wizard.prompts import Prompter
 from nika_tui.wizard.sections import SectionsMixin
 from nika_tui.wizard.summary import render_summary
@@ -97,6 +98,9 @@ class SetupWizard(SectionsMixin):
         self.judge_endpoint: str | None = None
         self.judge_model: str | None = None
         self.judge_key: str | None = None
+        #: The key a re-run finds behind the tenant's ``judge.api_key`` reference: what the
+        #: service would use, so the check tests it when the person leaves the field empty.
+        self.stored_judge_key: str | None = None
         self.base: TenantConfig | None = None
         self._store: SecretStore | None = None
 
@@ -119,13 +123,13 @@ class SetupWizard(SectionsMixin):
             check_tenant_id(tenant_id)
         if section is not None:
             tid = tenant_id or self._pick_existing()
-            self._start_from(load_tenant(tid, self.env))
+            self._start_from(load_tenant(tid, roots(self.env)))
             self._ask_section(section)
             return self._review(backup=False)
         if tenant_id is None:
             tenant_id = ask_tenant_id(self.ask, self.out)
         if tenant_config_path(tenant_id, self.env).exists():
-            return self._existing(load_tenant(tenant_id, self.env))
+            return self._existing(load_tenant(tenant_id, roots(self.env)))
         self._start_fresh(tenant_id)
         for name in SECTIONS:
             self._ask_section(name)
@@ -163,6 +167,7 @@ class SetupWizard(SectionsMixin):
         self.base = None
         self.values = {}
         self.judge_endpoint = self.judge_model = self.judge_key = None
+        self.stored_judge_key = None
         self.answers = {"tenant_id": tenant_id, "quotas": None, "providers": []}
         self._store = self._store_factory(tenant_id)
 
@@ -174,6 +179,7 @@ class SetupWizard(SectionsMixin):
             self.answers["quotas"] = None  # follow the plan if it changes
         if config.judge.kind is JudgeKind.HTTP:
             self.judge_endpoint, self.judge_model = config.judge.endpoint, config.judge.model
+            self.stored_judge_key = stored_judge_key(config, self.env)
         self._store = self._store_factory(config.tenant_id)
 
     def plan(self) -> SetupPlan:
@@ -235,7 +241,7 @@ class SetupWizard(SectionsMixin):
         )
 
     def _pick_existing(self) -> str:
-        ids = list_tenant_ids(self.env)
+        ids = list_tenant_ids(roots(self.env))
         if not ids:
             raise TenantNotFound("no tenant is configured yet", "run `nika setup` first")
         if len(ids) == 1:

@@ -71,6 +71,7 @@ class SectionsMixin:
     judge_endpoint: str | None
     judge_model: str | None
     judge_key: str | None
+    stored_judge_key: str | None
     _store: SecretStore | None
     _clis: Mapping[AgentCli, AgentCliInfo] | None
     _detect: Callable[[], Mapping[AgentCli, AgentCliInfo]]

@@ -25,6 +25,7 @@ from nika_tui.services.agent_homes import claude_config_dir, codex_home
 from nika_tui.services.config_store import save_tenant
 from tests.agents.cli_install import CliInstallError, install_cli
 from tests.agents.mock_anthropic_openai import MockModelServer
+from tests.agents.mock_gemini_openai_chat import MockModelServer as GeminiChatServer
 from tests.helpers import retry_until
 
 TENANT = "agents"
@@ -56,6 +57,14 @@ def codex_bin() -> Path:
 def mock_model() -> Iterator[MockModelServer]:
     """The mock Anthropic / OpenAI server on 127.0.0.1, a free port."""
     server = MockModelServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def gemini_chat_model() -> Iterator[GeminiChatServer]:
+    """The mock Gemini API / Chat Completions server (Gemini CLI, OpenCode), a free port."""
+    server = GeminiChatServer().start()
     yield server
     server.stop()
 

@@ -24,6 +24,7 @@ from nika_tui.services import redis_keys
 from nika_tui.services.agent_homes import codex_home
 from nika_tui.services.wm_store import read_working_memory
 from tests.agents.conftest import CLI_TIMEOUT_S, AgentTenant
+from tests.agents.headless import run_ok
 from tests.agents.mock_anthropic_openai import default_reply
 
 pytestmark = [pytest.mark.agents, pytest.mark.slow]
@@ -47,17 +48,8 @@ def _turn(tenant: AgentTenant, binary: Path, prompt: str, usage: int, resume: bo
     reporting ``usage`` input tokens; returns Codex's output."""
     tenant.mock.input_tokens = usage
     env = {**tenant.env, "CODEX_HOME": str(codex_home(tenant.tenant_id)), "MOCK_API_KEY": "x"}
-    proc = subprocess.run(
-        [str(binary), "exec", *(["resume", "--last"] if resume else []), prompt],
-        cwd=tenant.project,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=CLI_TIMEOUT_S,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    argv = [str(binary), "exec", *(["resume", "--last"] if resume else []), prompt]
+    proc = run_ok(argv, tenant.project, env, CLI_TIMEOUT_S, stdin=subprocess.DEVNULL)
     return proc.stdout + proc.stderr
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ from nika_tui.domain.requests import RecallQuery
 from nika_tui.services import redis_keys
 from nika_tui.services.gemini_settings import gemini_home, install_gemini_hooks
 from tests.agents.cli_install import CliInstallError, install_cli
+from tests.agents.headless import run_ok, stored_fact
 from tests.agents.mock_gemini_openai_chat import Logged, MockModelServer, default_reply
 from tests.helpers import retry_until
 from tests.plugins.memory import RunningService
@@ -44,13 +45,6 @@ def gemini_bin() -> Path:
         pytest.skip(f"Gemini CLI not installable here: {exc}")
 
 
-@pytest.fixture
-def model() -> Iterator[MockModelServer]:
-    server = MockModelServer().start()
-    yield server
-    server.stop()
-
-
 @dataclass
 class Gemini:
     binary: Path
@@ -60,16 +54,7 @@ class Gemini:
     last: subprocess.CompletedProcess[str] | None = None
 
     def run(self, prompt: str, *extra: str) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run(
-            [str(self.binary), *extra, "-p", prompt],
-            cwd=self.project,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=180,
-            check=False,
-        )
-        assert proc.returncode == 0, proc.stderr[-2000:]
+        proc = run_ok([str(self.binary), *extra, "-p", prompt], self.project, self.env, 180)
         self.last = proc
         return proc
 
@@ -77,7 +62,7 @@ class Gemini:
 @pytest.fixture
 def gemini(
     gemini_bin: Path,
-    model: MockModelServer,
+    gemini_chat_model: MockModelServer,
     make_tenant: Callable[..., object],
     redis_url: str,
     tmp_path: Path,
@@ -95,11 +80,11 @@ def gemini(
         "NIKA_TENANT_ID": TENANT,
         "REDIS_URL": redis_url,
         "GEMINI_CLI_HOME": str(gemini_home(TENANT)),
-        "GOOGLE_GEMINI_BASE_URL": model.url,
+        "GOOGLE_GEMINI_BASE_URL": gemini_chat_model.url,
         "GEMINI_API_KEY": "test-key-not-a-secret",
         "NO_COLOR": "1",
     }
-    return Gemini(gemini_bin, project, env, model)
+    return Gemini(gemini_bin, project, env, gemini_chat_model)
 
 
 def _hook_notes(gemini: Gemini) -> list[tuple[str, object]]:
@@ -123,17 +108,7 @@ def test_a_fact_typed_reaches_the_next_session_once(
 ) -> None:
     gemini.run(f"Please remember this for the team: {FACT}")
 
-    def stored() -> bool:
-        found = running_service.client.recall(
-            RecallQuery(tenant_id=TENANT, query="staging server IP address", limit=5)
-        )
-        return any("10.0.9.30" in h.record.text for h in found.hits)
-
-    retry_until(stored, timeout=60, interval=0.2, what="the typed fact stored")
-    kept = running_service.client.recall(
-        RecallQuery(tenant_id=TENANT, query="staging server moved", layer=Layer.SEMANTIC)
-    )
-    fact = next(h.record for h in kept.hits if "10.0.9.30" in h.record.text)
+    fact = stored_fact(running_service, TENANT, "10.0.9.30")
     assert fact.meta.agent_type == "gemini-cli"
     assert fact.meta.project_id == "acme-api"
     assert "<hook_context>" not in fact.text and "nika-memory" not in fact.text

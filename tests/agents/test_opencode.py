@@ -16,7 +16,7 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,11 +24,10 @@ import pytest
 import redis
 from filelock import FileLock
 
-from nika_tui.domain.memory import Layer
-from nika_tui.domain.requests import RecallQuery
 from nika_tui.services import redis_keys
 from nika_tui.services.opencode_settings import install_opencode_plugin, opencode_config_dir
 from tests.agents.cli_install import PINNED, CliInstallError, cache_root, install_cli
+from tests.agents.headless import run_ok, stored_fact
 from tests.agents.mock_gemini_openai_chat import Logged, MockModelServer
 from tests.helpers import retry_until
 from tests.plugins.memory import RunningService
@@ -89,13 +88,6 @@ def _preinstall(folder: Path, deps: Path) -> None:
         shutil.copy(deps / name, folder / name)
 
 
-@pytest.fixture
-def model() -> Iterator[MockModelServer]:
-    server = MockModelServer().start()
-    yield server
-    server.stop()
-
-
 @dataclass
 class OpenCode:
     binary: Path
@@ -104,24 +96,14 @@ class OpenCode:
     server: MockModelServer
 
     def run(self, prompt: str) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run(
-            [str(self.binary), "run", prompt],
-            cwd=self.project,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=240,
-            check=False,
-        )
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        return proc
+        return run_ok([str(self.binary), "run", prompt], self.project, self.env, 240)
 
 
 @pytest.fixture
 def opencode(
     opencode_bin: Path,
     plugin_deps: Path,
-    model: MockModelServer,
+    gemini_chat_model: MockModelServer,
     make_tenant: Callable[..., object],
     redis_url: str,
     tmp_path: Path,
@@ -134,7 +116,7 @@ def opencode(
     provider = {
         "npm": "@ai-sdk/openai-compatible",
         "name": "Mock",
-        "options": {"baseURL": f"{model.url}/v1", "apiKey": "test-key-not-a-secret"},
+        "options": {"baseURL": f"{gemini_chat_model.url}/v1", "apiKey": "test-key-not-a-secret"},
         "models": {"mock-model": {"name": "Mock", "limit": {"context": WINDOW, "output": 8000}}},
     }
     (config_dir / "opencode.json").write_text(
@@ -162,7 +144,7 @@ def opencode(
         # A shell sets PWD to the directory it starts a program in; OpenCode reads it.
         "PWD": str(project),
     }
-    return OpenCode(opencode_bin, project, env, model)
+    return OpenCode(opencode_bin, project, env, gemini_chat_model)
 
 
 def _agent_requests(server: MockModelServer) -> list[Logged]:
@@ -176,17 +158,7 @@ def test_a_fact_typed_reaches_the_next_session_once(
     opencode.server.prompt_tokens = 20_000  # 10% of the model's 200,000-token limit
     opencode.run(f"Please remember this for the team: {FACT}")
 
-    def stored() -> bool:
-        found = running_service.client.recall(
-            RecallQuery(tenant_id=TENANT, query="staging server IP address", limit=5)
-        )
-        return any("10.0.9.30" in h.record.text for h in found.hits)
-
-    retry_until(stored, timeout=60, interval=0.2, what="the typed fact stored")
-    kept = running_service.client.recall(
-        RecallQuery(tenant_id=TENANT, query="staging server moved", layer=Layer.SEMANTIC)
-    )
-    fact = next(h.record for h in kept.hits if "10.0.9.30" in h.record.text)
+    fact = stored_fact(running_service, TENANT, "10.0.9.30")
     assert fact.meta.agent_type == "opencode"
     assert fact.meta.project_id == "acme-api"
 
@@ -220,16 +192,7 @@ def test_a_fact_typed_reaches_the_next_session_once(
 
 def _continue(opencode: OpenCode, prompt: str) -> None:
     """``opencode run --continue PROMPT``: the next prompt of the last session."""
-    proc = subprocess.run(
-        [str(opencode.binary), "run", "--continue", prompt],
-        cwd=opencode.project,
-        env=opencode.env,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    run_ok([str(opencode.binary), "run", "--continue", prompt], opencode.project, opencode.env, 240)
 
 
 def test_newest_handoff_after_two_compactions_reaches_the_model_once(

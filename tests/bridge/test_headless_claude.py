@@ -86,8 +86,7 @@ def test_headless_claude_answers_and_resumes_the_conversation(
     assert _post(bridge, standin.wa_body(ACME, second, "wamid.h2")) == 200
     assert wait_for_graph(standin, ACME, 2, timeout=120)[1] == f"answer to: {second}"
     # Resumed: the model saw the first exchange in the second request, same session kept.
-    with mock.lock:  # type: ignore[attr-defined]
-        last = json.dumps(mock.requests[-1]["messages"])  # type: ignore[attr-defined]
+    last = json.dumps(mock.model_requests()[-1].body["messages"])  # type: ignore[attr-defined]
     assert first in last and second in last
     assert redis_client.hget(sessions_key("acme"), f"whatsapp:{ACME}") == session
 

@@ -146,7 +146,7 @@ def test_eval_cascade_reports_both_tiers_and_the_cascade(
     assert [r["judge"] for r in reports] == ["offline", "http", "cascade:offline+http"]
     assert all(r["n"] == 30 for r in reports)
     # The LLM tier saw all 30 pairs in 20-pair batches, the cascade only the unclear ones.
-    bodies = [json.loads(r["messages"][-1]["content"].split("\n", 1)[1]) for r in server.requests]
+    bodies = [json.loads(r["messages"][-1]["content"].split("\n", 1)[1]) for r in server.batches()]
     assert [len(b) for b in bodies[:2]] == [20, 10]
     assert sum(len(b) for b in bodies[2:]) < 30
 

@@ -182,3 +182,29 @@ def test_a_queued_review_says_why() -> None:
     assert review_lines(out, "acme") == [
         "review r1 queued (offline: hedged: 'might move'): see `nika review list --tenant acme`"
     ]
+
+
+def test_a_queued_review_prints_its_reason_through_the_service(
+    capsys: pytest.CaptureFixture[str],
+    isolated_env: dict[str, str],
+    running_service: RunningService,
+) -> None:
+    """A hedged fact about a remembered subject is judged UNCERTAIN by the service's judge:
+    `nika memory remember` says which judge queued the review and why."""
+    from nika_tui.domain.tenant import JudgeConfig, JudgeKind
+    from nika_tui.services.config_store import save_tenant
+
+    save_tenant(
+        TenantConfig(tenant_id="acme", display_name="Acme", judge=JudgeConfig(kind=JudgeKind.RULES))
+    )
+    code, _, _ = _run(capsys, "memory", "remember", "--tenant", "acme", "--project", "web",
+                      "--valid-from", "2026-03-01",
+                      "--text", "The staging server is staging-1.acme.internal")  # fmt: skip
+    assert code == 0
+    hedged = "I think the staging server might move to staging-3.acme.internal"
+    code, _, err = _run(capsys, "memory", "remember", "--tenant", "acme", "--project", "web",
+                        "--valid-from", "2026-06-01", "--text", hedged)  # fmt: skip
+    assert code == 0
+    (line,) = [ln for ln in err.splitlines() if ln.startswith("review ")]
+    assert " queued (rules: " in line, err
+    assert "see `nika review list --tenant acme`" in line

@@ -346,3 +346,16 @@ def test_secret_stdin_rejects_unknown_names_without_echoing(nika: Nika) -> None:
         stdin="SECRET_THING=hunter22\n",
     )
     assert proc.returncode == 2 and "line 1" in proc.stderr and "hunter22" not in proc.stderr
+
+
+def test_non_interactive_refuses_a_cpu_quota_beyond_this_machines_cores(nika: Nika) -> None:
+    cores = len(os.sched_getaffinity(0))
+    over = nika.answers({**GOOD, "quotas": {"cpu_percent": cores * 100 + 100}}, "over.yaml")
+    proc = nika.run("setup", "--non-interactive", "--answers", str(over), "--accept-risk",
+                    "--dry-run", env=SCW_ENV)  # fmt: skip
+    assert proc.returncode != 0
+    assert "quotas.cpu_percent" in proc.stderr and f"{cores * 100}" in proc.stderr, proc.stderr
+    fits = nika.answers({**GOOD, "quotas": {"cpu_percent": cores * 100}}, "fits.yaml")
+    proc = nika.run("setup", "--non-interactive", "--answers", str(fits), "--accept-risk",
+                    "--dry-run", env=SCW_ENV)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr

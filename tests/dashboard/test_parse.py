@@ -178,3 +178,33 @@ def test_auto_mode_of_an_action_comes_from_the_debt_action_table() -> None:
         assert auto_action_key(kind.value) == spec.governed_by
     assert auto_action_key(ActionKind.DEDUP.value) == "rem"
     assert auto_action_key("no-such-action") is None
+
+
+def _dedup_audit(skipped: bool) -> dict[str, object]:
+    action: dict[str, object] = {
+        "action": "dedup", "metrics": ["duplicate_rate"], "decision": "confirm", "text": "merge",
+    }  # fmt: skip
+    if skipped:
+        action["skipped"] = "approved before and changed nothing; not asked again"
+    return {
+        "at": "2026-12-03T10:00:00+00:00",
+        "metrics": [
+            {"name": "duplicate_rate", "value": 0.4, "threshold": 0.05, "status": "alert"},
+            {"name": "staleness_score", "value": 10.0, "threshold": 90.0, "status": "ok"},
+        ],
+        "actions": [action],
+    }
+
+
+@pytest.mark.parametrize("skipped", [False, True], ids=["asked", "held-as-noop"])
+def test_alert_whose_approved_action_changed_nothing_does_not_need_a_person(
+    skipped: bool,
+) -> None:
+    from nika_tui.dashboard.model import TenantRow
+
+    view = parse_debt("acme", [_dedup_audit(skipped)])
+    status, label = worst_metric(view)
+    assert (status, label) == ("alert", "duplicate_rate 0.4")  # the alert stays shown
+    assert view.held == (("duplicate_rate",) if skipped else ())
+    row = TenantRow("acme", debt_status=status, debt_held=not view.needs_person)
+    assert row.needs_me is not skipped

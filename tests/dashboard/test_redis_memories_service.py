@@ -17,6 +17,7 @@ from nika_tui.domain.requests import RememberRequest
 from nika_tui.domain.tenant import TenantConfig
 from nika_tui.errors import ValidationFailed
 from nika_tui.services.memory_client import MemoryClient
+from nika_tui.ui.widgets.memory_text import detail_text
 from tests.plugins.memory import RunningService
 
 pytestmark = [pytest.mark.embedder, pytest.mark.slow]
@@ -82,3 +83,63 @@ def test_browse_retire_restore_and_review_through_the_service(
 
     with pytest.raises(ValidationFailed, match="no memory"):
         src.retire_memory("acme", "00000000-0000-0000-0000-000000000000", "x")
+
+
+def test_a_three_version_supersede_chain_and_the_hook_source(
+    running_service: RunningService, make_tenant: Callable[..., TenantConfig]
+) -> None:
+    """Each move of the staging server supersedes the one before: the browser reads the whole
+    chain from any version, and shows what wrote each memory (here a hook, from an import)."""
+    from nika_tui.domain.envelope import Trigger
+
+    make_tenant("acme")
+    svc = running_service
+    ids = []
+    for month, host in ((3, "staging-1"), (6, "staging-2"), (9, "staging-3")):
+        text = (
+            f"The staging server is {host}.acme.internal"
+            if month == 3
+            else f"The staging server moved to {host}.acme.internal"
+        )
+        meta = NikaMeta(
+            timestamp=datetime(2026, month, 1, tzinfo=UTC),
+            project_id="web",
+            session_id="s-2",
+            agent_type="claude-code",
+            trigger=Trigger.HOOK,
+            source=f"session.jsonl:{month}",
+        )
+        req = RememberRequest(tenant_id="acme", text=text, meta=meta)
+        ids.append(svc.client.wait_ingested("acme", svc.client.remember(req), timeout=30)["id"])
+    src = RedisDashboardSource(dict(os.environ))
+
+    for start in ids:  # the same chain, oldest first, from any of its versions
+        chain = src.memory_chain("acme", start)
+        assert [v.memory.id for v in chain] == ids
+    assert [v.replaced_by for v in chain] == [ids[1], ids[2], ""]
+    assert [v.memory.status for v in chain][-1] == "current"
+    assert {v.memory.status for v in chain[:2]} != {"current"}
+    current = src.memories("acme", MemoryFilter(status="current")).memories
+    assert [m.id for m in current] == [ids[2]]
+    (shown,) = current
+    assert (shown.hook, shown.source, shown.agent) == ("hook", "session.jsonl:9", "claude-code")
+
+
+def test_the_chain_pane_shows_why_each_version_was_replaced(
+    running_service: RunningService, make_tenant: Callable[..., TenantConfig]
+) -> None:
+    make_tenant("acme")
+    svc = running_service
+    old = _remember(svc.client, STAGING, datetime(2026, 3, 1, tzinfo=UTC))["id"]
+    moved = "The staging server moved to staging-2.acme.internal"
+    new = _remember(svc.client, moved, datetime(2026, 6, 1, tzinfo=UTC))["id"]
+    src = RedisDashboardSource(dict(os.environ))
+
+    chain = src.memory_chain("acme", new)
+    assert [(v.memory.id, v.replaced_by) for v in chain] == [(old, new), (new, "")]
+    why = chain[0].why
+    assert why  # the supersede's reason, as the service recorded it on the retired version
+    (current,) = src.memories("acme", MemoryFilter(text="staging-2")).memories
+    pane = detail_text(current, chain).plain
+    assert f"[{old}]" in pane and f"→ {new}" in pane
+    assert f"replaced because: {why}" in pane

@@ -17,12 +17,16 @@ from nika_tui.errors import ServiceNotRunning, ValidationFailed
 from nika_tui.paths import tenant_data_dir
 from nika_tui.services import redis_keys as keys
 from nika_tui.services.config_store import save_tenant
+from nika_tui.settings import Settings
 
 NOW = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
 
 
 def _tenant(env: dict[str, str], tenant_id: str, **kw: object) -> None:
-    save_tenant(TenantConfig(tenant_id=tenant_id, display_name=tenant_id.title(), **kw), env)  # type: ignore[arg-type]
+    save_tenant(
+        TenantConfig(tenant_id=tenant_id, display_name=tenant_id.title(), **kw),
+        Settings.from_env(env).roots,
+    )  # type: ignore[arg-type]
 
 
 def _report(at: datetime, value: float, status: str) -> str:
@@ -270,7 +274,7 @@ def test_bus_tail_follows_appends_and_keeps_raw_lines(env: dict[str, str]) -> No
 
     _tenant(env, "acme")
     _tenant(env, "beta")
-    bus = open_bus("acme", env)
+    bus = open_bus("acme", Settings.from_env(env).roots)
     bus.append("memory.ingested", {"memory_id": "m1"}, now=NOW)
     src = RedisDashboardSource(env)
     first = src.bus_tail(BusFilter(), None)

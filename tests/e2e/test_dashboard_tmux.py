@@ -11,6 +11,7 @@ import pytest
 
 from nika_tui.domain.tenant import TenantConfig
 from nika_tui.services.config_store import save_tenant
+from nika_tui.settings import Settings
 from tests.helpers import retry_until
 
 pytestmark = [
@@ -50,7 +51,9 @@ def _wait(tmux: list[str], *needles: str, timeout: float = 20.0) -> str:
 def test_nika_dashboard_in_a_real_pane(
     tmux: list[str], isolated_env: dict[str, str], redis_url: str
 ) -> None:
-    save_tenant(TenantConfig(tenant_id="acme", display_name="Acme"), isolated_env)
+    save_tenant(
+        TenantConfig(tenant_id="acme", display_name="Acme"), Settings.from_env(isolated_env).roots
+    )
     env = {
         **isolated_env,
         "REDIS_URL": redis_url,

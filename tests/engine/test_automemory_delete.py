@@ -42,7 +42,7 @@ def _setup(ctx: EngineContext, needs_review: bool) -> tuple[str, str]:
 
 
 def _file_of(ctx: EngineContext, text: str) -> str:
-    directory = memory_dir("acme", WORKDIR, ctx.env)
+    directory = memory_dir("acme", WORKDIR, ctx.settings.roots)
     return next(p.name for p in directory.glob("*.md") if text in p.read_text())
 
 
@@ -52,7 +52,7 @@ def test_a_deleted_file_retires_its_memory(
     make_tenant("acme")
     kept, gone = _setup(engine_ctx, needs_review=False)
     name = _file_of(engine_ctx, "staging-1")
-    (memory_dir("acme", WORKDIR, engine_ctx.env) / name).unlink()
+    (memory_dir("acme", WORKDIR, engine_ctx.settings.roots) / name).unlink()
 
     report = sync_claude(engine_ctx, "acme", WORKDIR)
 
@@ -71,7 +71,9 @@ def test_a_deleted_file_waits_for_review_when_the_tenant_says_so(
 ) -> None:
     make_tenant("acme")
     _, gone = _setup(engine_ctx, needs_review=True)
-    (memory_dir("acme", WORKDIR, engine_ctx.env) / _file_of(engine_ctx, "staging-1")).unlink()
+    (
+        memory_dir("acme", WORKDIR, engine_ctx.settings.roots) / _file_of(engine_ctx, "staging-1")
+    ).unlink()
 
     report = sync_claude(engine_ctx, "acme", WORKDIR)
 
@@ -87,7 +89,7 @@ def test_a_wiped_directory_retires_nothing(
 ) -> None:
     make_tenant("acme")
     kept, gone = _setup(engine_ctx, needs_review=False)
-    shutil.rmtree(memory_dir("acme", WORKDIR, engine_ctx.env))
+    shutil.rmtree(memory_dir("acme", WORKDIR, engine_ctx.settings.roots))
 
     report = sync_claude(engine_ctx, "acme", WORKDIR)
 

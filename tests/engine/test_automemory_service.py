@@ -53,7 +53,10 @@ def test_service_syncs_after_ingest_without_being_asked(
     work = tmp_path / "work"
     _tenant(work)
     _remember(running_service, FACT)
-    index = memory_dir("acme", claude_project_root(work), running_service.ctx.env) / "MEMORY.md"
+    index = (
+        memory_dir("acme", claude_project_root(work), running_service.ctx.settings.roots)
+        / "MEMORY.md"
+    )
     text = retry_until(
         lambda: index.read_text() if index.exists() else None,
         timeout=60,
@@ -122,7 +125,6 @@ def test_synced_fact_reaches_the_model_in_a_new_claude_session(
             timeout=180,
         )
         assert run.returncode == 0, run.stderr
-        with mock.lock:
-            sent = [json.dumps(r) for r in mock.requests]
+        sent = [json.dumps(r.body) for r in mock.model_requests()]
     # The index (MEMORY.md) is in the model's context of the new session, with the fact's hook.
     assert any("MEMORY.md" in s and "every Thursday at 10:00" in s for s in sent)

@@ -52,7 +52,7 @@ def test_round_trip_export_agent_edit_import_and_supersede(
     deploy = _add(engine_ctx, "The web app deploys to production on Thursdays at 10:00")
     _add(engine_ctx, "Prefer small pull requests, never squash review fixes", intent=Intent.FIX)
     _add(engine_ctx, "Refactored the parser loop", action_type=ActionType.CODE)  # derivable
-    directory = memory_dir("acme", WORKDIR, engine_ctx.env)
+    directory = memory_dir("acme", WORKDIR, engine_ctx.settings.roots)
 
     first = sync_claude(engine_ctx, "acme", WORKDIR)
     topics = _topics(directory)
@@ -104,7 +104,7 @@ def test_retired_memory_file_removed_and_hand_edit_kept(
     make_tenant("acme")
     gone = _add(engine_ctx, "The office wifi network is called acme-guest")
     kept = _add(engine_ctx, "The billing service is owned by Alice Martin")
-    directory = memory_dir("acme", WORKDIR, engine_ctx.env)
+    directory = memory_dir("acme", WORKDIR, engine_ctx.settings.roots)
     sync_claude(engine_ctx, "acme", WORKDIR)
     by_text = {t: n for n, t in _topics(directory).items()}
     gone_file = next(n for t, n in by_text.items() if "acme-guest" in t)
@@ -143,7 +143,7 @@ def test_index_stays_within_200_lines(
     ]
     outcomes = ingest_batch(engine_ctx, reqs)
     assert all(isinstance(o, IngestOutcome) for o in outcomes)
-    directory = memory_dir("acme", WORKDIR, engine_ctx.env)
+    directory = memory_dir("acme", WORKDIR, engine_ctx.settings.roots)
     report = sync_claude(engine_ctx, "acme", WORKDIR)
     lines = (directory / "MEMORY.md").read_text().splitlines()
     assert len(lines) == INDEX_MAX_LINES
@@ -160,7 +160,7 @@ def test_codex_agents_md_block(
 ) -> None:
     make_tenant("acme")
     _add(engine_ctx, "The web app deploys to production on Thursdays at 10:00")
-    path = agents_md("acme", engine_ctx.env)
+    path = agents_md("acme", engine_ctx.settings.roots)
     path.parent.mkdir(parents=True, mode=0o700)
     path.write_text("# House rules\nRun the tests before you push.\n")
     first = sync_codex(engine_ctx, "acme")

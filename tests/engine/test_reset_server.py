@@ -177,7 +177,7 @@ from nika_tui.settings import Settings
 
 def _stage() -> str:
     try:
-        return str(json.loads(journal_path(TENANT, os.environ).read_text())["stage"])
+        return str(json.loads(journal_path(TENANT, Settings.from_env().roots).read_text())["stage"])
     except (OSError, ValueError, KeyError):
         return ""
 

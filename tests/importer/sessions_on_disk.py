@@ -95,6 +95,34 @@ def claude_session(
     return _write_jsonl(folder / f"{session_id}.jsonl", lines)
 
 
+# Per role: the response item's content type, the ``item_completed`` item type, its id prefix
+# and content type (Codex 0.171 writes ``Text`` for an answer), and the legacy event.
+_CODEX_ROLES = {
+    "user": ("input_text", "UserMessage", "u", "text", "user_message"),
+    "assistant": ("output_text", "AgentMessage", "a", "Text", "agent_message"),
+}
+
+
+def _codex_message(at: str, n: int, role: str, text: str, items: bool) -> list[dict[str, Any]]:
+    """One turn's message of a rollout: the response item, then the newest ``item_completed``
+    event (``items``) or the older ``user_message`` / ``agent_message`` event."""
+    content_type, item_type, prefix, item_content, legacy = _CODEX_ROLES[role]
+    message = {"type": "message", "role": role, "content": [{"type": content_type, "text": text}]}
+    if items:
+        item = {
+            "type": item_type,
+            "id": f"{prefix}{n}",
+            "content": [{"type": item_content, "text": text}],
+        }
+        event = {"type": "item_completed", "turn_id": f"t{n}", "item": item}
+    else:
+        event = {"type": legacy, "message": text, **({"images": []} if role == "user" else {})}
+    return [
+        {"timestamp": at, "type": "response_item", "payload": message},
+        {"timestamp": at, "type": "event_msg", "payload": event},
+    ]
+
+
 def codex_rollout(
     root: Path,
     session_id: str,
@@ -130,79 +158,9 @@ def codex_rollout(
     at = start
     for n, (prompt, answer) in enumerate(turns):
         at += timedelta(seconds=30)
-        lines.append(
-            {
-                "timestamp": _iso(at),
-                "type": "response_item",
-                "payload": {
-                    "type": "message",
-                    "role": "user",
-                    "content": [{"type": "input_text", "text": prompt}],
-                },
-            }
-        )
-        if items:
-            lines.append(
-                {
-                    "timestamp": _iso(at),
-                    "type": "event_msg",
-                    "payload": {
-                        "type": "item_completed",
-                        "turn_id": f"t{n}",
-                        "item": {
-                            "type": "UserMessage",
-                            "id": f"u{n}",
-                            "content": [{"type": "text", "text": prompt}],
-                        },
-                    },
-                }
-            )
-        else:
-            lines.append(
-                {
-                    "timestamp": _iso(at),
-                    "type": "event_msg",
-                    "payload": {"type": "user_message", "message": prompt, "images": []},
-                }
-            )
+        lines += _codex_message(_iso(at), n, "user", prompt, items)
         at += timedelta(seconds=40)
-        lines.append(
-            {
-                "timestamp": _iso(at),
-                "type": "response_item",
-                "payload": {
-                    "type": "message",
-                    "role": "assistant",
-                    "content": [{"type": "output_text", "text": answer}],
-                },
-            }
-        )
-        if items:
-            lines.append(
-                {
-                    "timestamp": _iso(at),
-                    "type": "event_msg",
-                    "payload": {
-                        "type": "item_completed",
-                        "turn_id": f"t{n}",
-                        "item": {
-                            "type": "AgentMessage",
-                            "id": f"a{n}",
-                            "content": [
-                                {"type": "Text", "text": answer}
-                            ],  # as Codex 0.171 writes it
-                        },
-                    },
-                }
-            )
-        else:
-            lines.append(
-                {
-                    "timestamp": _iso(at),
-                    "type": "event_msg",
-                    "payload": {"type": "agent_message", "message": answer},
-                }
-            )
+        lines += _codex_message(_iso(at), n, "assistant", answer, items)
     day = root / f"{start:%Y}" / f"{start:%m}" / f"{start:%d}"
     return _write_jsonl(day / f"rollout-{start:%Y-%m-%dT%H-%M-%S}-{session_id}.jsonl", lines)
 

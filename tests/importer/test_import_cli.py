@@ -228,6 +228,9 @@ def test_bad_input_is_skipped_with_a_reason_and_the_rest_goes_on(
     binary.write_bytes(b"\x00\x01\x02" * 100)
     huge = src / "-w-acme" / "huge.jsonl"
     huge.write_bytes(good.read_bytes() * 2000)
+    big_doc = src / "docs" / "dump.md"
+    big_doc.parent.mkdir()
+    big_doc.write_text("# Dump\n" + "x" * (3 * 1024 * 1024), encoding="utf-8")
     outside = tmp_path / "elsewhere"
     claude_session(outside, "secret-project", "/w/other", T0, TURNS)
     (src / "-w-acme" / "link.jsonl").symlink_to(outside / "-w-other" / "secret-project.jsonl")
@@ -237,13 +240,19 @@ def test_bad_input_is_skipped_with_a_reason_and_the_rest_goes_on(
 
     assert code == 0
     reasons = "\n".join(report["skipped"])
+    # Each reason names what to do about it, so the person can fix the file and re-run.
     assert f"skipped {broken}: malformed JSONL at line 3" in reasons
+    assert "fix or delete it and run the import again" in _line(reasons, broken)
     assert f"skipped {latin}: not UTF-8 (byte 0xe9" in reasons
+    assert "convert it to UTF-8" in _line(reasons, latin)
     assert f"skipped {binary}: binary file" in reasons
     assert f"skipped {huge}: huge file" in reasons
+    assert "over 0.5 MB): raise the limit with --max-file-mb" in _line(reasons, huge)
+    assert "split it into smaller files" in _line(reasons, big_doc)
     assert f"symlink outside {src}" in reasons and "link.jsonl" in reasons
     assert f"skipped {src / 'linked-dir'}: symlink outside" in reasons
-    assert any("truncated JSON line skipped" in n and "torn.jsonl" in n for n in report["notes"])
+    torn_notes = [n for n in report["notes"] if "truncated JSON line skipped" in n]
+    assert any("torn.jsonl" in n and "once the session has ended" in n for n in torn_notes)
     sources = {r.meta.source.rsplit(":", 1)[0] for r in stream(redis_client)}
     # Nothing half-imported: only the good file and the good lines of the torn one.
     assert sources == {str(good.resolve()), str(torn.resolve())}
@@ -352,3 +361,29 @@ def test_progress_bar_on_a_terminal_and_none_off_it(
     assert b"queued 4 memories" in proc.stdout
     piped = subprocess.run(cmd, env=env, capture_output=True, timeout=120)
     assert piped.returncode == 0 and b"queueing" not in piped.stderr
+
+
+def _line(report: str, path: Path) -> str:
+    """The report line that skips ``path``."""
+    return next(line for line in report.splitlines() if line.startswith(f"skipped {path}:"))
+
+
+def test_keywords_read_each_clis_store_under_home(
+    tenant: str, tmp_path: Path, redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_DATA_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    claude = claude_session(home / ".claude" / "projects", "c-1", "/w/acme", T0, TURNS)
+    codex = codex_rollout(home / ".codex" / "sessions" / "2026" / "03", "x-1", "/w/acme", T0, TURNS)
+    gemini = gemini_session_jsonl(home / ".gemini" / "tmp", "g-1", T0, TURNS)
+    # A session outside the stores the keywords name is not read.
+    claude_session(home / "elsewhere", "c-2", "/w/acme", T0, TURNS)
+
+    code, report = run_import("claude", "codex", "gemini")
+
+    assert code == 0 and report["skipped"] == [], report
+    assert report["sessions"] == 3 and report["queued"] == 12
+    files = {r.meta.source.rsplit(":", 1)[0] for r in stream(redis_client)}
+    assert files == {str(p.resolve()) for p in (claude, codex, gemini)}

@@ -5,7 +5,6 @@ tests/agents/test_codex.py.)"""
 from __future__ import annotations
 
 import json
-import os
 import tomllib
 
 from nika_tui.dashboard.redis_reads import codex_trust_problems
@@ -14,6 +13,7 @@ from nika_tui.engine.kernels.hook_install import install_for_tenant
 from nika_tui.services.agent_settings import CODEX_EVENTS, agent_home, codex_trust_report
 from nika_tui.services.codex_trust import event_label, hook_hash, merge_trust
 from nika_tui.services.config_store import save_tenant
+from nika_tui.settings import Settings
 
 USER_CONFIG = """# my Codex settings
 model = "o3"
@@ -61,7 +61,7 @@ def test_without_consent_nothing_is_trusted(tmp_path: object) -> None:
     assert "hooks.state" not in text and "projects" not in text
     report = codex_trust_report("acme")
     assert not report.ok and sorted(report.untrusted) == sorted(map(event_label, CODEX_EVENTS))
-    [problem] = codex_trust_problems(config, os.environ)
+    [problem] = codex_trust_problems(config, Settings.from_env().roots)
     assert "Codex hooks untrusted" in problem and "nika setup agent --tenant acme" in problem
 
 
@@ -85,7 +85,7 @@ def test_consent_trusts_our_hooks_and_the_workdir_keeping_the_users_config(
     keys = sorted(data["hooks"]["state"])
     assert keys == sorted(f"{hooks_json}:{event_label(e)}:0:0" for e in CODEX_EVENTS)
     assert codex_trust_report("acme").ok
-    assert codex_trust_problems(config, os.environ) == []
+    assert codex_trust_problems(config, Settings.from_env().roots) == []
     install_for_tenant(config)  # a second spawn changes nothing
     assert (home / "config.toml").read_text() == text
 

@@ -57,7 +57,7 @@ def test_claude_judges_a_batch_in_one_run(model_server: JudgeModelServer, tmp_pa
     judge = AgentCliJudge(CliFlavor.CLAUDE, executable=str(exe), extra_env=env, timeout_s=120)
     answers = judge.judge_batch(PAIRS)
     assert [a.verdict for a in answers] == [Verdict.REPLACE, Verdict.KEEP, Verdict.REPLACE]
-    batches = [body for path, body in model_server.requests if path.endswith("/messages")]
+    batches = [r.body for r in model_server.model_requests("/messages")]
     sent = [b for b in batches if "Pairs:" in str(b)]
     assert len(sent) == 1  # one model call for the three pairs
     assert "Le port est 80." in str(sent[0])
@@ -78,7 +78,7 @@ def test_codex_judges_a_batch_in_one_run(model_server: JudgeModelServer, tmp_pat
     judge = AgentCliJudge(CliFlavor.CODEX, executable=str(exe), extra_env=env, timeout_s=120)
     answers = judge.judge_batch(PAIRS)
     assert [a.verdict for a in answers] == [Verdict.REPLACE, Verdict.KEEP, Verdict.REPLACE]
-    sent = [b for path, b in model_server.requests if path.endswith("/responses")]
+    sent = [r.body for r in model_server.model_requests("/responses")]
     assert len([b for b in sent if "Pairs:" in str(b)]) == 1
 
 

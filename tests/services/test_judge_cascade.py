@@ -37,8 +37,8 @@ def test_http_batch_is_one_request_for_many_pairs(batch_server: BatchChatServer)
     ]
     verdicts = [j.verdict for j in judge.judge_batch(pairs)]
     assert verdicts == [Verdict.REPLACE, Verdict.KEEP, Verdict.REPLACE]
-    assert len(batch_server.requests) == 1
-    assert "JSON array" in batch_server.requests[0]["messages"][0]["content"]
+    assert len(batch_server.batches()) == 1
+    assert "JSON array" in batch_server.batches()[0]["messages"][0]["content"]
 
 
 def test_missing_or_unparsable_batch_answers_are_uncertain(batch_server: BatchChatServer) -> None:
@@ -81,8 +81,8 @@ def test_cascade_sends_only_unclear_pairs_to_the_llm(batch_server: BatchChatServ
     # The backdated pair is settled offline (KEEP); the hedged one is escalated, in one call.
     assert answers[0].verdict is Verdict.KEEP and answers[0].judge == "offline"
     assert answers[1].judge == "http" and answers[1].verdict is Verdict.REPLACE
-    assert len(batch_server.requests) == 1
-    sent = batch_server.requests[0]["messages"][-1]["content"]
+    assert len(batch_server.batches()) == 1
+    sent = batch_server.batches()[0]["messages"][-1]["content"]
     assert "db-1" not in sent and "cache TTL" in sent
 
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from typing import Any
 
+from tests.support.model_server import chat
+from tests.support.model_server.core import Exchange, Logged, ModelServer
 
-class BatchChatServer:
+
+@dataclass
+class BatchChatServer(ModelServer):
     """Speaks ``POST /v1/chat/completions``; answers a batch prompt with a JSON array.
 
     Its "model" reads each pair: a new fact containing ``moved`` is REPLACE, else KEEP; mode
@@ -16,68 +19,47 @@ class BatchChatServer:
     model, or answers 401 when ``key`` is set and the request's bearer token differs.
     """
 
-    def __init__(self, key: str | None = None) -> None:
-        self.requests: list[dict[str, Any]] = []
-        self.mode = "ok"
-        self.key = key
-        server = self
+    key: str | None = None
+    mode: str = "ok"
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                return
+    def __post_init__(self) -> None:
+        self.start()
 
-            def do_GET(self) -> None:
-                granted = server.key is None or (
-                    self.headers.get("Authorization") == f"Bearer {server.key}"
-                )
-                raw = json.dumps(
-                    {"object": "list", "data": [{"id": "small-judge", "object": "model"}]}
-                    if granted
-                    else {"error": {"message": "Incorrect API key provided", "code": 401}}
-                ).encode()
-                self.send_response(200 if granted else 401)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
+    @property
+    def url(self) -> str:
+        """The API base, ``http://127.0.0.1:PORT/v1``."""
+        return f"{super().url}/v1"
 
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.requests.append(body)
-                user = body["messages"][-1]["content"]
-                pairs = json.loads(user.split("\n", 1)[1])
-                answer = [
-                    {
-                        "id": p["id"],
-                        "verdict": "REPLACE" if "moved" in p["new"]["text"] else "KEEP",
-                        "reason": "stand-in",
-                    }
-                    for p in pairs
-                ]
-                if server.mode == "drop":
-                    answer = answer[:-1]
-                content = "no idea" if server.mode == "garbage" else json.dumps(answer)
-                raw = json.dumps(
-                    {
-                        "id": "chatcmpl-1",
-                        "object": "chat.completion",
-                        "model": body["model"],
-                        "choices": [
-                            {"index": 0, "message": {"role": "assistant", "content": content}}
-                        ],
-                    }
-                ).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
+    def batches(self) -> list[dict[str, Any]]:
+        """The chat requests' bodies, oldest first."""
+        return [r.body for r in self.logged_where(("/chat/completions",))]
 
     def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        """Stop serving."""
+        self.stop()
+
+    def answer_get(self, exchange: Exchange, entry: Logged) -> None:
+        """The model list, only for the right bearer token when ``key`` is set."""
+        bearer = exchange.headers.get("Authorization")
+        if self.key is None or bearer == f"Bearer {self.key}":
+            exchange.json(
+                200, {"object": "list", "data": [{"id": "small-judge", "object": "model"}]}
+            )
+        else:
+            exchange.json(401, {"error": {"message": "Incorrect API key provided", "code": 401}})
+
+    def answer(self, exchange: Exchange, entry: Logged) -> None:
+        """The verdicts of the batch in the last user message (after its first line)."""
+        pairs = json.loads(entry.body["messages"][-1]["content"].split("\n", 1)[1])
+        verdicts = [
+            {
+                "id": p["id"],
+                "verdict": "REPLACE" if "moved" in p["new"]["text"] else "KEEP",
+                "reason": "stand-in",
+            }
+            for p in pairs
+        ]
+        if self.mode == "drop":
+            verdicts = verdicts[:-1]
+        content = "no idea" if self.mode == "garbage" else json.dumps(verdicts)
+        exchange.json(200, chat.completion(entry.body, content))

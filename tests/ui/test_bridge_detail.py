@@ -18,6 +18,7 @@ from nika_tui.domain.bridge import BridgeConfig, Gateway, InboundMessage, link
 from nika_tui.domain.tenant import TenantConfig
 from nika_tui.services import bridge_keys as keys
 from nika_tui.services.config_store import save_tenant
+from nika_tui.settings import Settings
 from nika_tui.ui.app import NikaDashboard
 from tests.ui.conftest import SIZE
 from tests.ui.pilot_helpers import ready, run, screen_is, wait_for
@@ -30,9 +31,11 @@ def test_source_reads_links_last_messages_and_errors(
 ) -> None:
     env = {**isolated_env, "REDIS_URL": redis_url}
     for tenant in ("acme", "globex"):
-        save_tenant(TenantConfig(tenant_id=tenant, display_name=tenant), env)
+        save_tenant(
+            TenantConfig(tenant_id=tenant, display_name=tenant), Settings.from_env(env).roots
+        )
     config = link(BridgeConfig(), Gateway.WHATSAPP, "+33612345678", "acme")
-    save_config(link(config, Gateway.GCHAT, "users/9", "globex"), env)
+    save_config(link(config, Gateway.GCHAT, "users/9", "globex"), Settings.from_env(env).roots)
     message = InboundMessage(Gateway.WHATSAPP, "wamid.1", "33612345678", "33612345678", "hello")
     record_message(redis_client, env, "acme", "in", message, "hello there", "delivered", NOW)
     record_message(redis_client, env, "acme", "out", message, "echo: hello", "reply", NOW)
@@ -48,7 +51,9 @@ def test_source_reads_links_last_messages_and_errors(
     assert bridge.last == ("12:00:00 → whatsapp 33612345678: echo: hello",
                            "12:00:00 ← whatsapp 33612345678: hello there")  # fmt: skip
     assert bridge.errors == ("12:00:00 whatsapp: reply not delivered: HTTP 503",)
-    save_tenant(TenantConfig(tenant_id="initech", display_name="Initech"), env)
+    save_tenant(
+        TenantConfig(tenant_id="initech", display_name="Initech"), Settings.from_env(env).roots
+    )
     assert source.tenant_detail("initech", NOW).bridge is None
 
 

@@ -25,6 +25,7 @@ from nika_tui.domain.tenant import AgentCli, AutoActions, AutoMode, KernelConfig
 from nika_tui.services import kernel_store, redis_keys
 from nika_tui.services.bus import open_bus
 from nika_tui.services.config_store import save_tenant
+from nika_tui.settings import Settings
 from nika_tui.ui.app import NikaDashboard, make_app
 from nika_tui.ui.screens.confirmations import ConfirmationsScreen
 from tests.ui.conftest import SIZE
@@ -56,7 +57,7 @@ def _tenant(tenant_id: str, env: dict[str, str], workdir: Path | None = None) ->
             auto_actions=AutoActions(compact=AutoMode.ESCALATE),
             kernel=kernel,
         ),
-        env,
+        Settings.from_env(env).roots,
     )
 
 

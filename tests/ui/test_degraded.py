@@ -15,6 +15,7 @@ from nika_tui.dashboard.redis_source import RedisDashboardSource
 from nika_tui.domain.tenant import TenantConfig
 from nika_tui.services import redis_keys as keys
 from nika_tui.services.config_store import save_tenant
+from nika_tui.settings import Settings
 from nika_tui.ui.app import NikaDashboard
 from nika_tui.ui.widgets.status_bar import StatusBar
 from tests.ui.conftest import SIZE
@@ -33,7 +34,9 @@ def test_redis_down_is_said_and_recovers_by_itself(
 ) -> None:
     from nika_tui.services.redis_server import ensure_embedded, stop_embedded
 
-    save_tenant(TenantConfig(tenant_id="acme", display_name="Acme"), isolated_env)
+    save_tenant(
+        TenantConfig(tenant_id="acme", display_name="Acme"), Settings.from_env(isolated_env).roots
+    )
     source = RedisDashboardSource(isolated_env)  # the embedded Redis of this data dir: not started
 
     async def scenario() -> None:
@@ -87,7 +90,7 @@ def test_unreadable_payloads_show_as_unreadable_rows(
     build_app: Build, isolated_env: dict[str, str], redis_url: str
 ) -> None:
     env = {**isolated_env, "REDIS_URL": redis_url}
-    save_tenant(TenantConfig(tenant_id="bad", display_name="Bad"), env)
+    save_tenant(TenantConfig(tenant_id="bad", display_name="Bad"), Settings.from_env(env).roots)
     r = redis.Redis.from_url(redis_url, decode_responses=True)
     r.hset(keys.kernel_state("bad"), mapping={"state": "\\x00??"})
     r.hset(keys.working_memory("bad"), mapping={"fill_percent": "NaN-ish"})

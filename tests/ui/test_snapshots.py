@@ -105,6 +105,16 @@ CASES: dict[str, Before] = {
         screen="MemoryBrowserScreen",
         probe=lambda a: _rows(a, "#mem-table") == 4 and "timeline" in _text(a, "#mem-title"),
     ),
+    # A tenant with no memories: the empty table and the detail pane saying so.
+    "memories_empty": _then(
+        "o",
+        "down",
+        "m",
+        screen="MemoryBrowserScreen",
+        probe=lambda a: (
+            _rows(a, "#mem-table") == 0 and "no memory matches" in _text(a, "#mem-detail")
+        ),
+    ),
     "detail_fill_chart": _then("o", "up", "enter", screen="TenantDetailScreen", probe=_has_chart),
     "detail_no_data": _then(
         "o",

@@ -16,6 +16,7 @@ from nika_tui.dashboard.redis_source import RedisDashboardSource
 from nika_tui.demo import DEMO_DISPLAY_NAME, DEMO_TENANT_ID
 from nika_tui.services.config_store import load_tenant
 from nika_tui.services.memory_client import MemoryClient
+from nika_tui.settings import Settings
 from nika_tui.ui.app import make_app
 from tests.ui.conftest import SIZE
 from tests.ui.pilot_helpers import run, screen_is, wait_for
@@ -52,7 +53,7 @@ def test_demo_button_starts_the_demo_tenant_service_and_kernel(
 
     try:
         run(scenario())
-        config = load_tenant(DEMO_TENANT_ID, isolated_env)
+        config = load_tenant(DEMO_TENANT_ID, Settings.from_env(isolated_env).roots)
         assert config.demo is True and config.display_name == DEMO_DISPLAY_NAME
         assert tmux_server.has_session(kernel_session(DEMO_TENANT_ID))  # the replay kernel
         assert tmux_server.has_session("nika-core")  # the memory service `nika demo` started

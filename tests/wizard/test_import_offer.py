@@ -9,14 +9,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
 import redis
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
+from nika_tui.domain.requests import RememberRequest
 from nika_tui.domain.tenant import AgentCli
 from nika_tui.wizard.import_offer import offer_import
 from nika_tui.wizard.prompts import Prompter
-from tests.importer.sessions_on_disk import claude_session
+from tests.importer.sessions_on_disk import claude_session, codex_rollout
 
 TURNS = [
     ("Deploys happen on Tuesdays after standup.", "Scheduled the release pipeline for Tuesdays.")
@@ -56,3 +58,29 @@ def test_no_offer_without_sessions_on_disk(tmp_path: Path, redis_url: str) -> No
     assert not ran and said == ""
     ran, said = offer("", tmp_path, AgentCli.SHELL)
     assert not ran
+
+
+def test_a_codex_tenant_is_offered_its_codex_store_only(
+    tmp_path: Path,
+    make_tenant: Callable[..., Any],
+    redis_client: redis.Redis,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    make_tenant("acme")
+    for var in ("CODEX_HOME", "CLAUDE_CONFIG_DIR"):
+        monkeypatch.delenv(var, raising=False)
+    at = datetime(2026, 3, 1, tzinfo=UTC)
+    rollout = codex_rollout(tmp_path / ".codex" / "sessions" / "2026", "x-1", "/w/acme", at, TURNS)
+    # Another CLI's store on the same HOME (maybe another tenant's work) is not offered.
+    claude_session(tmp_path / ".claude" / "projects", "s1", "/w/acme", at, TURNS)
+
+    ran, said = offer("n\r", tmp_path, AgentCli.CODEX)
+    assert not ran and "nika import --tenant acme codex" in said
+    ran, _ = offer("y\r", tmp_path, AgentCli.CODEX)
+    assert ran
+    queued = [
+        RememberRequest.model_validate_json(f["req"])
+        for _id, f in redis_client.xrange("nika:ingest")
+    ]
+    assert len(queued) == 2
+    assert {r.meta.source.rsplit(":", 1)[0] for r in queued} == {str(rollout.resolve())}

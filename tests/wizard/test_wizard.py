@@ -521,3 +521,40 @@ def test_cpu_quota_is_bounded_by_this_machine(
     run = run_wizard(keys, section="quotas")
     assert run.outcome is not None
     assert run.outcome.plan.config.quotas.cpu_percent == 100 * cores
+
+
+def test_rerun_checks_the_judge_with_the_stored_key(
+    run_wizard: Runner, memory_keyring: MemoryKeyring
+) -> None:
+    """`nika setup privacy --tenant T` (the fix `nika doctor` prints) with the key field left
+    empty checks the endpoint with the key in the keyring, as the service would use it."""
+    from tests.support.judge_server import BatchChatServer
+
+    key = "sk-judge-" + "s" * 24
+    server = BatchChatServer(key=key)
+    try:
+        raw = {
+            "tenant_id": "acme",
+            "display_name": "Acme",
+            "language": "en",
+            "plan": "pro",
+            "agent_cli": "shell",
+            "privacy": "cloud",
+            "providers": [],
+        }
+        setup = build_setup(
+            raw, storage=SecretSource.KEYRING, judge_endpoint=server.url, judge_api_key=key
+        )
+        write_setup(setup, SecretStore("acme"), SecretSource.KEYRING, backup=False)
+        assert memory_keyring.entries[("nika-os/acme", "judge.api_key")] == key
+        # privacy: kept; endpoint: kept; model: none; key: empty (keep); write.
+        run = run_wizard(ENTER * 5, tenant="acme", section="privacy")
+    finally:
+        server.close()
+    assert run.outcome is not None, run.text
+    assert "judge check: ok" in run.text, run.text
+    assert "HTTP 401" not in run.text
+    # The stored key stays where it was: referenced, not copied into the config.
+    judge = run.outcome.plan.config.judge
+    assert judge.api_key is not None and judge.api_key.name == "judge.api_key"
+    assert key not in run.outcome.plan.config.model_dump_json() and key not in run.text

@@ -44,7 +44,7 @@ def due_tenants(ctx: EngineContext) -> Iterator[str]:
     """Tenants whose last audit is older than the interval."""
     interval = ctx.settings.audit_interval_s
     now = ctx.clock().timestamp()
-    for tenant_id in list_tenant_ids(ctx.env):
+    for tenant_id in list_tenant_ids(ctx.settings.roots):
         last = last_audit_at(ctx, tenant_id)
         if last is None or now - last >= interval:
             yield tenant_id
@@ -52,7 +52,7 @@ def due_tenants(ctx: EngineContext) -> Iterator[str]:
 
 def requested_tenants(ctx: EngineContext, tenant_id: str | None) -> list[str]:
     """``[tenant_id]``, or every configured tenant when it is None or empty."""
-    return [tenant_id] if tenant_id else list_tenant_ids(ctx.env)
+    return [tenant_id] if tenant_id else list_tenant_ids(ctx.settings.roots)
 
 
 def audit_history_op(ctx: EngineContext, r: req.AuditHistoryRequest) -> rep.AuditHistoryReply:

@@ -41,7 +41,6 @@ from nika_tui.engine.context import EngineContext
 from nika_tui.engine.judge_pairs import recent_judged_pairs
 from nika_tui.engine.recall import RECENCY_TAU_DAYS, RECENCY_WEIGHT, write_tuning
 from nika_tui.errors import JudgeError, NikaError, ValidationFailed
-from nika_tui.paths import tmux_socket_name
 from nika_tui.services import kernel_store, redis_keys
 
 JUDGE_AUDIT_PAIRS = 50
@@ -171,7 +170,7 @@ def diagnose_spawn(ctx: EngineContext, tenant_id: str) -> dict[str, Any]:
             max=max(samples),
             last=samples[0],
         )
-    socket = tmux_socket_name(ctx.env)
+    socket = ctx.settings.tmux_socket
     tmux_bin = shutil.which("tmux", path=ctx.env.get("PATH"))
     server = "tmux not installed"
     if tmux_bin is not None:

@@ -83,7 +83,7 @@ class DebtScheduler:
                 done.append(f"audit:{tenant_id}")
             except NikaError as exc:
                 log.warning("audit of %s failed: %s", tenant_id, exc)
-        for tenant_id in list_tenant_ids(self.ctx.env):
+        for tenant_id in list_tenant_ids(self.ctx.settings.roots):
             if not mine(tenant_id):
                 continue
             try:

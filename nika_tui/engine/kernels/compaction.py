@@ -52,7 +52,7 @@ def send_compact(
             command.
     """
     first = kernel_store.read_fields(manager.redis, tenant_id).get("cli")
-    cli = agent or first or load_tenant(tenant_id, manager.env).agent_cli.value
+    cli = agent or first or load_tenant(tenant_id, manager.settings.roots).agent_cli.value
     command = spec_for(cli).compact_command
     if command is None:
         raise KernelError(f"{cli} has no compact command", "compact it by hand in the pane")
@@ -91,7 +91,7 @@ def apply_compaction_policy(
     Returns:
         The :class:`CompactionDecision` taken.
     """
-    config = load_tenant(tenant_id, manager.env)
+    config = load_tenant(tenant_id, manager.settings.roots)
     state = _agent_state(manager, tenant_id, agent)
     now = manager.now()
     decision = decide_compaction(

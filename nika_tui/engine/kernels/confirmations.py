@@ -19,6 +19,7 @@ import redis
 from nika_tui.domain import protocol_requests as req
 from nika_tui.domain.tenant_id import check_tenant_id
 from nika_tui.errors import ValidationFailed
+from nika_tui.paths import roots
 from nika_tui.services import redis_keys
 from nika_tui.services.bus import open_bus
 from nika_tui.services.memory_client import MemoryClient
@@ -64,7 +65,7 @@ def _mark(
 ) -> None:
     item.update(status=status, resolved_at=now.isoformat())
     client.hset(redis_keys.confirmations(tenant_id), str(item["id"]), json.dumps(item))
-    open_bus(tenant_id, env).append(
+    open_bus(tenant_id, roots(env)).append(
         "confirmation.resolved",
         {"id": item["id"], "kind": item.get("kind"), "status": status},
         now=now,

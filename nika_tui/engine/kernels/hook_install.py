@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from nika_tui.domain.tenant import TenantConfig
+from nika_tui.paths import roots
 from nika_tui.services.agent_install import install_agent_hooks
 from nika_tui.services.agent_settings import InstallReport
 
@@ -20,11 +21,12 @@ def install_for_tenant(config: TenantConfig, env: Mapping[str, str] | None = Non
     raw = config.kernel.workdir
     workdir = Path(raw).expanduser() if raw else Path(environ.get("HOME") or Path.home())
     report = InstallReport()
+    where = roots(env)
     for cli in config.agent_clis:  # several agents, one memory: each gets its hooks
         one = install_agent_hooks(
             config.tenant_id,
             cli.value,
-            env,
+            where,
             workdir=workdir,
             trust_codex=bool(config.kernel.trust_codex_hooks),
             workdirs=[raw] if raw else [],

@@ -98,7 +98,7 @@ class KernelManager:
         """Append one line to the tenant's bus."""
         from nika_tui.services.bus import open_bus
 
-        open_bus(tenant_id, self.env).append(kind, body, now=self.now())
+        open_bus(tenant_id, self.settings.roots).append(kind, body, now=self.now())
 
     def _read(self, tenant_id: str) -> KernelStatus | None:
         return kernel_store.read_status(self.redis, tenant_id, self.now())
@@ -130,7 +130,7 @@ class KernelManager:
             ConfigError: the tenant's kernel settings are invalid.
         """
         check_tenant_id(tenant_id)
-        config = load_tenant(tenant_id, self.env)
+        config = load_tenant(tenant_id, self.settings.roots)
         name = session_name(tenant_id)
         existing = self.tmux.pane(name)
         if existing is not None:
@@ -294,7 +294,7 @@ class KernelManager:
 
     def known_tenants(self, panes: Mapping[str, object] | None = None) -> builtins.list[str]:
         """Configured tenants plus tenants with a nika-named session on the socket, sorted."""
-        ids = set(list_tenant_ids(self.env))
+        ids = set(list_tenant_ids(self.settings.roots))
         for name in self.tmux.panes() if panes is None else panes:
             if name.startswith(SESSION_PREFIX):
                 ids.add(name.removeprefix(SESSION_PREFIX))

@@ -69,7 +69,7 @@ def stop_kernel(
 
 def _extra_clis(manager: KernelManager, tenant_id: str) -> list[str]:
     try:
-        return [c.value for c in load_tenant(tenant_id, manager.env).more_agent_clis]
+        return [c.value for c in load_tenant(tenant_id, manager.settings.roots).more_agent_clis]
     except NikaError:
         return []
 
@@ -107,10 +107,12 @@ def _stop_codex_daemon(manager: KernelManager, tenant_id: str) -> None:
     from nika_tui.services.agent_homes import codex_home
 
     try:
-        argv = kernel_launch.command_for(load_tenant(tenant_id, manager.env), manager.env)
+        argv = kernel_launch.command_for(
+            load_tenant(tenant_id, manager.settings.roots), manager.env
+        )
     except NikaError:
         argv = []
-    home = codex_home(tenant_id, manager.env)
+    home = codex_home(tenant_id, manager.settings.roots)
     codex_daemon.stop_daemon(argv[0] if argv else None, home, manager.env)
 
 
@@ -123,7 +125,7 @@ def restart_kernel(manager: KernelManager, tenant_id: str) -> RestartResult:
     """
     stopped = manager.stop(tenant_id)
     spawned = manager.spawn(tenant_id)
-    cli = load_tenant(tenant_id, manager.env).agent_cli
+    cli = load_tenant(tenant_id, manager.settings.roots).agent_cli
     if spec_for(cli).session_start_hook:
         recall = "re-injected by the SessionStart hook"
     else:

@@ -12,14 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from nika_tui.domain.iso_time import parse_iso_utc
-from nika_tui.paths import FILE_MODE, ensure_private_dir, tenant_data_dir
+from nika_tui.paths import FILE_MODE, Roots, ensure_private_dir, roots
 
 JOURNAL_ROTATE_BYTES = 4 * 1024 * 1024
 
 
-def journal_path(tenant_id: str, env: Mapping[str, str] | None = None) -> Path:
+def journal_path(tenant_id: str, where: Roots | None = None) -> Path:
     """``{data}/tenants/{t}/rem/journal.jsonl``."""
-    return tenant_data_dir(tenant_id, env) / "rem" / "journal.jsonl"
+    return (where or roots()).tenant_data_dir(tenant_id) / "rem" / "journal.jsonl"
 
 
 class Journal:
@@ -68,10 +68,10 @@ class Journal:
             os.replace(self.path, self.path.with_suffix(".1.jsonl"))
 
 
-def last_run_at(tenant_id: str, env: Mapping[str, str]) -> datetime | None:
+def last_run_at(tenant_id: str, where: Roots) -> datetime | None:
     """When the tenant's last completed REM pass ended (None: never)."""
     last: datetime | None = None
-    for e in Journal(journal_path(tenant_id, env)).entries():
+    for e in Journal(journal_path(tenant_id, where)).entries():
         ts = parse_iso_utc(e.get("at")) if e.get("event") == "end" else None
         if ts is not None:
             last = ts

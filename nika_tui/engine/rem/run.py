@@ -177,7 +177,7 @@ def run_rem(
         What the pass did, with before/after counts.
     """
     ctx.tenant(tenant_id)
-    journal = Journal(journal_path(tenant_id, ctx.env))
+    journal = Journal(journal_path(tenant_id, ctx.settings.roots))
     resumed = _resume(ctx, tenant_id, journal, on_op)
     journal.rotate_if_large()
     run_id = uuid.uuid4().hex[:12]

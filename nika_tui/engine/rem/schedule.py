@@ -33,7 +33,7 @@ def kernels_idle(ctx: EngineContext, tenant_id: str, idle_s: float) -> bool:
 
 def rem_due(ctx: EngineContext, tenant_id: str) -> bool:
     """True when an automatic pass should run: kernels asleep and the last pass old enough."""
-    last = last_run_at(tenant_id, ctx.env)
+    last = last_run_at(tenant_id, ctx.settings.roots)
     interval = ctx.settings.rem_interval_s
     if last is not None and (ctx.clock() - last).total_seconds() < interval:
         return False
@@ -43,7 +43,7 @@ def rem_due(ctx: EngineContext, tenant_id: str) -> bool:
 def _rem_tenants(ctx: EngineContext, tenant_id: str | None) -> list[str]:
     from nika_tui.services.config_store import list_tenant_ids
 
-    return [tenant_id] if tenant_id else list_tenant_ids(ctx.env)
+    return [tenant_id] if tenant_id else list_tenant_ids(ctx.settings.roots)
 
 
 def rem_run_op(ctx: EngineContext, r: req.RemRunRequest) -> rep.RemRunReply:

@@ -26,7 +26,13 @@ from nika_tui.scale.providers.base import (
     WorkerSpec,
     worker_tags,
 )
-from nika_tui.scale.providers.http import CloudHttp, ErrorInfo, provider_error, status_kind
+from nika_tui.scale.providers.http import (
+    CloudHttp,
+    ErrorInfo,
+    provider_error,
+    status_kind,
+    status_only,
+)
 from nika_tui.services.provider_verify import sigv4_headers
 
 API_VERSION = "2016-11-15"
@@ -60,7 +66,7 @@ def parse_error(resp: httpx.Response) -> ErrorInfo:
     try:
         root = _strip_ns(ElementTree.fromstring(resp.content))
     except ElementTree.ParseError:
-        return status_kind(resp.status_code), f"HTTP {resp.status_code}", resp.reason_phrase
+        return status_only(resp)
     code = root.findtext(".//Error/Code") or f"HTTP {resp.status_code}"
     message = root.findtext(".//Error/Message") or ""
     return _KINDS.get(code, status_kind(resp.status_code)), code, message

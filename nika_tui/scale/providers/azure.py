@@ -18,20 +18,14 @@ import httpx
 
 from nika_tui.domain.tenant import Provider
 from nika_tui.errors import ProviderError
-from nika_tui.scale.providers.base import (
-    MANAGED_TAG,
-    PLAN_TAG,
-    TENANT_TAG,
-    Instance,
-    WorkerSpec,
-    worker_tags,
-)
+from nika_tui.scale.providers.base import Instance, WorkerSpec, named_instance, worker_tags
 from nika_tui.scale.providers.http import (
     CloudHttp,
     ErrorInfo,
     json_error,
     provider_error,
     status_kind,
+    status_only,
 )
 from nika_tui.scale.providers.oauth import fetch_token
 
@@ -59,7 +53,7 @@ def parse_error(resp: httpx.Response) -> ErrorInfo:
     """``(kind, code, message)`` from an ARM error body."""
     error = json_error(resp).get("error")
     if not isinstance(error, dict):
-        return status_kind(resp.status_code), f"HTTP {resp.status_code}", resp.reason_phrase
+        return status_only(resp)
     code = str(error.get("code", f"HTTP {resp.status_code}"))
     return _KINDS.get(code, status_kind(resp.status_code)), code, str(error.get("message", ""))
 
@@ -188,19 +182,9 @@ class Azure:
         body = self._send("GET", "").json()
         while True:
             for vm in body.get("value", []):
-                tags = vm.get("tags") or {}
-                if tags.get(MANAGED_TAG) != "true":
-                    continue
-                out.append(
-                    Instance(
-                        self.provider,
-                        str(vm["name"]),
-                        str(vm["name"]),
-                        tags.get(TENANT_TAG),
-                        tags.get(PLAN_TAG),
-                        str(vm.get("properties", {}).get("provisioningState", "")),
-                    )
-                )
+                state = str(vm.get("properties", {}).get("provisioningState", ""))
+                found = named_instance(self.provider, str(vm["name"]), vm.get("tags") or {}, state)
+                out += [found] if found else []
             link = body.get("nextLink")
             if not link:
                 return out

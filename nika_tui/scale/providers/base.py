@@ -90,6 +90,20 @@ class Instance:
         }
 
 
+def named_instance(
+    provider: Provider, name: str, tags: Mapping[str, str], state: str
+) -> Instance | None:
+    """An instance whose id is its name (Azure, Google Cloud), read from its tags or labels.
+
+    Returns:
+        The instance with the tenant and plan its markers name, or ``None`` when it does not
+        carry ``nika-managed=true`` (nika did not create it).
+    """
+    if tags.get(MANAGED_TAG) != "true":
+        return None
+    return Instance(provider, name, name, tags.get(TENANT_TAG), tags.get(PLAN_TAG), state)
+
+
 class CloudProvider(Protocol):
     """The port every adapter implements."""
 

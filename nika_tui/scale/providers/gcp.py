@@ -21,10 +21,9 @@ from nika_tui.domain.tenant import Provider
 from nika_tui.errors import ProviderError
 from nika_tui.scale.providers.base import (
     MANAGED_TAG,
-    PLAN_TAG,
-    TENANT_TAG,
     Instance,
     WorkerSpec,
+    named_instance,
     worker_tags,
 )
 from nika_tui.scale.providers.http import (
@@ -33,6 +32,7 @@ from nika_tui.scale.providers.http import (
     json_error,
     provider_error,
     status_kind,
+    status_only,
 )
 from nika_tui.scale.providers.oauth import fetch_token
 
@@ -54,7 +54,7 @@ def parse_error(resp: httpx.Response) -> ErrorInfo:
     """``(kind, reason, message)`` from a Google API error body."""
     error = json_error(resp).get("error")
     if not isinstance(error, dict):
-        return status_kind(resp.status_code), f"HTTP {resp.status_code}", resp.reason_phrase
+        return status_only(resp)
     reasons = [str(e.get("reason", "")) for e in error.get("errors", []) if isinstance(e, dict)]
     reason = reasons[0] if reasons else str(error.get("status", resp.status_code))
     message = str(error.get("message", ""))
@@ -185,19 +185,9 @@ class GoogleCompute:
         while True:
             body = self._send("GET", "", params=params).json()
             for item in body.get("items", []):
-                labels = item.get("labels") or {}
-                if labels.get(MANAGED_TAG) != "true":
-                    continue
-                out.append(
-                    Instance(
-                        self.provider,
-                        str(item["name"]),
-                        str(item["name"]),
-                        labels.get(TENANT_TAG),
-                        labels.get(PLAN_TAG),
-                        str(item.get("status", "")),
-                    )
-                )
+                labels, state = item.get("labels") or {}, str(item.get("status", ""))
+                found = named_instance(self.provider, str(item["name"]), labels, state)
+                out += [found] if found else []
             token = body.get("nextPageToken")
             if not token:
                 return out

@@ -139,6 +139,11 @@ def json_error(resp: httpx.Response) -> dict[str, Any]:
     return body if isinstance(body, dict) else {}
 
 
+def status_only(resp: httpx.Response) -> ErrorInfo:
+    """``(kind, "HTTP n", reason)`` from the status line, for a body the parser cannot read."""
+    return status_kind(resp.status_code), f"HTTP {resp.status_code}", resp.reason_phrase
+
+
 def status_kind(status: int) -> str:
     """The kind an HTTP status implies when the body says nothing more precise."""
     if status in (401, 403):

@@ -22,13 +22,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from nika_tui.domain.judge_prompt import (
-    full_batch_prompt,
-    full_prompt,
-    parse_answer,
-    parse_batch_answer,
-)
+from nika_tui.domain.judge_prompt import full_batch_prompt, full_prompt
 from nika_tui.domain.verdicts import Fact, Judgement, Verdict
+from nika_tui.services.judges.judgements import batch_judgements, one_judgement
 
 AGENT_CLI_JUDGE_NAME = "agent-cli"
 DEFAULT_TIMEOUT_S = 120.0
@@ -129,13 +125,7 @@ class AgentCliJudge:
         Returns:
             The CLI's verdict and reason, or UNCERTAIN with what went wrong.
         """
-        message, problem = self._run(full_prompt(old, new))
-        if message is None:
-            return self._uncertain(problem)
-        verdict, reason, parsed = parse_answer(message)
-        if not parsed:
-            return self._uncertain(reason)
-        return Judgement(verdict, reason, self.name)
+        return one_judgement(self._run(full_prompt(old, new)), self.name, self._uncertain)
 
     def judge_batch(self, pairs: list[tuple[Fact, Fact]]) -> list[Judgement]:
         """Judge many pairs with one headless run (the cascade's LLM tier).
@@ -149,13 +139,8 @@ class AgentCliJudge:
         """
         if not pairs:
             return []
-        message, problem = self._run(full_batch_prompt(pairs))
-        if message is None:
-            return [self._uncertain(problem)] * len(pairs)
-        return [
-            Judgement(v, r, self.name) if ok else self._uncertain(r)
-            for v, r, ok in parse_batch_answer(message, len(pairs))
-        ]
+        answer = self._run(full_batch_prompt(pairs))
+        return batch_judgements(answer, len(pairs), self.name, self._uncertain)
 
     def complete(self, system: str, user: str, max_tokens: int) -> tuple[str | None, str]:
         """One headless run for other callers (the LLM digest): ``(final message, "")`` or

@@ -33,6 +33,7 @@ from nika_tui.domain.tenant import (
     TenantConfig,
 )
 from nika_tui.errors import ConfigError, SecretStoreError
+from nika_tui.paths import roots
 from nika_tui.services.judges.agent_cli import EXECUTABLES, AgentCliJudge, CliFlavor
 from nika_tui.services.judges.cascade import CascadeJudge
 from nika_tui.services.judges.http import HttpJudge
@@ -218,7 +219,7 @@ def select_judge(
     # uses the tenant's login and subscription, exactly like the tenant's kernel.
     from nika_tui.services.agent_homes import agent_home_env
 
-    homes = agent_home_env(config.tenant_id, env)
+    homes = agent_home_env(config.tenant_id, roots(env))
     home_var = "CLAUDE_CONFIG_DIR" if flavor is CliFlavor.CLAUDE else "CODEX_HOME"
     judge = AgentCliJudge(
         flavor=flavor,

@@ -16,11 +16,10 @@ from nika_tui.domain.judge_prompt import (
     BATCH_SYSTEM_PROMPT,
     SYSTEM_PROMPT,
     batch_user_prompt,
-    parse_answer,
-    parse_batch_answer,
     user_prompt,
 )
 from nika_tui.domain.verdicts import Fact, Judgement, Verdict
+from nika_tui.services.judges.judgements import batch_judgements, one_judgement
 
 HTTP_JUDGE_NAME = "http"
 DEFAULT_TIMEOUT_S = 60.0
@@ -77,13 +76,8 @@ class HttpJudge:
         Returns:
             The endpoint's verdict and reason, or UNCERTAIN with what went wrong.
         """
-        content, problem = self._complete(SYSTEM_PROMPT, user_prompt(old, new), 200)
-        if content is None:
-            return self._uncertain(problem)
-        verdict, reason, parsed = parse_answer(content)
-        if not parsed:
-            return self._uncertain(reason)
-        return Judgement(verdict, reason, self.name)
+        answer = self._complete(SYSTEM_PROMPT, user_prompt(old, new), 200)
+        return one_judgement(answer, self.name, self._uncertain)
 
     def judge_batch(self, pairs: list[tuple[Fact, Fact]]) -> list[Judgement]:
         """Judge many pairs in one request (the cascade's LLM tier).
@@ -97,15 +91,10 @@ class HttpJudge:
         """
         if not pairs:
             return []
-        content, problem = self._complete(
+        answer = self._complete(
             BATCH_SYSTEM_PROMPT, batch_user_prompt(pairs), 120 + 80 * len(pairs)
         )
-        if content is None:
-            return [self._uncertain(problem)] * len(pairs)
-        return [
-            Judgement(v, r, self.name) if ok else self._uncertain(r)
-            for v, r, ok in parse_batch_answer(content, len(pairs))
-        ]
+        return batch_judgements(answer, len(pairs), self.name, self._uncertain)
 
     def complete(self, system: str, user: str, max_tokens: int) -> tuple[str | None, str]:
         """One chat completion for other callers (the LLM digest): ``(content, "")`` or

@@ -104,6 +104,11 @@ def detail_text(
             if v.replaced_by:
                 text.append(f"  → {v.replaced_by}", style="dim")
             text.append("\n")
+            if v.why:
+                # The judge's or the person's reason: a timeline that only says "replaced"
+                # leaves the reader to guess whether it was a newer fact or a correction.
+                label = "replaced because" if v.replaced_by else "retired because"
+                text.append(f"      {label}: {v.why}\n", style="dim italic")
     elif chain:
         text.append("no other version (nothing superseded it, it superseded nothing)", style="dim")
     return text

@@ -1,0 +1,1 @@
+"""Local model stand-ins: one HTTP core, one module per wire protocol."""
