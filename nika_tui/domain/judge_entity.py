@@ -38,7 +38,7 @@ def _words(text: str) -> list[str]:
         if "'" in low:  # "billing's", "l'API": the word is the part that is not the clitic
             head, _, tail = low.partition("'")
             low = tail if len(tail) > len(head) else head
-        if len(low) < 2 or low in STOPWORDS or _VALUE_LIKE.match(low):
+        if len(low) < 2 or low in STOPWORDS or _VALUE_LIKE.match(low) or low in _CALENDAR_WORDS:
             continue
         out.append(low)
     return out
@@ -65,15 +65,45 @@ _ALIGN_TOKEN = re.compile(r"[^\W_]+(?:[-_.'’/][^\W_]+)*", re.UNICODE)
 
 
 _QUANTITY_OR_VERSION = re.compile(r"^v?\d[\d.,:'/-]*[a-z]{0,4}$")
-"""A number, version, time or short quantity ("30", "v1.2", "16:00", "30s", "720p", "2h")."""
+"""A number, version, time, date or short quantity ("30", "v1.2", "16:00", "9am",
+"2026-01-05", "30s", "720p", "2h")."""
+_FRENCH_CLOCK = re.compile(r"^\d{1,2}h\d{2}$")
+"""A French clock time ("10h30"; "9h" is already a short quantity)."""
+
+_WEEKDAYS = frozenset(
+    {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
+    | {"lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche"}
+)
+_MONTHS = frozenset(
+    # "may" is left out: as a modal it is grammar ("clients may send"), and a swapped modal
+    # must not read as a changed value.
+    {"january", "february", "march", "april", "june", "july", "august", "september"}
+    | {"october", "november", "december", "janvier", "fevrier", "mars", "avril", "mai"}
+    | {"juin", "juillet", "aout", "septembre", "octobre", "novembre", "decembre"}
+)
+_CALENDAR_WORDS = (
+    _WEEKDAYS | {f"{day}s" for day in _WEEKDAYS} | _MONTHS | {"noon", "midnight", "midi", "minuit"}
+)
+"""Days, months and named times, folded: what a schedule's update changes ("deploys on
+Thursdays" → "on Fridays"), as a number is."""
 
 
 def _is_value(token: str) -> bool:
-    """What an update changes: numbers, versions, quantities, addresses. A name with digits
-    in it (T3, wg0, HPLC-04, edge-rtr-par2) is a word: it names *which* thing."""
+    """What an update changes: numbers, versions, quantities, addresses, and the calendar
+    (weekdays, months, clock times, dates). A name with digits in it (T3, wg0, HPLC-04,
+    edge-rtr-par2) is a word: it names *which* thing.
+
+    Args:
+        token: A folded token of :data:`_ALIGN_TOKEN`.
+
+    Returns:
+        Whether the token is a value rather than a word.
+    """
+    if token in _CALENDAR_WORDS:
+        return True
     if not any(ch.isdigit() for ch in token):
         return False
-    return "." in token or bool(_QUANTITY_OR_VERSION.match(token))
+    return "." in token or bool(_QUANTITY_OR_VERSION.match(token) or _FRENCH_CLOCK.match(token))
 
 
 @dataclass(frozen=True, slots=True)

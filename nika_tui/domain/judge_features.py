@@ -219,7 +219,9 @@ def pair_features(old: Fact, new: Fact, sim: PairSimilarity) -> PairFeatures:
     jaccard, containment = _overlap(po.content, pn.content)
     old_only, new_only = unshared_words(old.text, new.text)
     aligned = align(old.text, new.text)
-    sibling = sibling_entity(aligned) or (
+    # A correction ("Correction:", "finalement pas mardi") is about the old fact's own
+    # thing, whatever the words it swaps on the way.
+    sibling = (sibling_entity(aligned) and not sn.retraction) or (
         # An explicit change ("migrated to", "replaces", "Correction:") says the new
         # identifier is the new value of the old thing, not another thing.
         distinct_handles(old.text, new.text)

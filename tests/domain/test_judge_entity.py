@@ -232,3 +232,77 @@ def test_an_explicit_change_of_identifier_is_not_a_sibling() -> None:
     sibling = Fact("pacs-viewer-02 keeps CT studies for 40 days.", T0 + timedelta(days=9))
     assert not pair_features(old, moved, PairSimilarity(0.9, 0.95)).other_entity
     assert pair_features(old, sibling, PairSimilarity(0.6, 0.7)).other_entity
+
+
+class ValueCase(NamedTuple):
+    test_id: str
+    old: str
+    new: str
+    value_only: bool
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        ValueCase(
+            "weekday",
+            "The web app deploys to production on Thursdays at 10:00",
+            "The web app deploys to production on Fridays at 10:00",
+            True,
+        ),
+        ValueCase(
+            "french-weekday",
+            "La revue d'incidents a lieu le mardi.",
+            "La revue d'incidents a lieu le jeudi.",
+            True,
+        ),
+        ValueCase(
+            "month-and-day",
+            "The privacy policy was last updated on 3 February 2025.",
+            "The privacy policy was last updated on 14 November 2025.",
+            True,
+        ),
+        ValueCase("clock-12h", "Standup is at 9am.", "Standup is at 9:30am.", True),
+        ValueCase("clock-24h", "Backups start at 02:00 UTC.", "Backups start at 14:30 UTC.", True),
+        ValueCase(
+            "french-clock", "Le point hebdo est à 10h30.", "Le point hebdo est à 11h15.", True
+        ),
+        ValueCase("iso-date", "Code freeze: 2026-03-02.", "Code freeze: 2026-03-09.", True),
+        ValueCase("named-time", "The batch runs at noon.", "The batch runs at midnight.", True),
+        # "may" is a modal far more often than a month: a swapped modal is a word edit.
+        ValueCase(
+            "may-is-a-word",
+            "Clients may send 500 requests.",
+            "Clients can send 600 requests.",
+            False,
+        ),
+        ValueCase(
+            "a-word-is-a-word", "Deploys run on Thursdays.", "Deploys pause on Thursdays.", False
+        ),
+    ],
+    ids=lambda c: c.test_id,
+)
+def test_the_calendar_is_a_value(case: ValueCase) -> None:
+    aligned = align(case.old, case.new)
+    assert (aligned.word_edits == 0 and aligned.value_edits > 0) is case.value_only
+    assert not sibling_entity(aligned)
+    later = pair_features(
+        Fact(case.old, T0), Fact(case.new, T0 + timedelta(days=2)), PairSimilarity(0.9, 0.95)
+    )
+    assert later.value_only is case.value_only
+
+
+def test_a_day_changed_with_the_entity_is_a_sibling() -> None:
+    old = Fact("Bob is on call on Monday.", T0)
+    new = Fact("Eve is on call on Tuesday.", T0 + timedelta(days=2))
+    assert pair_features(old, new, PairSimilarity(0.9, 0.95)).other_entity
+
+
+def test_a_correction_is_not_a_sibling_whatever_it_swaps() -> None:
+    old = Fact("Le magasin 37 passe sur les nouvelles caisses mardi.", T0)
+    fixed = Fact(
+        "Finalement pas mardi : le magasin 37 bascule sur les nouvelles caisses jeudi.",
+        T0 + timedelta(minutes=35),
+    )
+    assert sibling_entity(align(old.text, fixed.text))  # the shape alone reads as a sibling
+    assert not pair_features(old, fixed, PairSimilarity(0.9, 0.95)).other_entity
