@@ -131,8 +131,9 @@ def _vector_examples() -> list[Example]:
     for i in range(36):
         label = (Verdict.REPLACE, Verdict.KEEP, Verdict.UNCERTAIN)[i % 3]
         f = pair_features(
+            # Reworded, so no gate (decision 265's value-only rule) decides before the model.
             Fact("The cache TTL is 60 s.", T0),
-            Fact("The cache TTL is 30 s.", T0 + timedelta(days=3)),
+            Fact("Cached entries expire after 30 s.", T0 + timedelta(days=3)),
             NO_SIM,
         )
         vector = tuple(float(k == i % 3) * 3.0 + 0.01 * (i % 5) for k in range(4))
