@@ -29,7 +29,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from pydantic import PrivateAttr, ValidationInfo, field_validator
+from pydantic import Field, PrivateAttr, ValidationInfo, field_validator
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -174,6 +174,9 @@ class Settings(BaseSettings):
     worker_host: str = ""
     """The host name a worker announces (unset: the machine's). Workers with different names
     share no directory: a moving tenant's shards go through Redis."""
+    scale_reconcile_s: float = Field(default=600.0, gt=0)
+    """Seconds between the service's passes over the providers' nika-tagged instances (orphans
+    are removed or asked about); the first comes a minute after the start, or sooner."""
 
     _roots: paths.Roots = PrivateAttr()
 

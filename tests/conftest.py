@@ -7,11 +7,22 @@ modules can grow their fixtures without touching this file.
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+if sys.dont_write_bytecode:
+    # PYTHONDONTWRITEBYTECODE (set on the team's machines) also stops pytest from caching the
+    # assertion-rewritten test modules: every run parsed and rewrote all of them again, half of
+    # the collection time (issue 12). Cache bytecode outside the tree instead, which keeps the
+    # work trees free of it. Read per module by pytest's rewriter, so set before collection.
+    _prefix = Path.home() / ".cache" / "nika-os" / "pycache"
+    _prefix.mkdir(mode=0o700, parents=True, exist_ok=True)
+    sys.pycache_prefix = sys.pycache_prefix or str(_prefix)
+    sys.dont_write_bytecode = False
 
 pytest_plugins = [
     "tests.plugins.keyring_memory",

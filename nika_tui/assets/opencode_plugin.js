@@ -11,6 +11,7 @@
 //                                      with the session's last ask, last answer and usage.
 //   event session.idle              -> Stop: the reply, its token usage and the model's window,
 //                                      and every answer's usage since the last idle (billing).
+//   tool.execute.after              -> PostToolUse: one billed tool call (its name and call id).
 
 const NIKA = __NIKA_COMMAND__
 const TIMEOUT_MS = 15000
@@ -68,6 +69,18 @@ export const NikaMemory = async ({ directory }) => {
           synthetic: true,
         })
       }
+    },
+
+    // Billing: every finished tool call, as Claude Code's PostToolUse. Awaited: a headless run
+    // may exit right after its last tool, and a hook spawned then would be lost.
+    "tool.execute.after": async (input) => {
+      if (!input?.tool) return
+      await nikaHook("PostToolUse", {
+        session_id: input.sessionID,
+        cwd: directory,
+        tool_name: input.tool,
+        call_id: input.callID,
+      })
     },
 
     "experimental.session.compacting": async (input) => {

@@ -18,8 +18,9 @@ from nika_tui.automemory.claude_sync import sync_claude
 from nika_tui.automemory.codex_sync import sync_codex, sync_gemini
 from nika_tui.domain import protocol_replies as rep
 from nika_tui.domain import protocol_requests as req
+from nika_tui.engine.agent_ops import project_counts
 from nika_tui.engine.context import EngineContext
-from nika_tui.errors import NikaError
+from nika_tui.errors import NikaError, ValidationFailed
 from nika_tui.hooks.context import project_from_cwd
 from nika_tui.services.kernel_launch import workdir_for
 
@@ -51,15 +52,40 @@ def sync_tenant(
         tenant_id: the tenant.
         project_id: only this project's memories (plus those of no project).
         workdir: the agent's working directory (default: the tenant's kernel workdir).
+
+    Raises:
+        ValidationFailed: ``workdir`` is not a directory, or ``project_id`` is neither a project
+            of the tenant's memories nor the workdir's own.
     """
     config = ctx.tenant(tenant_id)
+    if workdir and not Path(workdir).is_dir():
+        # Claude Code keys its memory by the directory: a typo would create (and fill) the
+        # memory dir of a project no agent ever runs in.
+        raise ValidationFailed(
+            f"--workdir {workdir} is not a directory", "pass the agent's working directory"
+        )
     root = claude_project_root(Path(workdir) if workdir else workdir_for(config, ctx.env))
-    claude = sync_claude(ctx, tenant_id, root, project_id)
     here = project_from_cwd(root)  # the project the agents' hooks record for this workdir
+    if project_id:
+        _check_project(ctx, tenant_id, project_id, here)
+    claude = sync_claude(ctx, tenant_id, root, project_id)
     codex = sync_codex(ctx, tenant_id, project_id, here)
     gemini = sync_gemini(ctx, tenant_id, project_id, here)
     targets = [claude.to_dict(), codex.to_dict(), gemini.to_dict()]
     return {"tenant_id": tenant_id, "targets": targets}
+
+
+def _check_project(ctx: EngineContext, tenant_id: str, project_id: str, here: str) -> None:
+    """Refuse a project the tenant has no memory of (a typo would sync only no-project facts
+    and import the agent's lines under a project nobody uses); the workdir's own is allowed."""
+    if project_id == here:
+        return
+    known = sorted(p for p in project_counts(ctx, tenant_id) if p)
+    if project_id not in known:
+        raise ValidationFailed(
+            f"tenant {tenant_id} has no project {project_id!r}",
+            f"known projects: {', '.join(known) or 'none'}; or omit --project",
+        )
 
 
 def automemory_sync_op(ctx: EngineContext, r: req.AutomemorySyncRequest) -> rep.AutomemorySyncReply:
@@ -69,13 +95,26 @@ def automemory_sync_op(ctx: EngineContext, r: req.AutomemorySyncRequest) -> rep.
 
 
 class AutoMemoryScheduler:
-    """Debounced syncs of tenants the service wrote to (see the module docstring)."""
+    """Debounced syncs of tenants the service wrote to (see the module docstring).
 
-    def __init__(self, ctx: EngineContext, monotonic: Callable[[], float] = time.monotonic) -> None:
-        self.ctx = ctx
+    Args:
+        sync: syncs one tenant (:meth:`for_context` binds :func:`sync_tenant`; tests pass a
+            recorder, so the debounce is checked on a fake clock without the stores).
+        monotonic: the clock the debounce is measured on.
+    """
+
+    def __init__(
+        self, sync: Callable[[str], object], monotonic: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._sync = sync
         self._monotonic = monotonic
         self._dirty: dict[str, tuple[float, float]] = {}  # tenant → (first, last) write
         self._syncing = False
+
+    @classmethod
+    def for_context(cls, ctx: EngineContext) -> AutoMemoryScheduler:
+        """The service's scheduler: each due tenant gets a full :func:`sync_tenant`."""
+        return cls(lambda tenant_id: sync_tenant(ctx, tenant_id))
 
     def touch(self, tenant_ids: Iterable[str]) -> None:
         """Note writes to these tenants (ignored while a sync's own imports run)."""
@@ -99,7 +138,7 @@ class AutoMemoryScheduler:
             self._dirty.pop(tenant_id, None)
             self._syncing = True
             try:
-                sync_tenant(self.ctx, tenant_id)
+                self._sync(tenant_id)
                 done.append(tenant_id)
             except NikaError as exc:
                 log.warning("auto-memory sync of %s failed: %s", tenant_id, exc)

@@ -34,11 +34,16 @@ def bill_transcript(ctx: HookContext, transcript: Path | None = None) -> int:
 
 
 def bill_tool_call(ctx: HookContext) -> None:
-    """One ``tool_call`` entry for a PostToolUse event (``tool_name`` from the payload)."""
+    """One ``tool_call`` entry for a finished tool call (``tool_name`` from the payload).
+
+    The events: Claude Code's and Codex's ``PostToolUse``, Gemini CLI's ``AfterTool`` and
+    the ``PostToolUse`` nika's OpenCode plugin sends from ``tool.execute.after``; all name
+    the tool ``tool_name``. The source says which CLI and event (``gemini AfterTool``).
+    """
     if not ctx.configured:  # no billing dir for an unknown tenant
         return
     tool = str(ctx.payload.get("tool_name") or "unknown")
-    record_tool_call(ctx.tenant_id, tool, f"{ctx.cli} PostToolUse", _meta(ctx), ctx.now, ctx.roots)
+    record_tool_call(ctx.tenant_id, tool, f"{ctx.cli} {ctx.event}", _meta(ctx), ctx.now, ctx.roots)
 
 
 def bill_opencode_answers(ctx: HookContext) -> int:

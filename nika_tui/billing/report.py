@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import date
+from datetime import UTC, date, datetime
 from typing import Any
 
 from nika_tui.billing.prices import PriceTable
@@ -28,6 +28,23 @@ def _add(bucket: dict[str, Any], entry: dict[str, Any], cost: float | None) -> N
         bucket["cost"] += cost
 
 
+def utc_day(at: object) -> str:
+    """The UTC day (``YYYY-MM-DD``) of an entry's ``at``.
+
+    The agents' own records carry offsets (a transcript written at 01:00+02:00 is the previous
+    UTC day); ``--since`` and the day buckets are UTC days. A naive or unreadable time keeps
+    its first ten characters.
+    """
+    text = str(at or "")
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return text[:10]
+    if when.tzinfo is None:
+        return text[:10]
+    return when.astimezone(UTC).date().isoformat()
+
+
 def build_report(
     tenant_id: str, entries: Iterable[dict[str, Any]], prices: PriceTable, since: date | None
 ) -> dict[str, Any]:
@@ -37,7 +54,7 @@ def build_report(
     by_day: dict[str, dict[str, Any]] = {}
     tools: dict[str, int] = {}
     for entry in entries:
-        day = str(entry.get("at", ""))[:10]
+        day = utc_day(entry.get("at"))
         if since is not None and day < since.isoformat():
             continue
         if entry.get("kind") == "tool_call":

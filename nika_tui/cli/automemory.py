@@ -32,11 +32,16 @@ def sync_cmd(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from nika_tui.domain.protocol_requests import AutomemorySyncRequest
+    from nika_tui.errors import ValidationFailed
     from nika_tui.services.config_store import load_tenant
     from nika_tui.services.memory_client import MemoryClient
 
     load_tenant(args.tenant)
     workdir = str(Path(args.workdir).expanduser().resolve()) if args.workdir else None
+    if workdir and not Path(workdir).is_dir():  # the service refuses it too; no need to ask
+        raise ValidationFailed(
+            f"--workdir {args.workdir} is not a directory", "pass the agent's working directory"
+        )
     request = AutomemorySyncRequest(args.tenant, args.project, workdir)
     result = MemoryClient.from_env().send(request, timeout=SYNC_TIMEOUT_S).to_body()
     if args.json:

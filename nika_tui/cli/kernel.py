@@ -70,10 +70,12 @@ def _list(args: argparse.Namespace) -> int:
 
 def _attach(args: argparse.Namespace) -> int:
     manager = _manager()
-    argv = manager.attach_command(args.tenant, args.cli)
+    target = manager.attach_target(args.tenant, args.agent)
+    argv = target.command
     if args.json:
         # A program cannot hand over a terminal: it gets the command to run instead.
-        print_json({"tenant_id": args.tenant, "command": argv})
+        body = {"tenant_id": args.tenant, "agent": target.agent, "why": target.why}
+        print_json({**body, "command": argv})
         return 0
     if not manager.is_running(args.tenant):
         raise KernelError(
@@ -84,6 +86,8 @@ def _attach(args: argparse.Namespace) -> int:
         raise KernelError("attach needs a terminal", f"run it in a terminal: {' '.join(argv)}")
     # TMUX is dropped so that attaching from inside another tmux works (it nests on purpose).
     env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+    # Said on stderr before tmux takes the screen, so it is still there after detaching.
+    print(f"attaching to {args.tenant}'s {target.agent} window: {target.why}", file=sys.stderr)
     return subprocess.run(argv, env=env, check=False).returncode
 
 
@@ -127,7 +131,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     attach = actions.add_parser("attach", help="hand this terminal to the kernel (tmux attach)")
     attach.add_argument("tenant")
     attach.add_argument(
-        "--cli", metavar="AGENT", help="the agent window to show (claude-code, codex, …)"
+        "--agent",
+        "--cli",
+        dest="agent",
+        metavar="NAME",
+        help="the agent window to show (claude-code, codex, …; default: the busiest)",
     )
     add_json_flag(attach)
     attach.set_defaults(handler=_attach)

@@ -28,6 +28,7 @@ from nika_tui.domain.envelope import (
 from nika_tui.domain.input_limits import check_no_nul, check_valid_from
 from nika_tui.domain.memory import MAX_TEXT_CHARS, Layer, MemoryRecord, memory_id
 from nika_tui.domain.requests import MAX_RECALL_LIMIT, RecallQuery, RecallResult, RememberRequest
+from nika_tui.domain.sensitivity import mark_private
 from nika_tui.errors import ValidationFailed
 
 REMEMBER_WAIT_S = 60.0
@@ -58,6 +59,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     rem.add_argument("--layer", default="semantic", help=f"one of: {_choices(Layer)}")
     rem.add_argument(
         "--valid-from", default=None, help="ISO-8601 time the fact became true (default: now)"
+    )
+    rem.add_argument(
+        "--private",
+        action="store_true",
+        help="never published to a knowledge repo marked public (nika compress)",
     )
     rem.add_argument("--no-wait", action="store_true", help="queue it and return at once")
     rem.add_argument(
@@ -157,6 +163,8 @@ def build_request(args: argparse.Namespace, text: str, now: datetime) -> Remembe
             domain=args.domain,
             intent=args.intent,
         )
+        if args.private:
+            meta = mark_private(meta)
         return RememberRequest(
             tenant_id=args.tenant, text=text, layer=args.layer, meta=meta, valid_from=valid_from
         )

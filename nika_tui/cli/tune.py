@@ -63,10 +63,15 @@ def feedback_cmd(args: argparse.Namespace) -> int:
 def tune_cmd(args: argparse.Namespace) -> int:
     """Run one tuning in the memory service (it owns the embedder and the store)."""
     from nika_tui.domain.protocol_requests import TuneRecallRequest
+    from nika_tui.errors import ValidationFailed
     from nika_tui.services.config_store import load_tenant
     from nika_tui.services.memory_client import MemoryClient
 
     load_tenant(args.tenant)
+    if args.trials < 1:  # the service refuses it too; no need to ask
+        raise ValidationFailed(
+            f"--trials must be at least 1, got {args.trials}", "e.g. --trials 40"
+        )
     request = TuneRecallRequest(args.tenant, args.trials, args.seed)
     result = MemoryClient.from_env().send(request, timeout=TUNE_TIMEOUT_S).report
     if args.json:

@@ -151,6 +151,8 @@ def _event(kind: str, body: Mapping[str, Any], memory_id: str) -> tuple[str, str
     if kind == "review.resolved":
         decision = _s(body.get("decision") or body.get("resolution"))
         return f"review {_s(body.get('review_id'))}: {decision}", _s(body.get("note"))
+    if kind == "review.closed":
+        return f"review {_s(body.get('review_id'))}: obsolete", f"{_s(body.get('retired'))} retired"
     return None
 
 

@@ -133,6 +133,7 @@ HOOK_EVENT_STATES: dict[str, KernelState] = {
     # Gemini CLI hook events (PreCompress is recorded as PreCompact when a compression runs)
     "BeforeAgent": KernelState.WORKING,
     "AfterAgent": KernelState.IDLE,
+    "AfterTool": KernelState.WORKING,
     # Codex ``notify`` payload type
     "agent-turn-complete": KernelState.IDLE,
 }

@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any
 
+from nika_tui.domain.envelope import NikaMeta
+
 
 class Sensitivity(StrEnum):
     SHAREABLE = "shareable"
@@ -40,7 +42,30 @@ _LIVE_SECRET = re.compile(
     r"|xox[abpr]-[A-Za-z0-9-]{10,}|-----BEGIN [A-Z ]*PRIVATE KEY-----"
     r"|(?i:\b(?:api[_-]?key|secret|token|password|passwd)\s*[:=]\s*['\"]?[^\s'\"\[]{6,})"
 )
-_PRIVATE_ENTITIES = frozenset({"private", "sensitivity:private"})
+PRIVATE_ENTITY = "private"
+"""The NIKA_META ``entity_ids`` mark ``nika memory remember --private`` sets."""
+_PRIVATE_ENTITIES = frozenset({PRIVATE_ENTITY, "sensitivity:private"})
+
+
+def marked_private(meta: NikaMeta) -> bool:
+    """True when the envelope carries the private mark (not the text rules)."""
+    return any(e.lower() in _PRIVATE_ENTITIES for e in meta.entity_ids)
+
+
+def mark_private(meta: NikaMeta) -> NikaMeta:
+    """``meta`` with the private mark added (unchanged when it already has one)."""
+    if marked_private(meta):
+        return meta
+    return meta.model_copy(update={"entity_ids": (*meta.entity_ids, PRIVATE_ENTITY)})
+
+
+def keep_private(meta: NikaMeta, stored: NikaMeta | None) -> NikaMeta:
+    """The envelope to store when ``meta`` rewrites the point that held ``stored``.
+
+    The same text said again (a hook's replay, an agent repeating a fact) lands on the same
+    point; without the mark it would make a person's private fact publishable again.
+    """
+    return mark_private(meta) if stored is not None and marked_private(stored) else meta
 
 
 def why_private(payload: Mapping[str, Any]) -> str | None:

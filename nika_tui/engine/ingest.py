@@ -26,8 +26,10 @@ from nika_tui.domain.envelope import explain_validation_error
 from nika_tui.domain.memory import Layer, MemoryRecord, Status, content_hash, memory_id
 from nika_tui.domain.ports import PointFilter, VectorPoint
 from nika_tui.domain.requests import RememberRequest
+from nika_tui.domain.sensitivity import keep_private
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.review import ReviewItem, enqueue_many
+from nika_tui.engine.review_refs import close_reviews_of
 from nika_tui.engine.supersede import supersede
 from nika_tui.errors import NikaError, StoreUnavailable, ValidationFailed
 from nika_tui.services import redis_keys
@@ -121,7 +123,7 @@ def _prepare(
         tenant_id=req.tenant_id,
         layer=req.layer,
         text=req.text,
-        meta=req.meta,
+        meta=keep_private(req.meta, previous.meta if previous else None),
         status=Status.CURRENT,
         valid_from=req.valid_from or req.meta.timestamp,
         # A replay keeps when we first learnt the fact; a retired fact said again is re-asserted.
@@ -242,6 +244,11 @@ def ingest_batch(
         scope.discard(p.record.id)
         _finish(ctx, p, exclude=scope, reviews=reviews)
     enqueue_many(ctx, reviews)  # before the caller's flush and acks: a crash re-judges them
+    if reviews:
+        # A pair queued above may name a memory a later fact of this batch retired.
+        for p in todo:
+            for old_id in p.outcome.retired:
+                close_reviews_of(ctx, p.req.tenant_id, old_id)
     _log_ingested(ctx, logged, now)
     return [p.outcome if isinstance(p, _Prepared) else p for p in results]
 

@@ -108,6 +108,8 @@ def recent_judged_pairs(
     """
     pairs: list[JudgedPair] = []
     for item in list_items(ctx.redis, tenant_id, include_resolved=True):
+        if item.status is ReviewStatus.OBSOLETE:
+            continue  # closed unanswered: nobody judged the pair
         verdict = {
             ReviewStatus.PENDING: Verdict.UNCERTAIN,
             ReviewStatus.APPROVED: Verdict.REPLACE,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from nika_tui.domain.memory import Layer, MemoryRecord, Status
 from nika_tui.engine.context import EngineContext
+from nika_tui.engine.review_refs import close_reviews_of
 from nika_tui.errors import ValidationFailed
 from nika_tui.services import redis_keys
 
@@ -29,8 +30,12 @@ def retire(
     memory_id: str,
     superseded_by: str | None,
     reason: str,
+    *,
+    resolving: str = "",
 ) -> None:
     """Mark one memory retired (idempotent: an already retired memory is left as it is).
+
+    The pending review pairs that name it are closed (:func:`close_reviews_of`).
 
     Args:
         ctx: engine context.
@@ -39,6 +44,7 @@ def retire(
         memory_id: the point to retire.
         superseded_by: id of the memory that replaces it, if any.
         reason: why, in words a person can read (the judge's reason, a review decision…).
+        resolving: the review item whose approval retires it (resolved by the caller).
 
     Raises:
         ValidationFailed: no such memory in this tenant and layer.
@@ -77,3 +83,4 @@ def retire(
         maxlen=10_000,
         approximate=True,
     )
+    close_reviews_of(ctx, tenant_id, memory_id, keep=resolving)

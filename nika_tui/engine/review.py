@@ -21,6 +21,7 @@ from nika_tui.domain.memory import Layer, MemoryRecord
 from nika_tui.domain.verdicts import Judgement
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.retire import retire
+from nika_tui.engine.review_refs import index_reviews
 from nika_tui.errors import ValidationFailed
 from nika_tui.services import redis_keys
 
@@ -31,6 +32,8 @@ class ReviewStatus(StrEnum):
     PENDING = "pending"
     APPROVED = "approved"
     REJECTED = "rejected"
+    OBSOLETE = "obsolete"
+    """Closed unanswered: one of its memories was retired first (``review_refs``)."""
 
 
 class Decision(StrEnum):
@@ -134,7 +137,9 @@ def enqueue_many(ctx: EngineContext, items: Sequence[ReviewItem]) -> list[Review
         pipe = ctx.redis.pipeline(transaction=False)
         for item in fresh:
             pipe.hsetnx(key, item.id, item.model_dump_json())
-        queued = [item for item, was_set in zip(fresh, pipe.execute(), strict=True) if was_set]
+        index_reviews(pipe, tenant_id, [(i.id, i.old_id, i.new_id) for i in fresh])
+        set_flags = pipe.execute()[: len(fresh)]
+        queued = [item for item, was_set in zip(fresh, set_flags, strict=True) if was_set]
         # HSETNX: of two concurrent enqueues of one pair, the first is kept and logs it.
         for item in fresh:
             found[item.id] = item
@@ -205,6 +210,7 @@ def resolve(
             # An agent's retire request has no new memory (new_id "").
             superseded_by=item.new_id or None,
             reason=f"review {item_id} approved: {item.reason}"[:500],
+            resolving=item_id,
         )
         status = ReviewStatus.APPROVED
     else:

@@ -9,6 +9,8 @@ in-process run prints it at the end, as before. One agent's runs stay in order: 
 exclusive lock per tenant and CLI from start to end (deferred work included), so a hook never
 overtakes the unfinished work of the previous one (a packet committed before it is read, a
 kernel state written in event order); a wait longer than :data:`ORDER_WAIT_S` goes on without it.
+The run's log line is written before the lock is released (or, for a skipped run, before the
+answer), so whoever waits for a run (:func:`wait_settled`, the agent's next hook) finds it logged.
 """
 
 from __future__ import annotations
@@ -166,9 +168,9 @@ def run_hook(
                 output = _answer(ctx)
             answered = True
             entry["answer_ms"] = round(1000 * (time.monotonic() - started), 1)
-            if reply is not None:
-                reply(output)
             if ctx is not None:
+                if reply is not None:
+                    reply(output)
                 ctx.run_deferred()
                 entry["outcome"] = "spooled" if ctx.spooled else "ok"
     except HookTimeout as exc:
@@ -180,10 +182,16 @@ def run_hook(
         if ctx is not None:
             entry["notes"] = ctx.notes
             ctx.close()
-        if lock is not None:
-            os.close(lock)  # releases the order lock
         entry["ms"] = round(1000 * (time.monotonic() - started), 1)
         write_log(environ, entry)
+        # Released once the line is written: a run is over, for the next run of this agent
+        # and for `wait_settled`, when its log says so.
+        if lock is not None:
+            os.close(lock)
+    if answered and ctx is None and reply is not None:
+        # A skipped run has no deferred work and takes no order lock: answering after its log
+        # line (a fraction of a ms) means the client's exit marks the end of the whole run.
+        reply(output)
     # A failure after the answer (in deferred work) is logged; the answer stands.
     return output if answered else ""
 

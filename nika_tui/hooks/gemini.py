@@ -18,6 +18,8 @@ Verified on Gemini CLI 0.61.0 (``nika_tui/services/gemini_sessions.py`` has the 
   only notes that a compression is due (past the threshold, or manual); the packet is built at
   the first later event whose session file shows the rewrite a compression leaves (a
   ``$set.messages`` carrying a ``<state_snapshot>``, after the offset noted).
+- ``AfterTool`` (``tool_name``, ``tool_input``, ``tool_response``, after each tool call) →
+  one ``tool_call`` billing entry, as Claude Code's PostToolUse (issue 18).
 - ``SessionEnd``, ``Notification`` → bookkeeping.
 
 Every event reads the fill from the session file (``tokens.input`` of the last answer over
@@ -52,6 +54,7 @@ EVENTS: tuple[str, ...] = (
     "PreCompress",
     "SessionEnd",
     "Notification",
+    "AfterTool",
 )
 
 ANSWERS = frozenset(("SessionStart", "BeforeAgent"))
@@ -141,6 +144,14 @@ def _confirm(ctx: HookContext, exchange: GeminiExchange | None) -> None:
         ctx.payload["trigger"] = trigger
 
 
+def _after_tool(ctx: HookContext, exchange: GeminiExchange | None) -> str:
+    from nika_tui.billing.hooks import bill_tool_call
+
+    ctx.step("billing_tool", lambda: bill_tool_call(ctx))  # every tool call is billed
+    bookkeeping(ctx)
+    return ""
+
+
 def _bookkeeping(ctx: HookContext, exchange: GeminiExchange | None) -> str:
     bookkeeping(ctx)
     return ""
@@ -151,6 +162,7 @@ HANDLERS: dict[str, Callable[[HookContext, GeminiExchange | None], str]] = {
     "BeforeAgent": _before_agent,
     "AfterAgent": _after_agent,
     "PreCompress": _pre_compress,
+    "AfterTool": _after_tool,
 }
 
 

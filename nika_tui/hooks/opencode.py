@@ -17,6 +17,8 @@ payload on stdin, named after Claude Code's events:
   ``tokens`` (input + cache read + cache write) over ``context_window``, the model's
   ``limit.context`` that OpenCode passed to ``chat.params``; and billing: ``usage`` lists every
   answer finished since the previous idle (a turn with tool calls is several answers).
+- ``PostToolUse`` (``tool.execute.after``, once per finished tool call: ``tool_name``,
+  ``call_id``) → one ``tool_call`` billing entry, as Claude Code's PostToolUse (issue 18).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from nika_tui.hooks.steps import capture_prompt
 from nika_tui.services import wm_store
 from nika_tui.services.transcripts.common import ContextFill, TranscriptDigest, TranscriptFormat
 
-EVENTS: tuple[str, ...] = ("UserPromptSubmit", "PreCompact", "Stop")
+EVENTS: tuple[str, ...] = ("UserPromptSubmit", "PreCompact", "Stop", "PostToolUse")
 ANSWERS = frozenset(("UserPromptSubmit",))
 """The events whose answer the CLI reads (it injects their context); the rest are deferred."""
 SESSION_STARTED = "session-start"
@@ -124,10 +126,18 @@ def _stop(ctx: HookContext) -> str:
     return capture_turn(ctx, message if isinstance(message, str) else None)
 
 
+def _post_tool_use(ctx: HookContext) -> str:
+    from nika_tui.billing.hooks import bill_tool_call
+
+    ctx.step("billing_tool", lambda: bill_tool_call(ctx))  # every tool call is billed
+    return bookkeeping_only(ctx)
+
+
 HANDLERS: dict[str, Callable[[HookContext], str]] = {
     "UserPromptSubmit": _user_prompt,
     "PreCompact": _pre_compact,
     "Stop": _stop,
+    "PostToolUse": _post_tool_use,
 }
 
 

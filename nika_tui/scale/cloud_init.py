@@ -7,25 +7,46 @@ which the operator places over SSH or the provider's secret manager (docs/scale.
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit, urlunsplit
+import shlex
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+PASSWORD_FILE = "/etc/nika/redis_password"
+"""Where the worker waits for the Redis password (placed out of band, never in user data)."""
 
 
 def strip_password(url: str) -> str:
-    """``redis://user:secret@host:6379/0`` → ``redis://user@host:6379/0``."""
+    """``redis://user:secret@host:6379/0`` → ``redis://user@host:6379/0``.
+
+    redis-py also reads a ``password`` query parameter (``…/0?password=secret``): it goes too.
+    """
     parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    user = parts.username or ""
-    host = parts.hostname or ""
-    netloc = f"{user}@{host}" if user else host
-    if parts.port:
-        netloc += f":{parts.port}"
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        kept = [(k, v) for k, v in pairs if k.lower() != "password"]
+        if len(kept) != len(pairs):
+            query = urlencode(kept)
+    netloc = parts.netloc
+    if parts.password is not None:
+        user = parts.username or ""
+        netloc = parts.netloc.rpartition("@")[2]
+        netloc = f"{user}@{netloc}" if user else netloc
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 def render(tenant_id: str, join_url: str, version: str) -> str:
-    """The cloud-config for one worker of ``tenant_id`` joining ``join_url``."""
-    url = strip_password(join_url)
+    """The cloud-config for one worker of ``tenant_id`` joining ``join_url``.
+
+    Args:
+        tenant_id: The tenant the worker is created for (a validated id).
+        join_url: The primary's Redis URL; its password is stripped (see :func:`strip_password`).
+        version: The nika-os version to install (the primary's own).
+
+    Returns:
+        A ``#cloud-config`` YAML document.
+    """
+    # Quoted for the shell: a URL may hold a quote or a ``;`` (userinfo and query allow them).
+    url = shlex.quote(strip_password(join_url))
     return f"""#cloud-config
 # nika-os worker for tenant {tenant_id} (strategy B)
 package_update: true
@@ -37,7 +58,7 @@ runcmd:
   - - sh
     - -c
     - >-
-      until [ -s /etc/nika/redis_password ]; do sleep 5; done;
-      NIKA_OS_DATA_DIR=/var/lib/nika NIKA_REDIS_PASSWORD_FILE=/etc/nika/redis_password
-      nohup /opt/nika/bin/nika serve --join '{url}' >/var/log/nika-worker.log 2>&1 &
+      until [ -s {PASSWORD_FILE} ]; do sleep 5; done;
+      NIKA_OS_DATA_DIR=/var/lib/nika NIKA_REDIS_PASSWORD_FILE={PASSWORD_FILE}
+      nohup /opt/nika/bin/nika serve --join {url} >/var/log/nika-worker.log 2>&1 &
 """

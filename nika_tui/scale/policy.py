@@ -7,7 +7,6 @@ applies exactly that plan id (so approving twice cannot create two workers).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -19,7 +18,6 @@ from nika_tui.paths import roots
 from nika_tui.scale.actions import AdapterFactory, apply_plan
 from nika_tui.scale.planner import Plan, PlanKind
 from nika_tui.scale.state import ScaleState
-from nika_tui.services import redis_keys
 from nika_tui.services.bus import open_bus
 from nika_tui.services.kernel_store import queue_confirmation
 
@@ -60,9 +58,8 @@ def act(
             plan.summary(),
             f"plan {plan.plan_id}: " + "; ".join(plan.reasons),
             now,
+            {"plan_id": plan.plan_id},  # written with it: never a confirmation without its plan
         )
-        item["plan_id"] = plan.plan_id
-        client.hset(redis_keys.confirmations(config.tenant_id), item["id"], json.dumps(item))
         return {**out, "action": "confirmation", "confirmation_id": item["id"]}
     record = apply_plan(plan.plan_id, config, state, factory, now, env)
     bus.append("scale.applied", {"plan_id": plan.plan_id, "summary": plan.summary()}, now=now)

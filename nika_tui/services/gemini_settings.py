@@ -4,8 +4,9 @@ Gemini CLI (verified 0.61.0) takes ``GEMINI_CLI_HOME`` as its home directory and
 ``{home}/.gemini/settings.json``; we point it at ``{data}/tenants/{t}/agent-home/gemini``. There:
 
 - ``hooks`` → event → ``[{hooks: [{type: "command", command, timeout}]}]`` for SessionStart,
-  BeforeAgent, AfterAgent, PreCompress, SessionEnd, Notification (``timeout`` in ms: 15,000);
-  merged as for Claude Code (others' entries kept, ours replaced in place).
+  BeforeAgent, AfterAgent, PreCompress, SessionEnd, Notification, AfterTool (billing: one
+  ``tool_call`` entry per call); ``timeout`` in ms: 15,000; merged as for Claude Code (others'
+  entries kept, ours replaced in place).
 - ``model.compressionThreshold`` = 0.61 when the file sets none: the seed's 61% compaction point,
   which Gemini CLI applies itself (its own default is 0.5).
 - ``trustedFolders.json``: the kernel's working directory as ``TRUST_FOLDER``. Gemini CLI runs no
@@ -38,6 +39,7 @@ GEMINI_EVENTS: tuple[str, ...] = (
     "PreCompress",
     "SessionEnd",
     "Notification",
+    "AfterTool",  # billing: one tool_call entry per call (issue 18)
 )
 GEMINI_HOOK_TIMEOUT_MS = 15_000
 COMPRESSION_THRESHOLD = 0.61

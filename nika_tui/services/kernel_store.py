@@ -383,10 +383,21 @@ def pending_confirmations(client: redis.Redis, tenant_id: str, kind: str) -> lis
 
 
 def queue_confirmation(
-    client: redis.Redis, tenant_id: str, kind: str, title: str, detail: str, now: datetime
+    client: redis.Redis,
+    tenant_id: str,
+    kind: str,
+    title: str,
+    detail: str,
+    now: datetime,
+    extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Write one pending confirmation into the tenant's ``confirmations`` hash and return it."""
+    """Write one pending confirmation into the tenant's ``confirmations`` hash and return it.
+
+    ``extra`` fields (what approving acts on) are written with it, in the one ``HSET``: a
+    reader never sees the confirmation without them.
+    """
     item: dict[str, Any] = {
+        **(extra or {}),
         "id": uuid.uuid4().hex,
         "tenant_id": tenant_id,
         "kind": kind,

@@ -56,14 +56,19 @@ def last_tuning(r: redis.Redis, tenant_id: str) -> dict[str, Any] | None:
 def describe(r: redis.Redis, tenant_id: str) -> str:
     """One line for the dashboard: parameters in force, last tuning's gain ± noise and outcome.
 
-    Empty when the tenant was never tuned (the defaults are in force, nothing to say).
+    A never-tuned tenant still gets the defaults' values: the person deciding whether to tune
+    needs to know what is in force, and "nothing shown" read as "no recall parameters".
     """
     params, adopted = read_params(r, tenant_id)
     last = last_tuning(r, tenant_id)
-    if last is None and not adopted:
-        return ""
+    if adopted:
+        state = "tuned"
+    elif last is None:
+        state = "defaults, not tuned yet:"
+    else:
+        state = "default"
     text = (
-        f"{'tuned' if adopted else 'default'} floor {params.palace_floor:.2f} "
+        f"{state} floor {params.palace_floor:.2f} "
         f"dense {params.dense_weight:.1f} recency {params.recency_weight:.1f}"
         f"/{params.recency_tau_days:.0f}d depth ×{params.depth_factor}"
     )

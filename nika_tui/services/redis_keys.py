@@ -91,6 +91,11 @@ def review_queue(tenant_id: str) -> str:
     return tenant_key(tenant_id, "review")
 
 
+def review_refs(tenant_id: str, memory_id: str) -> str:
+    """Set: ids of the review items that name ``memory_id`` (old or new side)."""
+    return tenant_key(tenant_id, f"review_refs:{memory_id}")
+
+
 def confirmations(tenant_id: str) -> str:
     """Hash: confirmation id → JSON of an action waiting for a human (escalate mode)."""
     return tenant_key(tenant_id, "confirmations")

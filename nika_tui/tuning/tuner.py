@@ -129,6 +129,8 @@ def tune(
     """
     import optuna
 
+    if trials < 1:
+        raise ValidationFailed(f"--trials must be at least 1, got {trials}", "e.g. --trials 40")
     config = ctx.tenant(tenant_id)
     labels = list(judged) if judged is not None else load_set(tenant_id, ctx.settings.roots)
     if len(labels) < MIN_QUERIES:
@@ -137,8 +139,6 @@ def tune(
             "mark recall results with `nika memory feedback --tenant "
             f"{tenant_id} --query Q --useful ID` (or --not-useful ID, or --none)",
         )
-    if trials < 1:
-        raise ValidationFailed("--trials must be at least 1", "e.g. --trials 40")
     now = ctx.clock()
     now_s = now.timestamp()
     current, _ = read_params(ctx.redis, tenant_id)
@@ -230,7 +230,9 @@ def _apply(
 
 
 def tune_recall_op(ctx: EngineContext, r: req.TuneRecallRequest) -> rep.TuneRecallReply:
-    report = tune(ctx, r.tenant_id, trials=r.trials or DEFAULT_TRIALS, seed=r.seed or 0)
+    # `is None`, not `or`: 0 trials is a mistake to refuse, not a request for the default.
+    trials = DEFAULT_TRIALS if r.trials is None else r.trials
+    report = tune(ctx, r.tenant_id, trials=trials, seed=r.seed or 0)
     return rep.TuneRecallReply(report)
 
 

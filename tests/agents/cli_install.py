@@ -14,8 +14,6 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from filelock import FileLock
-
 # package -> (version, executable name). Versions verified in docs/agents.md.
 PINNED: dict[str, tuple[str, str]] = {
     "@anthropic-ai/claude-code": ("2.1.197", "claude"),
@@ -48,6 +46,9 @@ def install_cli(package: str, version: str | None = None) -> Path:
     Raises:
         CliInstallError: npm is not on PATH or the install failed (its stderr's tail is included).
     """
+    # Imported here: only the `agents` tests install a CLI, and every collection imports this.
+    from filelock import FileLock
+
     pinned_version, exe = PINNED[package]
     version = version or pinned_version
     npm = shutil.which("npm")

@@ -81,7 +81,8 @@ class MockModelServer(ModelServer):
     """The server's state: the request log, the reply function, the usage to report."""
 
     reply: Callable[[Logged], str | dict[str, Any]] = default_reply
-    """The answer: text, or a dict that is one Gemini ``functionCall`` part's value."""
+    """The answer: text, or a dict that is one Gemini ``functionCall`` part's value (for Chat
+    Completions, ``{"name", "args"}`` is one tool call)."""
     prompt_tokens: int = 1200
     usage: Callable[[Logged], int] | None = None
     """The prompt tokens to report for one request (else ``prompt_tokens``): lets a test make
@@ -116,8 +117,11 @@ class MockModelServer(ModelServer):
             exchange.json(200, reply)
         elif route.endswith("/chat/completions"):
             answer = self.reply(entry)
-            text = answer if isinstance(answer, str) else json.dumps(answer)
             prompt = self.usage(entry) if self.usage else self.prompt_tokens
+            if isinstance(answer, dict) and set(answer) == {"name", "args"}:
+                chat.answer_tool_call(exchange, entry.body, answer["name"], answer["args"], prompt)
+                return
+            text = answer if isinstance(answer, str) else json.dumps(answer)
             chat.answer(exchange, entry.body, text, prompt)
         else:
             exchange.json(404, {"error": {"message": f"unknown path {entry.path}"}})

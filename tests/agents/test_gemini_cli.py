@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -223,3 +224,31 @@ def test_compressions_hand_off_the_newest_packet_once(
     assert contents.count(second.splitlines()[1]) == 1, "the newest packet, once"
     this_turn = asked.last_user()
     assert second.splitlines()[1] in this_turn and first.splitlines()[1] not in this_turn
+
+
+def _billing_report(env: dict[str, str]) -> dict[str, Any]:
+    """``nika billing report --tenant acme --json``, as a person runs it."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "nika_tui", "billing", "report", "--tenant", TENANT, "--json"],
+        env=env, capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    report: dict[str, Any] = json.loads(proc.stdout)
+    return report
+
+
+def test_a_tool_call_is_billed_from_the_after_tool_hook(gemini: Gemini) -> None:
+    def inventory_tool(entry: Logged) -> str | dict[str, Any]:
+        contents = entry.body.get("contents") or []
+        last = contents[-1] if contents else {}
+        answered = any("functionResponse" in p for p in last.get("parts", []))
+        if "Gemini CLI" in entry.text() and "inventory" in entry.last_user() and not answered:
+            return {"name": "list_directory", "args": {"dir_path": "."}}
+        return default_reply(entry)
+
+    gemini.server.reply = inventory_tool
+    gemini.run("Take an inventory of the files in this repository.")
+    answered = [r for r in gemini.server.generations() if "functionResponse" in r.text()]
+    assert answered, "Gemini CLI never ran the tool"
+    report = _billing_report(gemini.env)
+    assert report["tool_calls_by_tool"] == {"list_directory": 1}, _hook_notes(gemini)
+    assert report["total"]["tokens"] > 0  # the answers' usage, from the session file

@@ -16,9 +16,11 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -223,3 +225,69 @@ def test_newest_handoff_after_two_compactions_reaches_the_model_once(
     assert "Task alpha continues" not in text  # neither the older packet nor its history
     assert "context fill 97.5%" in text  # the usage OpenCode had over its model's window
     assert text.count("<nika-memory") == text.count("</nika-memory>") == 1
+
+
+def test_a_compactions_packet_is_committed_and_reaches_the_next_session_once(
+    opencode: OpenCode, redis_url: str
+) -> None:
+    # One real compaction of OpenCode's own (its overflow rule, as above), then a *new*
+    # session — a plain `opencode run` — and a second prompt of that new session.
+    overflow = int(WINDOW * 0.975)
+
+    def usage(entry: Logged) -> int:
+        agent = "summar" not in entry.system()[:400].lower()
+        return overflow if agent and "continues:" in entry.last_user() else 1_000
+
+    opencode.server.usage = usage
+    opencode.run("Task gamma continues: split the invoicing service into two workers.")
+    summaries = [r for r in opencode.server.generations() if "summar" in r.system()[:400].lower()]
+    assert len(summaries) == 1  # OpenCode compacted, by itself
+
+    # Committed: the compaction is counted and the packet is the project's newest handoff.
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    assert client.xlen(redis_keys.compactions(TENANT)) == 1
+    project = json.loads(client.get(redis_keys.handoff_project(TENANT, "acme-api")) or "{}")
+    assert "Task gamma continues" in project.get("text", "")
+    assert not client.keys(redis_keys.handoff_packet(TENANT, "*"))  # nothing left pending
+
+    before = len(_agent_requests(opencode.server))
+    opencode.run("Which task was the last session on?")
+    asked = [r for r in _agent_requests(opencode.server)[before:] if "Which task" in r.text()]
+    assert asked, "the new session's first prompt never reached the model"
+    for request in asked:  # its first request and any follow-up of that turn: once each
+        text = request.text()
+        assert text.count("HANDOFF PACKET session ses_") == 1
+        assert 'Last ask: \\"Task gamma continues: split the invoicing service' in text
+        assert text.count("<nika-memory") == text.count("</nika-memory>") == 1
+
+    before = len(_agent_requests(opencode.server))
+    _continue(opencode, "And after that one?")
+    asked = [r for r in _agent_requests(opencode.server)[before:] if "after that" in r.text()]
+    assert asked, "the new session's second prompt never reached the model"
+    # The new session's history holds the first prompt's block; no second copy is added.
+    assert asked[-1].text().count("HANDOFF PACKET session ses_") == 1
+
+
+def test_a_tool_call_is_billed_from_the_plugin(opencode: OpenCode) -> None:
+    readme = opencode.project / "README.md"
+    readme.write_text("# acme-api\n")
+
+    def read_tool(entry: Logged) -> str | dict[str, Any]:
+        messages = entry.body.get("messages") or []
+        answered = bool(messages) and messages[-1].get("role") == "tool"
+        if "inventory" in entry.last_user() and not answered:
+            return {"name": "read", "args": {"filePath": str(readme)}}
+        return "Noted. I have recorded that and I am ready for the next step of the task."
+
+    opencode.server.reply = read_tool
+    opencode.run("Take an inventory of the README of this repository.")
+    ran = [r for r in opencode.server.generations() if '"role": "tool"' in json.dumps(r.body)]
+    assert ran, "OpenCode never ran the tool"
+    proc = subprocess.run(
+        [sys.executable, "-m", "nika_tui", "billing", "report", "--tenant", TENANT, "--json"],
+        env=opencode.env, capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    report = json.loads(proc.stdout)
+    assert "acme-api" in json.dumps(ran[-1].body["messages"][-1])  # the tool's own result
+    assert report["tool_calls_by_tool"] == {"read": 1}
+    assert report["total"]["tokens"] > 0  # every answer's usage, from the plugin's Stop

@@ -107,10 +107,10 @@ def test_attach_a_stopped_kernel_is_an_error(
     assert "not running" in err and "nika kernel spawn acme" in err
 
 
-def _drain(fd: int) -> None:
+def _drain(fd: int, seen: list[bytes]) -> None:
     with contextlib.suppress(OSError):
-        while os.read(fd, 65536):
-            pass
+        while chunk := os.read(fd, 65536):
+            seen.append(chunk)
 
 
 def test_attach_hands_the_terminal_to_tmux_and_returns(
@@ -125,7 +125,8 @@ def test_attach_hands_the_terminal_to_tmux_and_returns(
     )  # fmt: skip
     os.close(terminal)
     # Read what tmux draws, so that a full terminal buffer can never block the client.
-    drain = threading.Thread(target=_drain, args=(controller,), daemon=True)
+    seen: list[bytes] = []
+    drain = threading.Thread(target=_drain, args=(controller, seen), daemon=True)
     drain.start()
     try:
         retry_until(
@@ -137,6 +138,9 @@ def test_attach_hands_the_terminal_to_tmux_and_returns(
         tmux_server.cmd("detach-client", "-s", "=nika-tenant-acme")
         assert proc.wait(timeout=10) == 0  # attach returned once the client detached
         assert tmux_server.has_session("nika-tenant-acme")  # detaching leaves the kernel on
+        # It said which window it attached to, before tmux took the screen.
+        said = b"attaching to acme's shell window: its only live agent"
+        retry_until(lambda: said in b"".join(seen), what="attach to say which window")
     finally:
         if proc.poll() is None:
             proc.kill()

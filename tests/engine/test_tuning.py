@@ -11,6 +11,7 @@ import random
 import stat
 from collections.abc import Sequence
 from dataclasses import asdict
+from datetime import timedelta
 
 import pytest
 
@@ -25,6 +26,7 @@ from nika_tui.services.kernel_store import pending_confirmation
 from nika_tui.services.recall_params import describe, last_tuning, read_params
 from nika_tui.services.relevance_log import tuning_dir
 from nika_tui.tuning.relevance import load_set, mark
+from nika_tui.tuning.scheduler import TuneScheduler
 from nika_tui.tuning.tuner import TUNE_CONFIRMATION, tune
 from tests.plugins.debt import at_cosine, make_record, put, unit
 
@@ -151,10 +153,6 @@ def test_feedback_marks_make_the_set_and_too_few_are_refused(debt_ctx: EngineCon
 def test_the_service_tunes_periodically_as_the_tenant_allows(debt_ctx: EngineContext) -> None:
     """The service's scheduler: a tenant with new labels is tuned (and the gain adopted when
     autonomous); not again until new labels come and the interval passed; never when off."""
-    from datetime import timedelta
-
-    from nika_tui.tuning.scheduler import TuneScheduler
-
     labels = _tenant(debt_ctx, relevant_cos=0.32)
     for j in labels:  # the marks as people or used hits leave them
         mark("acme", j.query, "2026-03-01T00:00:00+00:00", useful=sorted(j.useful),
@@ -179,3 +177,26 @@ def test_the_service_tunes_periodically_as_the_tenant_allows(debt_ctx: EngineCon
     debt_ctx.clock.now += timedelta(days=1)  # type: ignore[attr-defined]
     ticks["t"] += 61
     assert scheduler.tick() == ["tune:acme:kept"], "already the best: nothing new adopted"
+
+
+# Decision 331: a tuning's decision is frozen until the labels change — the service does not
+# re-tune a tenant on the same labels however many days pass; a new label lifts the freeze.
+def test_a_decision_stays_frozen_until_a_new_label(debt_ctx: EngineContext) -> None:
+    labels = _tenant(debt_ctx, relevant_cos=0.80)  # the defaults already score 1.0: kept
+    for j in labels:
+        mark("acme", j.query, "2026-03-01T00:00:00+00:00", useful=sorted(j.useful),
+             expect_none=j.expect_none)  # fmt: skip
+    _mode(AutoMode.AUTONOMOUS)
+    ticks = {"t": 0.0}
+    scheduler = TuneScheduler(debt_ctx, check_every_s=60, monotonic=lambda: ticks["t"])
+    ticks["t"] += 61
+    assert scheduler.tick() == ["tune:acme:kept"]
+    first = last_tuning(debt_ctx.redis, "acme")
+    for _ in range(5):  # five days, five new sampler seeds, the same labels
+        debt_ctx.clock.now += timedelta(days=1)  # type: ignore[attr-defined]
+        ticks["t"] += 61
+        assert scheduler.tick() == [], "frozen: no new label"
+    assert last_tuning(debt_ctx.redis, "acme") == first
+    mark("acme", "question 1", "2026-03-02T00:00:00+00:00", useful=sorted(labels[1].useful))
+    ticks["t"] += 61
+    assert scheduler.tick() == ["tune:acme:kept"], "a new label lifts the freeze"

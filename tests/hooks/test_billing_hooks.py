@@ -1,4 +1,4 @@
-"""The real hook entry point bills transcripts and PostToolUse calls (as the agent CLIs run it)."""
+"""The real hook entry point bills transcripts and tool calls (as the agent CLIs run it)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import shutil
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, NamedTuple
 
+import pytest
 import redis
 
 from nika_tui.billing.log import BillingLog
@@ -75,3 +77,57 @@ def test_codex_notify_bills_the_rollout_it_finds(
     assert {e["model"] for e in tokens} == {"gpt-5-codex"}
     assert {e["meta"]["session_id"] for e in tokens} == {thread}
     assert {e["source"] for e in tokens} == {"codex rollout"}
+
+
+class ToolCase(NamedTuple):
+    test_id: str
+    cli: str
+    event: str
+    payload: dict[str, Any]
+    tool: str
+
+
+TOOL_CASES = [
+    ToolCase(
+        "gemini-after-tool",
+        "gemini",
+        "AfterTool",
+        # Gemini CLI's AfterTool input: base fields, then the tool, its arguments, its result.
+        {"session_id": "g-1", "hook_event_name": "AfterTool", "timestamp": "2026-12-04T03:00:00Z",
+         "tool_name": "list_directory", "tool_input": {"dir_path": "."},
+         "tool_response": {"llmContent": "a.py", "returnDisplay": "1 item"}},
+        "list_directory",
+    ),
+    ToolCase(
+        "opencode-tool-execute-after",
+        "opencode",
+        "PostToolUse",
+        # What nika's plugin sends from OpenCode's tool.execute.after.
+        {"session_id": "ses_1", "tool_name": "bash", "call_id": "call_9"},
+        "bash",
+    ),
+    ToolCase(
+        "gemini-without-a-tool-name",
+        "gemini",
+        "AfterTool",
+        {"session_id": "g-2", "hook_event_name": "AfterTool"},
+        "unknown",
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", TOOL_CASES, ids=[c.test_id for c in TOOL_CASES])
+def test_gemini_and_opencode_tool_calls_are_billed(
+    case: ToolCase,
+    run_hook: Callable[..., HookRun],
+    workspace: Workspace,
+    make_tenant: Callable[..., object],
+) -> None:
+    make_tenant(TENANT)
+    payload = {**case.payload, "cwd": str(workspace.project)}
+    run = run_hook(case.cli, case.event, payload)
+    assert run.returncode == 0 and run.stdout == ""  # nothing for the CLI to act on
+    calls = [e for e in BillingLog(TENANT).entries() if e["kind"] == "tool_call"]
+    assert [(c["tool"], c["source"]) for c in calls] == [(case.tool, f"{case.cli} {case.event}")]
+    assert calls[0]["meta"]["session_id"] == payload["session_id"]
+    assert calls[0]["meta"]["project_id"] == "acme-api"

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
+import pytest
 import redis
 
 from nika_tui.hooks.dispatch import _take_order_lock, run_hook, wait_settled
@@ -107,3 +110,33 @@ def test_the_order_lock_is_private(isolated_env: dict[str, str]) -> None:
     run_dir = Path(isolated_env["NIKA_OS_DATA_DIR"]) / "run"
     assert run_dir.stat().st_mode & 0o777 == 0o700
     assert (run_dir / f"hook-order-{TENANT}-claude.lock").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_skipped_run_is_logged_before_it_answers(isolated_env: dict[str, str]) -> None:
+    """A skipped run takes no order lock, so its answer is the only end a waiter can see."""
+    at_answer: list[list[str]] = []
+
+    def reply(output: str) -> None:
+        at_answer.append([e["outcome"] for e in hook_log(isolated_env)])
+
+    assert run_hook("claude", "SessionStart", "not json", env=_env(), reply=reply) == ""
+    assert at_answer == [["skipped"]]
+
+
+def test_a_run_is_logged_before_its_order_lock_is_released(
+    workspace: Workspace, isolated_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`wait_settled` (the next run, a test) reads the log once the lock is free."""
+    import nika_tui.hooks.dispatch as dispatch
+
+    held_while_logging: list[bool] = []
+    write_log = dispatch.write_log
+
+    def spy(env: Mapping[str, str], entry: Mapping[str, Any]) -> None:
+        held_while_logging.append(not wait_settled(env, TENANT, "claude", timeout_s=0))
+        write_log(env, entry)
+
+    monkeypatch.setattr(dispatch, "write_log", spy)
+    payload = workspace.payload("claude/hook_stop.json")
+    run_hook("claude", "Stop", json.dumps(payload), env=_env(), reply=lambda _out: None)
+    assert held_while_logging == [True]

@@ -129,7 +129,8 @@ def test_gemini_install_merges_keeps_the_persons_settings_and_is_idempotent(
         }
     ]
     assert set(data["hooks"]) == {
-        "SessionStart", "BeforeAgent", "AfterAgent", "PreCompress", "SessionEnd", "Notification"
+        "SessionStart", "BeforeAgent", "AfterAgent", "PreCompress", "SessionEnd", "Notification",
+        "AfterTool",
     }  # fmt: skip
     trusted = json.loads((settings.parent / "trustedFolders.json").read_text())
     assert trusted == {str(workdir.resolve()): "TRUST_FOLDER"}

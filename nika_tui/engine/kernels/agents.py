@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from nika_tui.domain.kernel_state import KernelState, StateSource
+from nika_tui.domain.kernel_state import COMBINE_ORDER, KernelState, StateSource
 from nika_tui.domain.pane_patterns import classify_pane
 from nika_tui.errors import KernelError
 from nika_tui.services import kernel_store
@@ -54,6 +54,46 @@ def agent_pane(manager: KernelManager, tenant_id: str, name: str, agent: str | N
             f"its agents: {', '.join(agents)} (choose one with --cli)",
         )
     return agents[agent]
+
+
+def attach_choice(
+    manager: KernelManager, tenant_id: str, name: str, agent: str | None
+) -> tuple[str, PaneInfo | None, str]:
+    """The agent window ``attach`` shows: the one asked for, else the busiest, else the first.
+
+    "Busiest" follows the kernel's own order (:data:`COMBINE_ORDER`): an agent waiting for
+    input first (a person attaching is most likely wanted there), then a working one; ties
+    and agents with no recorded state go to window order, so a kernel at rest shows its
+    first window.
+
+    Returns:
+        (agent, its pane — None when the kernel has no session —, why it was chosen).
+
+    Raises:
+        KernelError: ``agent`` is given and the kernel has no window for it.
+    """
+    fields = kernel_store.read_fields(manager.redis, tenant_id)
+    cli = fields.get("cli") or "shell"
+    if agent is not None:
+        return agent, agent_pane(manager, tenant_id, name, agent), "asked for"
+    agents = by_agent(cli, manager.tmux.windows().get(name, {}))
+    live = {a: p for a, p in agents.items() if not p.dead}
+    if len(live) < 2:
+        only = live or agents
+        first = next(iter(only), cli)
+        return first, only.get(first), "its only live agent" if only else "not running"
+    states = {a.agent: a.state for a in agent_statuses(fields) if a.agent in live}
+    rank = {state: index for index, state in enumerate(COMBINE_ORDER)}
+    order = list(live)
+
+    def busyness(a: str) -> tuple[int, int]:
+        return rank.get(states.get(a, KernelState.IDLE), len(rank)), order.index(a)
+
+    busiest = min(order, key=busyness)
+    state = states.get(busiest)
+    if state in (KernelState.WAITING_INPUT, KernelState.WORKING):
+        return busiest, live[busiest], f"the busiest ({state.value})"
+    return busiest, live[busiest], "the first live window (no agent busier)"
 
 
 def exit_reason(

@@ -117,6 +117,13 @@ def resolve(
 
         # The plan id, not the confirmation, is the idempotency key: applied at most once.
         result = approve_scale(tenant_id, str(item.get("plan_id", "")), env, at)
+    elif kind == "scale.orphan":
+        from nika_tui.scale.reconcile_loop import approve_orphan
+
+        # Deletes exactly the instance named, and only while no worker record tracks it.
+        result = approve_orphan(
+            tenant_id, str(item.get("provider", "")), str(item.get("instance_id", "")), env
+        )
     elif kind == "quota.pause":
         from nika_tui.quota.tokens import pause_kernel
 

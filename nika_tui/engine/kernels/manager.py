@@ -31,6 +31,7 @@ from nika_tui.engine.kernels import stopping
 from nika_tui.engine.kernels.hook_install import install_for_tenant
 from nika_tui.engine.kernels.results import (
     SESSION_PREFIX,
+    AttachTarget,
     RestartResult,
     SpawnResult,
     StopResult,
@@ -324,20 +325,22 @@ class KernelManager:
 
     # --- terminal, screen and input ---------------------------------------------------------------
     def attach_command(self, tenant_id: str, agent: str | None = None) -> builtins.list[str]:
-        """The argv that attaches a terminal to the tenant's kernel (on ``agent``'s window).
+        """The argv that attaches a terminal to the kernel (see :meth:`attach_target`)."""
+        return self.attach_target(tenant_id, agent).command
+
+    def attach_target(self, tenant_id: str, agent: str | None = None) -> AttachTarget:
+        """Which window attach shows (``agent``'s, else the busiest, else the first) and how.
 
         Raises:
             KernelError: ``agent`` is given and the kernel has no window for it.
         """
         check_tenant_id(tenant_id)
         name = session_name(tenant_id)
-        if agent is None:
-            return self.tmux.attach_argv(name)
-        pane = kernel_agents.agent_pane(self, tenant_id, name, agent)
-        window = next(
-            w for w, p in self.tmux.window_panes(name).items() if p.pane_id == pane.pane_id
-        )
-        return self.tmux.attach_argv(name, window)
+        chosen, pane, why = kernel_agents.attach_choice(self, tenant_id, name, agent)
+        several = len(self.tmux.windows().get(name, {})) > 1
+        # select-window only when there is a choice: one window needs no ``;`` in the argv.
+        pane_id = pane.pane_id if pane is not None and several else ""
+        return AttachTarget(chosen, why, self.tmux.attach_argv(name, pane_id))
 
     def is_running(self, tenant_id: str) -> bool:
         """True when the tenant's session exists, is ours, and one of its agents is alive."""

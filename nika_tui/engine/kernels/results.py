@@ -51,3 +51,12 @@ def not_running(tenant_id: str) -> KernelError:
     return KernelError(
         f"kernel {tenant_id} is not running", f"start it with `nika kernel spawn {tenant_id}`"
     )
+
+
+@dataclass(frozen=True, slots=True)
+class AttachTarget:
+    """Which agent window ``nika kernel attach`` shows, why, and the argv that attaches."""
+
+    agent: str
+    why: str
+    command: list[str]

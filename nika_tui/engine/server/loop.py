@@ -138,6 +138,13 @@ class MemoryService(IngestPipeline):
 
         # Strategy B (issue 18): host samples once a minute, scale plans per auto_actions.scale.
         self.scale = ScaleScheduler(ctx.redis, ctx.env)
+        from nika_tui.scale.reconcile_loop import ReconcileScheduler
+
+        # No orphan instance: a reconcile pass on the lease holder (decision 385).
+        every = settings.scale_reconcile_s
+        self.reconcile = ReconcileScheduler(
+            ctx.redis, self.consumer, ctx.env, every_s=every, first_s=min(60.0, every)
+        )
         from nika_tui.quota.tokens import QuotaWatcher
 
         # Tokens per day (issue 18): warn at 80%, pause or ask at 100%.
@@ -145,7 +152,7 @@ class MemoryService(IngestPipeline):
         from nika_tui.automemory.runner import AutoMemoryScheduler
 
         # The agents' native auto-memory, synced after ingest (debounced) and after REM (#20).
-        self.automemory = AutoMemoryScheduler(ctx)
+        self.automemory = AutoMemoryScheduler.for_context(ctx)
 
     # --- lifecycle ----------------------------------------------------------------------
     def stop(self) -> None:
@@ -225,6 +232,7 @@ class MemoryService(IngestPipeline):
                     # Per-tenant passes run on the worker holding the tenant (decision 241).
                     done = self.debt.tick(self.worker.owns if self.worker is not None else None)
                     self.scale.tick()
+                    self.reconcile.tick()
                     self.quota.tick()
                     self.automemory.touch(d[4:] for d in done if d.startswith("rem:"))
                     self.automemory.tick()

@@ -17,6 +17,7 @@ import numpy as np
 from nika_tui.domain.memory import Layer
 from nika_tui.domain.ports import VectorPoint, VectorStore
 from nika_tui.engine.context import EngineContext
+from nika_tui.engine.review_refs import PENDING, index_reviews
 from nika_tui.engine.snapshot.format import (
     HIERARCHY,
     REVIEW_QUEUE,
@@ -139,12 +140,18 @@ def restore_reviews(ctx: EngineContext, tenant_id: str, root: Path) -> int:
     """Put the snapshot's review items back (an item's id is its pair: same id, same item)."""
     key = redis_keys.review_queue(tenant_id)
     items: dict[str, str] = {}
+    pending: list[tuple[str, str, str]] = []
     for line in (root / REVIEW_QUEUE).read_text(encoding="utf-8").splitlines():
         if line.strip():
             item = json.loads(line)
             items[str(item["id"])] = line
+            if item.get("status") == PENDING:
+                pending.append((str(item["id"]), str(item["old_id"]), str(item["new_id"])))
     if items:
-        ctx.redis.hset(key, mapping=items)  # type: ignore[arg-type]
+        pipe = ctx.redis.pipeline(transaction=False)
+        pipe.hset(key, mapping=items)  # type: ignore[arg-type]
+        index_reviews(pipe, tenant_id, pending)
+        pipe.execute()
     return len(items)
 
 

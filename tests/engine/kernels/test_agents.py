@@ -152,20 +152,47 @@ def test_a_hook_moves_its_own_agent_only(
     assert status is not None and status.state is KernelState.IDLE
 
 
-def test_attach_with_cli_selects_that_agents_window(
-    manager: KernelManager, duo: str, tmux_server: libtmux.Server
-) -> None:
-    argv = manager.attach_command(duo, "codex")
+def shown_window(manager: KernelManager, argv: list[str]) -> str:
+    """Run what attach runs before handing the terminal over; the window the session shows."""
     split = argv.index(";")
     assert argv[split + 1 :] == ["attach-session", "-t", f"={SESSION}"]
-    subprocess.run(argv[:split], check=True)  # what runs before the terminal is handed over
-    shown = manager.tmux.cmd("display-message", "-p", "-t", f"={SESSION}:", "#{window_name}")
-    assert shown == ["codex"]
-    assert manager.attach_command(duo) == manager.tmux.attach_argv(SESSION)
+    subprocess.run(argv[:split], check=True)
+    return manager.tmux.cmd("display-message", "-p", "-t", f"={SESSION}:", "#{window_name}")[0]
+
+
+def test_attach_with_agent_selects_that_agents_window(
+    manager: KernelManager, duo: str, tmux_server: libtmux.Server
+) -> None:
+    wait_agents(manager, duo, shell=KernelState.IDLE, codex=KernelState.IDLE)
+    target = manager.attach_target(duo, "codex")
+    assert (target.agent, target.why) == ("codex", "asked for")
+    assert shown_window(manager, target.command) == "codex"
 
     with pytest.raises(KernelError) as error:
         manager.attach_command(duo, "gemini-cli")
     assert "its agents: shell, codex" in (error.value.hint or "")
+
+
+def test_attach_by_default_shows_the_busiest_agent_else_the_first(
+    manager: KernelManager, duo: str
+) -> None:
+    wait_agents(manager, duo, shell=KernelState.IDLE, codex=KernelState.IDLE)
+    manager.tmux.cmd("select-window", "-t", f"={SESSION}:codex")  # left on codex by someone
+    target = manager.attach_target(duo)
+    assert (target.agent, target.why) == ("shell", "the first live window (no agent busier)")
+    assert shown_window(manager, target.command) == "shell"
+
+    type_into(manager, "codex", "work")
+    wait_agents(manager, duo, shell=KernelState.IDLE, codex=KernelState.WORKING)
+    target = manager.attach_target(duo)
+    assert (target.agent, target.why) == ("codex", "the busiest (working)")
+    assert shown_window(manager, target.command) == "codex"
+
+    type_into(manager, "shell", "ask")  # waiting for a person beats working
+    wait_agents(manager, duo, shell=KernelState.WAITING_INPUT, codex=KernelState.WORKING)
+    target = manager.attach_target(duo)
+    assert (target.agent, target.why) == ("shell", "the busiest (waiting-input)")
+    assert shown_window(manager, target.command) == "shell"
 
 
 def test_kernel_list_json_shows_each_agents_state(
@@ -182,8 +209,12 @@ def test_kernel_list_json_shows_each_agents_state(
 
     row = retry_until(listed, what="both agents' states in `nika kernel list --json`")
     assert row["state"] == "working"
-    assert main(["kernel", "attach", duo, "--cli", "codex", "--json"]) == 0
-    assert "select-window" in json.loads(capsys.readouterr().out)["command"]
+    assert main(["kernel", "attach", duo, "--json"]) == 0
+    said = json.loads(capsys.readouterr().out)
+    assert (said["agent"], said["why"]) == ("codex", "the busiest (working)")
+    assert main(["kernel", "attach", duo, "--agent", "shell", "--json"]) == 0
+    said = json.loads(capsys.readouterr().out)
+    assert said["agent"] == "shell" and "select-window" in said["command"]
 
 
 # --- sends and the 61% policy act on the named agent's window -------------------------------

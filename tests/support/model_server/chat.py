@@ -2,11 +2,13 @@
 
 ``POST /v1/chat/completions`` with ``stream: true`` answers ``chat.completion.chunk`` events
 (role, content deltas, a ``finish_reason`` chunk, a ``usage`` chunk) and ``data: [DONE]``;
-without ``stream`` one ``chat.completion``.
+without ``stream`` one ``chat.completion``. A function call is answered as the API answers one
+(``tool_calls``, ``finish_reason`` ``tool_calls``).
 """
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Iterator
@@ -53,6 +55,42 @@ def answer(exchange: Exchange, body: dict[str, Any], text: str, prompt_tokens: i
         for delta in [*deltas, {"content": text[half:]}]:
             yield None, {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
         yield None, {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+        yield None, {**base, "choices": [], "usage": usage}
+        yield None, "[DONE]"
+
+    exchange.sse(chunks())
+
+
+def answer_tool_call(
+    exchange: Exchange, body: dict[str, Any], name: str, args: dict[str, Any], prompt_tokens: int
+) -> None:
+    """Answer one function call (``finish_reason`` ``tool_calls``), streamed as the OpenAI API
+    streams one: the call's id and name first, its arguments in a later delta."""
+    call_id = f"call_{uuid.uuid4().hex[:12]}"
+    arguments = json.dumps(args)
+    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": 12,
+             "total_tokens": prompt_tokens + 12}  # fmt: skip
+    call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+    reply = completion(body, "", usage)
+    if not body.get("stream"):
+        message = {"role": "assistant", "content": None, "tool_calls": [call]}
+        reply["choices"][0].update(message=message, finish_reason="tool_calls")
+        exchange.json(200, reply)
+        return
+    base = {k: reply[k] for k in ("id", "created", "model")}
+    base["object"] = "chat.completion.chunk"
+    head = {"index": 0, "id": call_id, "type": "function",
+            "function": {"name": name, "arguments": ""}}  # fmt: skip
+    deltas: list[dict[str, Any]] = [
+        {"role": "assistant", "content": None, "tool_calls": [head]},
+        {"tool_calls": [{"index": 0, "function": {"arguments": arguments}}]},
+    ]
+
+    def chunks() -> Iterator[tuple[str | None, Any]]:
+        for delta in deltas:
+            yield None, {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+        done = {"index": 0, "delta": {}, "finish_reason": "tool_calls"}
+        yield None, {**base, "choices": [done]}
         yield None, {**base, "choices": [], "usage": usage}
         yield None, "[DONE]"
 
