@@ -57,6 +57,9 @@ _VERSION = re.compile(r"\bv?(\d+(?:\.\d+)+)\b|\bv(\d+)\b")
 _MIXED_ID = re.compile(r"\b(?=[\w-]*\d)(?=[\w-]*[a-zA-Z])[a-zA-Z0-9][\w-]*\b")
 _COMPOUND_ID = re.compile(r"(?<![\w-])[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+(?![\w-])", re.IGNORECASE)
 _NUMBER = re.compile(r"\b\d+\b")
+_PERMISSION = re.compile(r"\bmay(?=(?:\s+[\w-]+){1,3}\s+(?:at most|at least|up to|no more than)\b)")
+"""A "may" that grants a bound ("clients may send at most 500 requests", "each splice may lose
+at most 0.1 dB") states a limit, not a doubt: it is not a hedge."""
 _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ0-9][\wÀ-ÖØ-öø-ÿ-]*")
 _SENTENCE_BREAK = re.compile(r"[.!?;]\s")
 
@@ -310,7 +313,7 @@ def parse_fact(text: str) -> ParsedFact:
         The parsed fact; never raises on odd input (an empty text gives empty sets).
     """
     folded_full = fold(text)
-    hedged = "?" in text or _has_phrase(folded_full, HEDGE_PHRASES)
+    hedged = "?" in text or _has_phrase(_PERMISSION.sub("", folded_full), HEDGE_PHRASES)
     change_cue = _has_phrase(folded_full, CHANGE_PHRASES)
     additive = _has_phrase(folded_full, ADDITIVE_PHRASES)
     retired, retired_clause = _retired_mentions(text)

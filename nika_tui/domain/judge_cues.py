@@ -347,8 +347,10 @@ DATED_PLAN_CUES: tuple[str, ...] = (
 
 
 def _cue_pattern(cues: tuple[str, ...]) -> re.Pattern[str]:
-    alternatives = "|".join(re.escape(c) for c in sorted(set(cues), key=len, reverse=True))
-    return re.compile(rf"(?<![\w]){alternatives}(?![\w])")
+    alternatives = "|".join(re.escape(c) for c in sorted(set(cues), key=lambda c: (-len(c), c)))
+    # Grouped: without the group the boundaries bind only the first and last alternatives,
+    # and "as of" matched inside "replicas of" (decision 267).
+    return re.compile(rf"(?<![\w])(?:{alternatives})(?![\w])")
 
 
 _PLAN = _cue_pattern(PLAN_CUES)

@@ -9,21 +9,32 @@ Three kinds of evidence, each general (no word of a particular fact, no id of a 
 - **value changes by family** (hosts/URLs, versions, numbers, days, names, ids, statuses…) and
   the rules judge's own reading (:func:`~nika_tui.domain.judge_rules.compare`), as features;
 - **stance** of each sentence: hedges, plans, proposals, questions, temporary changes,
-  retractions (English and French), and **valid-time order**.
+  retractions (English and French);
+- the **slot logits** of :mod:`nika_tui.domain.judge_projection`: a linear read-out of the
+  two sentences' embeddings (value-masked and full), fitted with the trees.
 
-A missing embedder gives ``PairSimilarity(None, None)``: the lexical subject overlap stands in.
+The valid-time gap is **not** a feature (decision 260): it only gates — a backdated fact never
+retires a newer one, and two facts of the same minute have no order unless the new one says it
+corrects the old. Authors who wrote updates months after the old fact taught an earlier model
+that "long gap means update", and it missed updates stated days apart.
+
+A missing embedder gives ``PairSimilarity(None, None)``: the lexical subject overlap stands in
+and the slot logits are zero.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import timedelta
 
 from nika_tui.domain.fact_parse import ParsedFact, parse_fact
 from nika_tui.domain.judge_cues import bare_subject, stance
-from nika_tui.domain.judge_rules import SAME_TIME, Conflict, compare, decide
+from nika_tui.domain.judge_entity import align, distinct_handles, sibling_entity, unshared_words
+from nika_tui.domain.judge_rules import Conflict, compare, decide
+from nika_tui.domain.judge_trials import unsettled
 from nika_tui.domain.quantities import same_quantities
 from nika_tui.domain.verdicts import Fact, Verdict
 
@@ -38,6 +49,15 @@ class PairSimilarity:
     """Cosine of the two sentences."""
     masked: float | None
     """Cosine of the two sentences with their values masked: same slot?"""
+    slot: tuple[float, ...] | None = None
+    """The model's slot logits for the pair (:mod:`~nika_tui.domain.judge_projection`);
+    ``None`` while training (filled in by the fit) or without an embedder."""
+    entity: float | None = None
+    """Cosine of the words only the old fact has against the words only the new one has
+    (:func:`~nika_tui.domain.judge_entity.unshared_words`); 1.0 when a side has none."""
+    swap: float | None = None
+    """The lowest cosine of two word spans swapped at the same place once the sentences are
+    aligned (:func:`~nika_tui.domain.judge_entity.align`); 1.0 when nothing was swapped."""
 
 
 def _values(p: ParsedFact) -> set[tuple[str, str]]:
@@ -84,6 +104,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     "new_dated_plan",
     "new_proposal",
     "new_question",
+    "new_unsettled",
     "new_temporary",
     "new_retraction",
     "new_additive",
@@ -105,8 +126,19 @@ FEATURE_NAMES: tuple[str, ...] = (
     "quantities_changed",
     "new_less_specific",
     "length_ratio",
-    "log_days",
+    "entity_cos",
+    "entity_both",
+    "swap_cos",
+    "swap_count",
+    "value_edits",
+    "word_edits",
+    "align_ratio",
+    "slot_replace",
+    "slot_keep",
+    "slot_uncertain",
 )
+SLOT_FEATURES = slice(len(FEATURE_NAMES) - 3, len(FEATURE_NAMES))
+"""Where the slot logits sit in the vector (the fit replaces them out of fold)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,8 +151,9 @@ class PairFeatures:
     rules_verdict: Verdict
     rules_reason: str
     tentative: bool = False
-    """The new fact is hedged, a question or a proposal: it does not claim a present value, so
-    it never retires one (UNCERTAIN)."""
+    """The new fact is hedged, a question, a proposal, a trial, or a conditional or undated
+    plan: it does not claim a present value, so it is UNCERTAIN whatever the model says
+    (the spec's conventions, decision 262)."""
     provisional: bool = False
     """The new fact is a temporary change or a firm dated plan: the old value is still the
     standing one (KEEP)."""
@@ -131,28 +164,36 @@ class PairFeatures:
     reaffirms: bool = False
     """The new fact calls off a change the old one never stated and keeps a value ("forget
     what I said about X, we stay on Y" against "we use Y"): it confirms the old fact (KEEP)."""
+    value_only: bool = False
+    """The new fact is the old sentence with only its values changed ("Rate limit on orders:
+    500/min" → "… 777/min"): by the definition of REPLACE, an update unless it is hedged,
+    temporary or additive."""
+    correction: bool = False
+    """The new fact says it corrects or retracts ("Correction:", "scratch that",
+    "finalement"): a same-minute pair is then ordered after all."""
 
     @property
     def gated(self) -> bool:
-        """Decided by a gate whatever the model says (backdated, another entity, same time):
-        not an example the model learns the content question from."""
-        return self.backdated or self.other_entity or self.same_time
+        """Decided by a gate whatever the model says (backdated, another entity, same time
+        without a correction): not an example the model learns the content question from."""
+        return self.backdated or self.other_entity or (self.same_time and not self.correction)
 
     def as_dict(self) -> dict[str, float]:
         """Feature name → value (for reading)."""
         return dict(zip(FEATURE_NAMES, self.values, strict=True))
 
 
-SAME_TIME_AS_IF_DAYS = 90.0
-"""A same-time pair is read as if its facts were this far apart: the gate asks the model
-"would these conflict?", and no training pair is that close (same-time pairs are gated)."""
+SAME_MINUTE = timedelta(seconds=60)
+"""Facts this close in valid time have no order (the authors' "same minute"): the pair is
+UNCERTAIN unless the new fact corrects the old or the model is sure both hold. A fix stated
+a few minutes later is an ordinary, ordered update."""
 
 
-def _gap_days(delta: timedelta) -> float:
-    """The valid-time gap the model reads (days, ≥ 0; see :data:`SAME_TIME_AS_IF_DAYS`)."""
-    if abs(delta) <= SAME_TIME:
-        return SAME_TIME_AS_IF_DAYS
-    return max(delta.total_seconds(), 0.0) / 86400.0
+def with_slot(features: PairFeatures, logits: Sequence[float]) -> PairFeatures:
+    """``features`` with its slot logits replaced (the fit sets them out of fold)."""
+    values = list(features.values)
+    values[SLOT_FEATURES] = list(logits)
+    return replace(features, values=tuple(values))
 
 
 def pair_features(old: Fact, new: Fact, sim: PairSimilarity) -> PairFeatures:
@@ -176,6 +217,17 @@ def pair_features(old: Fact, new: Fact, sim: PairSimilarity) -> PairFeatures:
         1 for family in set(po.values) & set(pn.values) if po.values[family] != pn.values[family]
     )
     jaccard, containment = _overlap(po.content, pn.content)
+    old_only, new_only = unshared_words(old.text, new.text)
+    aligned = align(old.text, new.text)
+    # A correction ("Correction:", "finalement pas mardi") is about the old fact's own
+    # thing, whatever the words it swaps on the way.
+    sibling = (sibling_entity(aligned) and not sn.retraction) or (
+        # An explicit change ("migrated to", "replaces", "Correction:") says the new
+        # identifier is the new value of the old thing, not another thing.
+        distinct_handles(old.text, new.text)
+        and not (pn.change_cue or sn.update or sn.complete or sn.retraction or pn.hedged)
+        and not (sn.hedge or sn.question or sn.proposal or unsettled(new.text))
+    )
     full = sim.full if sim.full is not None else jaccard
     masked = sim.masked if sim.masked is not None else containment
     env_differ = bool(po.environments and pn.environments and not po.environments & pn.environments)
@@ -183,6 +235,7 @@ def pair_features(old: Fact, new: Fact, sim: PairSimilarity) -> PairFeatures:
     to, tn = po.values.get("ticket", frozenset()), pn.values.get("ticket", frozenset())
     restated, q_changed = same_quantities(old.text, new.text)
     hedged = sn.hedge or pn.hedged
+    trial = unsettled(new.text) and not (sn.temporary or sn.dated_plan)
     old_intent = so.intent and not so.temporary
     reaffirms = sn.retraction and sn.reaffirm and not old_intent
     flags = (
@@ -216,6 +269,7 @@ def pair_features(old: Fact, new: Fact, sim: PairSimilarity) -> PairFeatures:
         float(sn.dated_plan),
         float(sn.proposal),
         float(sn.question),
+        float(trial),
         float(sn.temporary),
         float(sn.retraction),
         float(sn.additive),
@@ -237,17 +291,26 @@ def pair_features(old: Fact, new: Fact, sim: PairSimilarity) -> PairFeatures:
         float(q_changed),
         float(bool(pn.content) and pn.content < po.content),
         math.log((len(new.text) + 1) / (len(old.text) + 1)),
-        math.log1p(_gap_days(delta)),
+        sim.entity if sim.entity is not None else float(not (old_only and new_only)),
+        float(bool(old_only and new_only)),
+        sim.swap if sim.swap is not None else float(not aligned.word_swaps),
+        float(len(aligned.word_swaps)),
+        float(aligned.value_edits),
+        float(aligned.word_edits),
+        aligned.ratio,
+        *(sim.slot if sim.slot is not None else (0.0, 0.0, 0.0)),
     )
     return PairFeatures(
         values=values,
-        backdated=delta < -SAME_TIME,
-        same_time=abs(delta) <= SAME_TIME,
+        backdated=delta < -SAME_MINUTE,
+        same_time=abs(delta) <= SAME_MINUTE,
         rules_verdict=rules_verdict,
         rules_reason=rules_reason,
-        tentative=hedged or sn.question or sn.proposal,
+        tentative=hedged or sn.question or sn.proposal or trial,
         provisional=sn.temporary or sn.dated_plan,
         additive=(sn.additive or pn.additive) and not sn.retraction,
         reaffirms=reaffirms,
-        other_entity=env_differ or bool(to and tn and not to & tn),
+        correction=sn.retraction and not reaffirms,
+        other_entity=env_differ or bool(to and tn and not to & tn) or sibling,
+        value_only=aligned.word_edits == 0 and aligned.value_edits > 0,
     )

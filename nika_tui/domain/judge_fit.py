@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
 
-from nika_tui.domain.judge_features import FEATURE_NAMES, PairFeatures
+from nika_tui.domain.judge_features import FEATURE_NAMES, PairFeatures, with_slot
 from nika_tui.domain.judge_model import CLASSES, JudgeModel, Tree, rule_verdict
+from nika_tui.domain.judge_projection import SlotProjection
 from nika_tui.domain.verdicts import Verdict
 
 DEFAULT_KIND = "gbt"
@@ -49,6 +50,9 @@ class Example:
     label: Verdict
     group: str = ""
     """Domain (for leave-one-domain-out)."""
+    vector: tuple[float, ...] = ()
+    """The pair read-out of the embeddings (:func:`~nika_tui.domain.judge_projection.
+    pair_vector`); empty without an embedder."""
 
 
 def _fit_lr(x: Matrix, y: NDArray[np.int64], l2: float) -> tuple[Matrix, Matrix]:
@@ -118,6 +122,48 @@ def fit_trees(train: Sequence[Example]) -> tuple[tuple[tuple[Tree, ...], ...], t
     return stages, tuple(float(v) for v in init)
 
 
+PROJECTION_C = 1.0
+"""Inverse L2 strength of the slot read-out: chosen by leave-one-author-out among 0.1 / 1 /
+10 (decision 261)."""
+
+
+def fit_projection(train: Sequence[Example]) -> SlotProjection:
+    """The slot read-out: a multinomial logistic regression from pair vectors to verdicts
+    (scikit-learn's L-BFGS, deterministic; imported only to fit)."""
+    from sklearn.linear_model import LogisticRegression
+
+    x = np.array([e.vector for e in train], dtype=np.float64)
+    y = np.array([CLASSES.index(e.label) for e in train], dtype=np.int64)
+    lr = LogisticRegression(C=PROJECTION_C, max_iter=3000).fit(x, y)
+    if list(lr.classes_) != list(range(len(CLASSES))):
+        raise ValueError("the training data must hold every verdict")
+    return SlotProjection(
+        tuple(tuple(float(w) for w in row) for row in lr.coef_),
+        tuple(float(b) for b in lr.intercept_),
+    )
+
+
+def with_projection(examples: Sequence[Example], projection: SlotProjection) -> list[Example]:
+    """``examples`` with their slot features read by ``projection`` (pairs without a vector
+    keep zeros)."""
+    return [
+        replace(e, features=with_slot(e.features, projection.logits(e.vector))) if e.vector else e
+        for e in examples
+    ]
+
+
+def _slots_out_of_fold(examples: Sequence[Example], folds: int, skip_gated: bool) -> list[Example]:
+    """Each example's slot features from a read-out fitted without its fold: the trees learn
+    how far to trust the read-out on pairs it has not seen, as at judging time."""
+    out: dict[str, Example] = {}
+    for k in range(folds):
+        inner = [e for e in examples if e.vector and fold_of(e.id, folds) != k]
+        projection = fit_projection(_fit_set(inner, skip_gated))
+        outer = [e for e in examples if fold_of(e.id, folds) == k]
+        out.update((e.id, e) for e in with_projection(outer, projection))
+    return [out.get(e.id, e) for e in examples]
+
+
 def build_model(
     train: Sequence[Example],
     l2: float = DEFAULT_L2,
@@ -125,9 +171,10 @@ def build_model(
     keep_threshold: float = 0.5,
     meta: dict[str, object] | None = None,
     kind: str = DEFAULT_KIND,
+    projection: SlotProjection | None = None,
 ) -> JudgeModel:
     """Fit on ``train`` (``kind``: ``gbt`` trees or ``lr`` logistic regression) and wrap with
-    the given thresholds."""
+    the given thresholds and slot read-out."""
     if kind == "gbt":
         stages, init = fit_trees(train)
         n = len(FEATURE_NAMES)
@@ -142,6 +189,7 @@ def build_model(
             meta={**(meta or {}), "kind": "gbt"},
             trees=stages,
             learning_rate=TREE_LEARNING_RATE,
+            projection=projection,
         )
     mean, scale, w, b = fit_probabilities(train, l2)
     return JudgeModel(
@@ -153,6 +201,7 @@ def build_model(
         replace_threshold=replace_threshold,
         keep_threshold=keep_threshold,
         meta=meta or {},
+        projection=projection,
     )
 
 
@@ -225,6 +274,10 @@ def train_model(
         The fitted model with its thresholds; ``meta`` also records the cross-validated
         accuracy and wrong-REPLACE rate at those thresholds.
     """
+    projection = None
+    if any(e.vector for e in examples):
+        projection = fit_projection(_fit_set([e for e in examples if e.vector], skip_gated))
+        examples = _slots_out_of_fold(examples, folds, skip_gated)
     oof: list[tuple[JudgeModel, Example]] = []
     # Pairs without a domain (older in-repo sets) are always trained on, never held out: the
     # thresholds are calibrated on the domains of the independent corpus only.
@@ -260,7 +313,9 @@ def train_model(
             "cv_wrong_replace_rate": round(wrong / len(oof), 4) if oof else None,
         }
     )
-    return build_model(_fit_set(examples, skip_gated), l2, t_r, t_k, info, kind=kind)
+    return build_model(
+        _fit_set(examples, skip_gated), l2, t_r, t_k, info, kind=kind, projection=projection
+    )
 
 
 def _fit_set(examples: Sequence[Example], skip_gated: bool) -> list[Example]:

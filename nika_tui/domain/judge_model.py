@@ -5,16 +5,19 @@ Gradient-boosted trees (or a multinomial logistic regression) over
 :mod:`nika_tui.domain.judge_fit` and stored as JSON in ``nika_tui/assets/judge_model.json``
 (retrained by ``nika judge train``). The decision around it, in order:
 
-1. the new fact is backdated (valid time more than 15 min before the old one's) → KEEP: a
+1. the new fact is backdated (valid time more than a minute before the old one's) → KEEP: a
    backdated fact never retires a newer one;
 2. different environments or different work items → KEEP: another entity;
-3. valid times within 15 min → KEEP when the model (reading the pair as if apart) is sure
-   both hold, else UNCERTAIN: no order to decide by;
-4. ``P(REPLACE) ≥ replace_threshold`` → REPLACE, unless the new fact does not claim a present
-   value: a hedge, question or proposal → UNCERTAIN; a temporary change or a firm dated plan,
+3. valid times within the same minute → REPLACE when the new fact says it corrects the old
+   one and the model says REPLACE; KEEP when the model is sure both hold; else UNCERTAIN: no
+   order to decide by;
+4. the new fact does not claim a present value — a hedge, question, proposal, trial, or a
+   conditional or undated plan → UNCERTAIN, whatever the model says (decision 262);
+5. ``P(REPLACE) ≥ replace_threshold`` → REPLACE, unless the new fact is a temporary change
+   or a firm dated plan,
    an addition, or a retraction of some other change that keeps the old value → KEEP (the
    threshold is chosen by cross-validation so that wrong REPLACEs stay at or under a target);
-5. ``P(KEEP) ≥ keep_threshold`` → KEEP; otherwise UNCERTAIN (the abstain band).
+6. ``P(KEEP) ≥ keep_threshold`` → KEEP; otherwise UNCERTAIN (the abstain band).
 
 A verdict whose deciding probability lies within ``margin`` of its threshold, or that a gate
 turned away from REPLACE, is *near the threshold*: the cascade sends it, with every
@@ -29,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nika_tui.domain.judge_features import FEATURE_NAMES, PairFeatures
+from nika_tui.domain.judge_projection import SlotProjection
 from nika_tui.domain.verdicts import Verdict
 
 CLASSES: tuple[Verdict, ...] = (Verdict.REPLACE, Verdict.KEEP, Verdict.UNCERTAIN)
@@ -98,6 +102,9 @@ class JudgeModel:
     """Gradient-boosted trees, one tuple of three (one per class) per stage; when present the
     logits are ``bias + learning_rate × Σ tree(x)`` and ``weights`` are unused."""
     learning_rate: float = 0.1
+    projection: SlotProjection | None = None
+    """The slot read-out of the embeddings (the ``slot_*`` features); ``None``: those
+    features are zero (a model fitted without an embedder)."""
 
     def probabilities(self, values: Sequence[float]) -> dict[Verdict, float]:
         """Class probabilities for one feature vector.
@@ -139,6 +146,7 @@ class JudgeModel:
             "margin": self.margin,
             "learning_rate": self.learning_rate,
             "trees": [[t.to_dict() for t in stage] for stage in self.trees],
+            "projection": self.projection.to_dict() if self.projection is not None else None,
             "meta": dict(self.meta),
         }
 
@@ -172,7 +180,17 @@ class JudgeModel:
             meta=dict(data.get("meta", {})),
             trees=tuple(tuple(Tree.from_dict(t) for t in stage) for stage in data.get("trees", ())),
             learning_rate=float(data.get("learning_rate", 0.1)),
+            projection=_projection(data.get("projection")),
         )
+
+
+def _projection(data: Any) -> SlotProjection | None:
+    if data is None:
+        return None
+    try:
+        return SlotProjection.from_dict(data)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ModelFormatError(f"the judge model's slot projection is unreadable: {exc}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,13 +238,18 @@ _REASONS: dict[str, str] = {
     "other_entity": "another environment or work item: both can be current",
     "same_time_keep": "same time, compatible ({shown})",
     "same_time": "stated at nearly the same time, may conflict ({shown})",
+    "same_time_correction": "a correction stated at once: same slot, new value ({shown})",
     "additive": "the new fact adds to the old one (also, aussi): both current ({shown})",
     "provisional": (
         "the new fact is temporary or a dated plan: the old one still stands ({shown})"
     ),
-    "tentative": "the new fact is hedged, a question or a proposal: not retired ({shown})",
+    "tentative": (
+        "the new fact is hedged, a question, a proposal, a trial or an open plan: "
+        "nothing retired ({shown})"
+    ),
     "reaffirms": "the new fact calls off another change and keeps the old value ({shown})",
     "replace": "same slot, new value later ({shown})",
+    "value_only": "the same sentence with another value, later: an update ({shown})",
     "keep": "both can be current ({shown})",
     "uncertain": "may conflict, evidence insufficient ({shown})",
 }
@@ -246,12 +269,17 @@ def rule_verdict(
     if features.other_entity:
         return Verdict.KEEP, "other_entity", False
     if features.same_time:
+        if features.correction and p_r >= t_r and not features.tentative:
+            return Verdict.REPLACE, "same_time_correction", True
         if p_k >= t_k and p_r < t_r:
             return Verdict.KEEP, "same_time_keep", False
         return Verdict.UNCERTAIN, "same_time", True
+    if features.tentative:
+        return Verdict.UNCERTAIN, "tentative", p_r >= t_r or p_k >= t_k
+    settled = not (features.provisional or features.additive or features.reaffirms)
+    if features.value_only and settled:
+        return Verdict.REPLACE, "value_only", True
     if p_r >= t_r:
-        if features.tentative:
-            return Verdict.UNCERTAIN, "tentative", True
         if features.provisional:
             return Verdict.KEEP, "provisional", True
         if features.additive:

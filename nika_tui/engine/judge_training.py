@@ -1,9 +1,10 @@
 """Retrain the offline judge from labelled files (``nika judge train``) and score it by
 leave-one-domain-out (``nika judge eval --lodo``).
 
-The training data is every labelled split in the repo: the three authors of
-``tests/data/judge_corpus/`` (alpha, bravo, charlie; their TEST split was run once and is now
-spent, decision 180) plus the two older in-repo sets (``judge_dev.jsonl``,
+The training data is every labelled split in the repo: the nine authors of
+``tests/data/judge_corpus/`` (alpha, bravo, charlie, delta — the two headline splits, run once
+each and now spent, decision 180 — and echo, foxtrot, golf, hotel, india, written to a brief
+whose timestamps do not give the label away) plus the two older in-repo sets (``judge_dev.jsonl``,
 ``judge_holdout.jsonl``). The untouched split the judge is measured on lives outside the repo
 and is never read here. Deterministic: same files, same model file.
 """
@@ -17,12 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nika_tui.domain.judge_eval import LabelledPair, parse_eval_jsonl
+from nika_tui.domain.judge_features import pair_features
 from nika_tui.domain.judge_fit import (
     DEFAULT_KIND,
     DEFAULT_L2,
     DEFAULT_MAX_WRONG_REPLACE,
     Example,
     train_model,
+    with_projection,
 )
 from nika_tui.domain.judge_model import JudgeModel, decide_pair
 from nika_tui.domain.ports import Embedder
@@ -34,6 +37,12 @@ DEFAULT_TRAINING_FILES: tuple[str, ...] = (
     "tests/data/judge_corpus/train.jsonl",
     "tests/data/judge_corpus/dev.jsonl",
     "tests/data/judge_corpus/test.jsonl",
+    "tests/data/judge_corpus/delta.jsonl",
+    "tests/data/judge_corpus/echo.jsonl",
+    "tests/data/judge_corpus/foxtrot.jsonl",
+    "tests/data/judge_corpus/golf.jsonl",
+    "tests/data/judge_corpus/hotel.jsonl",
+    "tests/data/judge_corpus/india.jsonl",
     "tests/data/judge_dev.jsonl",
     "tests/data/judge_holdout.jsonl",
 )
@@ -80,10 +89,12 @@ def examples_of(judge: OfflineJudge, files: Sequence[LabelledFile]) -> list[Exam
     """Turn labelled files into training examples (one embedder batch per file)."""
     out: list[Example] = []
     for f in files:
-        feats = judge.features_many([(p.old, p.new) for p in f.pairs])
+        read = judge.read_pairs([(p.old, p.new) for p in f.pairs])
         out += [
-            Example(p.id, ft, p.label, f.domains.get(p.id, ""))
-            for p, ft in zip(f.pairs, feats, strict=True)
+            Example(
+                p.id, pair_features(p.old, p.new, sim), p.label, f.domains.get(p.id, ""), vector
+            )
+            for p, (sim, vector) in zip(f.pairs, read, strict=True)
         ]
     return out
 
@@ -154,11 +165,15 @@ def lodo(
     for domain in sorted({d for _, d in labelled if d}):
         train = [e for e in examples if e.group != domain] + extra
         model = train_model(train, l2=l2, max_wrong_replace=max_wrong_replace, kind=kind)
+        held_out = [by_id[pair.id] for pair, d in labelled if d == domain]
+        if model.projection is not None:
+            held_out = with_projection(held_out, model.projection)
+        features = {e.id: e.features for e in held_out}
         results = []
         for pair, d in labelled:
             if d != domain:
                 continue
-            decision = decide_pair(model, by_id[pair.id].features)
+            decision = decide_pair(model, features[pair.id])
             results.append((pair, Judgement(decision.verdict, decision.reason, "offline-lodo")))
         out.append((domain, results))
     return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -93,7 +94,7 @@ CORPUS = DATA / "judge_corpus"
 
 def test_corpus_splits_are_complete_and_disjoint() -> None:
     splits = {}
-    for name in ("train", "dev", "test"):
+    for name in ("train", "dev", "test", "delta", "echo", "foxtrot", "golf", "hotel", "india"):
         rows = [json.loads(x) for x in (CORPUS / f"{name}.jsonl").read_text("utf-8").splitlines()]
         assert (CORPUS / f"{name}.notes.md").is_file()
         assert len(rows) >= 200
@@ -102,8 +103,8 @@ def test_corpus_splits_are_complete_and_disjoint() -> None:
         splits[name] = rows
     domains = {n: {r["domain"] for r in rows} for n, rows in splits.items()}
     authors = {n: {r["author"] for r in rows} for n, rows in splits.items()}
-    for a, b in (("train", "dev"), ("train", "test"), ("dev", "test")):
-        assert not domains[a] & domains[b] and not authors[a] & authors[b]
+    for a, b in itertools.combinations(splits, 2):
+        assert not domains[a] & domains[b] and not authors[a] & authors[b], (a, b)
 
 
 def test_shipped_model_was_trained_on_the_files_as_they_are_now() -> None:

@@ -79,7 +79,7 @@ def test_claude_topic_file_correction_supersedes_the_project_fact(
     _tenant(work)
     _remember_in_web(running_service, OLD)
     _sync()
-    directory = memory_dir("acme", claude_project_root(work), running_service.ctx.env)
+    directory = memory_dir("acme", claude_project_root(work), running_service.ctx.settings.roots)
     (directory / "deploy-day.md").write_text(
         "---\nname: deploy-day\ndescription: when production deploys\nmetadata:\n"
         f"  type: project\n---\n\n{NEW}\n"
@@ -93,7 +93,7 @@ def test_codex_block_edit_supersedes_the_fact_of_the_line_it_came_from(
 ) -> None:
     _tenant(tmp_path / "elsewhere")  # a workdir of another project: the line's own decides
     _remember_in_web(running_service, OLD)
-    agents = agents_md("acme", running_service.ctx.env)
+    agents = agents_md("acme", running_service.ctx.settings.roots)
     retry_until(lambda: _sync()["codex"] and OLD in agents.read_text(), timeout=60, what="export")
     agents.write_text(agents.read_text().replace("on Thursdays", "on Fridays"))
     _sync()

@@ -22,6 +22,7 @@ from importlib import resources
 from pathlib import Path
 
 from nika_tui.domain.fact_parse import mask_values
+from nika_tui.domain.judge_entity import align, unshared_words
 from nika_tui.domain.judge_features import PairFeatures, PairSimilarity, pair_features
 from nika_tui.domain.judge_model import (
     OFFLINE_JUDGE_NAME,
@@ -30,6 +31,7 @@ from nika_tui.domain.judge_model import (
     ModelFormatError,
     decide_pair,
 )
+from nika_tui.domain.judge_projection import pair_vector
 from nika_tui.domain.ports import Embedder
 from nika_tui.domain.verdicts import Fact, Judgement
 from nika_tui.errors import ConfigError
@@ -102,24 +104,40 @@ class OfflineJudge:
             out.update(zip(rest, self.embedder.embed(rest), strict=True))
         return out
 
-    def similarities(self, pairs: Sequence[tuple[Fact, Fact]]) -> list[PairSimilarity]:
-        """The embedder's cosines for each pair, embedding every distinct text once."""
+    def read_pairs(
+        self, pairs: Sequence[tuple[Fact, Fact]]
+    ) -> list[tuple[PairSimilarity, tuple[float, ...]]]:
+        """Each pair's similarity (cosines and the model's slot logits) and its pair vector
+        (empty without an embedder), embedding every distinct text once."""
         if self.embedder is None:
-            return [PairSimilarity(None, None) for _ in pairs]
+            return [(PairSimilarity(None, None), ()) for _ in pairs]
         texts: list[str] = []
-        for old, new in pairs:
+        spans = [unshared_words(old.text, new.text) for old, new in pairs]
+        swaps = [align(old.text, new.text).word_swaps for old, new in pairs]
+        for (old, new), (so, sn), sw in zip(pairs, spans, swaps, strict=True):
             texts += [old.text, new.text, mask_values(old.text), mask_values(new.text)]
+            texts += [t for t in (so, sn) if t] + [t for pair in sw for t in pair]
         vectors = self._embed(texts)
 
         def cos(a: str, b: str) -> float:
             return float(sum(x * y for x, y in zip(vectors[a], vectors[b], strict=True)))
 
-        return [
-            PairSimilarity(
-                cos(old.text, new.text), cos(mask_values(old.text), mask_values(new.text))
-            )
-            for old, new in pairs
-        ]
+        projection = self.model.projection
+        out: list[tuple[PairSimilarity, tuple[float, ...]]] = []
+        for (old, new), (so, sn), sw in zip(pairs, spans, swaps, strict=True):
+            mo, mn = mask_values(old.text), mask_values(new.text)
+            vector = pair_vector(vectors[mo], vectors[mn], vectors[old.text], vectors[new.text])
+            slot = projection.logits(vector) if projection is not None else None
+            # Nothing unshared or swapped: as far as words go, no other entity is named.
+            span = cos(so, sn) if so and sn else 1.0
+            swap = min((cos(a, b) for a, b in sw), default=1.0)
+            sim = PairSimilarity(cos(old.text, new.text), cos(mo, mn), slot, span, swap)
+            out.append((sim, vector))
+        return out
+
+    def similarities(self, pairs: Sequence[tuple[Fact, Fact]]) -> list[PairSimilarity]:
+        """The embedder's cosines and slot logits for each pair (see :meth:`read_pairs`)."""
+        return [sim for sim, _ in self.read_pairs(pairs)]
 
     def features_many(self, pairs: Sequence[tuple[Fact, Fact]]) -> list[PairFeatures]:
         """Features of every pair (one embedder call for all of them)."""
