@@ -144,8 +144,8 @@ def agent_review_resolve_op(
     if not ctx.tenant(tenant_id).agents.resolve_reviews:
         raise ValidationFailed(
             f"tenant {tenant_id!r} does not let agents resolve reviews",
-            "ask a person to run `nika review resolve`, or set agents.resolve_reviews: true "
-            "in the tenant's config",
+            f"ask a person to run `nika review approve|reject --tenant {tenant_id} ID`, or set "
+            "agents.resolve_reviews: true in the tenant's config",
         )
     decision = decision_of(r.decision)
     note = f"by {r.agent or 'agent'}: {r.note or ''}".strip()

@@ -117,6 +117,8 @@ def test_correct_waits_for_review_then_an_allowed_agent_resolves_it(acme: Any) -
     review_id = corrected.rsplit("(review ", 1)[1].rstrip(")")
     assert f"[{review_id}]" in listed and "staging-9" in listed
     assert refused and "does not let agents resolve reviews" in why
+    # The hint names the command a person really has (there is no `nika review resolve`).
+    assert f"nika review approve|reject --tenant {TENANT} ID" in why, why
     assert stored(svc, new).status is Status.CURRENT  # nothing retired yet
 
     save_tenant(config.model_copy(update={"agents": AgentPermissions(resolve_reviews=True)}))
