@@ -125,12 +125,13 @@ def discover(sources: list[str], env: Mapping[str, str]) -> tuple[list[Unit], li
         root = keyword_root(source, env) if os.sep not in source else None
         target = Path(os.path.expanduser(source)) if root is None else root
         if not target.exists():
-            notes.append(f"skipped {source}: no such file or folder ({target})")
+            hint = MISSING_HINTS.get(source, MISSING_PATH_HINT) if root else MISSING_PATH_HINT
+            notes.append(f"skipped {source}: no such file or folder ({target}): {hint}")
             continue
         if target.is_file():
             kind = _classify(target)
             if kind is None:
-                notes.append(f"skipped {target}: not a session, instruction file or document")
+                notes.append(f"skipped {target}: {NOT_IMPORTABLE}")
             else:
                 add(Unit(target, kind))
             continue
@@ -153,7 +154,7 @@ def discover(sources: list[str], env: Mapping[str, str]) -> tuple[list[Unit], li
                 if _inside(path, real_root):
                     add(Unit(path, "opencode", storage=target))
                 else:
-                    notes.append(f"skipped {path}: symlink outside {target}")
+                    notes.append(f"skipped {path}: symlink outside {target}: {SYMLINK_HINT}")
             continue
         for path, note in _walk(target, real_root):
             if note:
@@ -161,7 +162,7 @@ def discover(sources: list[str], env: Mapping[str, str]) -> tuple[list[Unit], li
                 continue
             kind = _classify(path)
             if kind is None:
-                notes.append(f"skipped {path}: not a session, instruction file or document")
+                notes.append(f"skipped {path}: {NOT_IMPORTABLE}")
             else:
                 add(Unit(path, kind))
     return units, notes
@@ -175,14 +176,14 @@ def _walk(top: Path, real_root: Path) -> Iterator[tuple[Path, str]]:
             if d in _PRUNED_DIRS:
                 continue
             if (here / d).is_symlink() and not _inside(here / d, real_root):
-                yield here / d, f"skipped {here / d}: symlink outside {top}"
+                yield here / d, f"skipped {here / d}: symlink outside {top}: {SYMLINK_HINT}"
                 continue
             kept.append(d)
         dirnames[:] = kept
         for name in sorted(filenames):
             path = here / name
             if path.is_symlink() and not _inside(path, real_root):
-                yield path, f"skipped {path}: symlink outside {top}"
+                yield path, f"skipped {path}: symlink outside {top}: {SYMLINK_HINT}"
             elif path.is_file():
                 yield path, ""
 
@@ -192,6 +193,22 @@ def _walk(top: Path, real_root: Path) -> Iterator[tuple[Path, str]]:
 SESSION_HUGE_HINT = "raise the limit with --max-file-mb to import it"
 DOC_HUGE_HINT = "documents have a fixed limit: split it into smaller files to import it"
 UNREADABLE_HINT = "check the file's permissions and run the import again"
+# A link is followed only inside what the person named: reaching further is their choice.
+SYMLINK_HINT = "name the link's target as a SOURCE to import it"
+NOT_IMPORTABLE = (
+    "not a session, instruction file or document: name session files (.jsonl, Gemini "
+    "session-*.json, opencode.db), CLAUDE.md / AGENTS.md / GEMINI.md or documents "
+    "(.md, .txt, .rst, .adoc), or the folders that hold them"
+)
+MISSING_PATH_HINT = "check the path and run the import again"
+# A keyword's store is missing when the CLI keeps it elsewhere, or was never used here.
+MISSING_HINTS = {
+    "claude": "set CLAUDE_CONFIG_DIR to Claude Code's folder, or name its projects folder",
+    "codex": "set CODEX_HOME to Codex's folder, or name its sessions folder",
+    "gemini": "name Gemini CLI's session folder (…/tmp/<project hash>/chats)",
+    "opencode": "set XDG_DATA_HOME to the folder that holds opencode/, or name opencode.db",
+}
+EMPTY_HINT = "nothing to import (a session with no turns yet); import it again once it has some"
 
 
 def _huge(size: int, limit: int, hint: str) -> ImportSkip:
@@ -309,7 +326,7 @@ def _read_session(unit: Unit, policy: Policy) -> Session:
         return read_gemini(data, unit.path.stem)
     objects, notes = jsonl_objects(text)
     if not objects:
-        raise ImportSkip("an empty session file")
+        raise ImportSkip(f"an empty session file: {EMPTY_HINT}")
     fmt = sniff_jsonl(objects)
     reader = {"claude-code": read_claude, "codex": read_codex, "gemini": read_gemini_jsonl}[fmt]
     session = reader(objects, unit.path.stem)

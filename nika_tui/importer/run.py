@@ -24,7 +24,7 @@ from nika_tui.domain.envelope import NikaMeta, Trigger
 from nika_tui.domain.memory import Layer
 from nika_tui.domain.requests import RememberRequest
 from nika_tui.errors import ServiceNotRunning, StoreUnavailable
-from nika_tui.importer.discover import Policy, Unit, plan_unit
+from nika_tui.importer.discover import UNREADABLE_HINT, Policy, Unit, plan_unit
 from nika_tui.importer.items import ImportItem, ImportSkip, by_time
 from nika_tui.services import redis_keys
 
@@ -80,7 +80,9 @@ def plan(
         try:
             fingerprint = unit.fingerprint()
         except OSError as exc:
-            report.skipped.append(f"skipped {unit.path}: unreadable ({exc.strerror or exc})")
+            report.skipped.append(
+                f"skipped {unit.path}: unreadable ({exc.strerror or exc}): {UNREADABLE_HINT}"
+            )
             continue
         report.files += 1
         if done.get(source) == fingerprint:

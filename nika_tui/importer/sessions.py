@@ -229,7 +229,10 @@ def read_gemini(data: object, fallback_id: str) -> Session:
         ImportSkip: not a Gemini CLI session.
     """
     if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
-        raise ImportSkip("a JSON file that is not a Gemini CLI session (no messages list)")
+        raise ImportSkip(
+            "a JSON file that is not a Gemini CLI session (no messages list): name only "
+            "Gemini CLI's session files, or rename this one if it is not a session"
+        )
     session = Session("gemini", str(data.get("sessionId") or fallback_id), "")
     start = parse_time(data.get("startTime"))
     for n, msg in enumerate(data["messages"], start=1):
@@ -315,7 +318,10 @@ def read_opencode(storage: Path, session_file: Path) -> Session:
     """
     info = _read_json(session_file)
     if not isinstance(info, dict) or not isinstance(info.get("id"), str):
-        raise ImportSkip("an OpenCode session file without an id")
+        raise ImportSkip(
+            "an OpenCode session file without an id: check that OpenCode finished writing it "
+            "(not a copy cut short or edited by hand) and run the import again"
+        )
     session = Session("opencode", info["id"], str(info.get("directory") or ""))
     msg_dir = storage / "message" / info["id"]
     if not msg_dir.is_dir():
@@ -347,7 +353,10 @@ def read_opencode_db(path: Path) -> list[Session]:
     try:
         db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     except sqlite3.Error as exc:
-        raise ImportSkip(f"cannot open the OpenCode database ({exc})") from None
+        raise ImportSkip(
+            f"cannot open the OpenCode database ({exc}): check the file's permissions and "
+            "run the import again"
+        ) from None
     try:
         sessions = db.execute(
             "SELECT id, directory, time_created FROM session WHERE parent_id IS NULL "
@@ -383,6 +392,9 @@ def read_opencode_db(path: Path) -> list[Session]:
             out.append(session)
         return out
     except (sqlite3.Error, json.JSONDecodeError) as exc:
-        raise ImportSkip(f"not a readable OpenCode database ({exc})") from None
+        raise ImportSkip(
+            f"not a readable OpenCode database ({exc}): check it is OpenCode's own database "
+            "and not a copy cut short, then run the import again"
+        ) from None
     finally:
         db.close()

@@ -251,6 +251,7 @@ def test_bad_input_is_skipped_with_a_reason_and_the_rest_goes_on(
     assert "split it into smaller files" in _line(reasons, big_doc)
     assert f"symlink outside {src}" in reasons and "link.jsonl" in reasons
     assert f"skipped {src / 'linked-dir'}: symlink outside" in reasons
+    assert "name the link's target as a SOURCE" in _line(reasons, src / "linked-dir")
     torn_notes = [n for n in report["notes"] if "truncated JSON line skipped" in n]
     assert any("torn.jsonl" in n and "once the session has ended" in n for n in torn_notes)
     sources = {r.meta.source.rsplit(":", 1)[0] for r in stream(redis_client)}
@@ -295,9 +296,11 @@ def test_a_missing_source_is_a_report_line_and_the_rest_goes_on(
     code, report = run_import(str(tmp_path / "nothing"), "codex", str(tmp_path / "c"))
     assert code == 0 and report["queued"] == 4
     assert report["skipped"][0] == (
-        f"skipped {tmp_path / 'nothing'}: no such file or folder ({tmp_path / 'nothing'})"
+        f"skipped {tmp_path / 'nothing'}: no such file or folder ({tmp_path / 'nothing'}): "
+        "check the path and run the import again"
     )
     assert report["skipped"][1].startswith("skipped codex: no such file or folder (")
+    assert "set CODEX_HOME" in report["skipped"][1]
 
 
 @pytest.mark.slow
