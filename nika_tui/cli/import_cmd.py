@@ -8,6 +8,7 @@ A progress bar is drawn on stderr when it is a terminal.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from collections.abc import Iterator
@@ -19,6 +20,7 @@ from nika_tui.errors import ValidationFailed
 from nika_tui.importer.run import DEFAULT_BATCH, ImportReport, Progress
 
 KEYWORDS = ("claude", "codex", "gemini", "opencode")
+DEFAULT_TIMEOUT = 3600.0
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -34,7 +36,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--project", default="", help="project id for everything (default: per cwd)")
     p.add_argument("--dry-run", action="store_true", help="count what would be imported")
     p.add_argument("--wait", action="store_true", help="wait until the service ingested it")
-    p.add_argument("--timeout", type=float, default=3600.0, help="seconds --wait waits")
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds --wait waits")
     p.add_argument("--max-file-mb", type=float, default=None, help="skip larger session files")
     p.add_argument("--batch", type=int, default=DEFAULT_BATCH, help=argparse.SUPPRESS)
     p.add_argument("sources", nargs="+", metavar="SOURCE", help="what to import")
@@ -87,6 +89,41 @@ def print_report(report: ImportReport) -> None:
         print(line)
 
 
+def check_options(args: argparse.Namespace) -> None:
+    """Refuse what argparse lets through but the import cannot use, before anything is read.
+
+    Raises:
+        ValidationFailed: ``--project`` longer than a memory's project id may be,
+            ``--max-file-mb`` not a positive number, ``--timeout`` negative (or NaN).
+    """
+    from annotated_types import MaxLen
+
+    from nika_tui.domain.envelope import NikaMeta
+    from nika_tui.importer.discover import MAX_SESSION_BYTES
+
+    # The limit is the record's own, so the import refuses exactly what ingest would.
+    limit = next(
+        m.max_length for m in NikaMeta.model_fields["project_id"].metadata if isinstance(m, MaxLen)
+    )
+    if len(args.project) > limit:
+        raise ValidationFailed(
+            f"--project is {len(args.project)} characters, at most {limit}",
+            "give a shorter project id, or leave --project out (one project per session's cwd)",
+        )
+    mb = args.max_file_mb
+    # `not (x > 0)` also refuses NaN; infinity would not convert to a byte count.
+    if mb is not None and (not mb > 0 or not math.isfinite(mb)):
+        raise ValidationFailed(
+            f"--max-file-mb must be a positive number of MB, not {mb:g}",
+            f"leave it out for the default ({MAX_SESSION_BYTES // 2**20} MB)",
+        )
+    if not args.timeout >= 0:
+        raise ValidationFailed(
+            f"--timeout must be 0 or more seconds, not {args.timeout:g}",
+            f"leave it out for the default ({DEFAULT_TIMEOUT:g} s)",
+        )
+
+
 def import_cmd(args: argparse.Namespace) -> int:
     """Run one import in the process's environment."""
     return run_import(args, dict(os.environ))
@@ -104,6 +141,7 @@ def run_import(args: argparse.Namespace, env: dict[str, str]) -> int:
     load_tenant(args.tenant)
     if args.batch < 1:
         raise ValidationFailed("--batch must be at least 1", "leave it out")
+    check_options(args)
     max_session = (
         MAX_SESSION_BYTES if args.max_file_mb is None else int(args.max_file_mb * 1024 * 1024)
     )
