@@ -78,7 +78,7 @@ def acme(running_service: RunningService, make_tenant: Callable[..., TenantConfi
 
 
 def test_recall_as_of_layer_timeline_and_projects(acme: Any) -> None:
-    _svc, _config, old, new = acme
+    svc, _config, old, new = acme
     results = session(
         [
             ("memory_recall", {"query": "where is the staging server", "as_of": "2026-04-01"}),
@@ -94,6 +94,11 @@ def test_recall_as_of_layer_timeline_and_projects(acme: Any) -> None:
     assert episodic == "no memory for where is the staging server"
     assert e3 and "2026-03-15" in bad
     assert timeline.index(old) < timeline.index(new) and f"replaced by [{new}]" in timeline
+    # Why the old version was retired (the judge's reason, stored with it) follows what replaced it.
+    why = stored(svc, old).retire_reason
+    lines = timeline.splitlines()
+    replaced = next(i for i, line in enumerate(lines) if f"replaced by [{new}]" in line)
+    assert why and lines[replaced + 1] == f"    why: {why}", timeline
     assert projects == "acme-api — semantic: 1 current, 1 retired"
 
 
