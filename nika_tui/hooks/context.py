@@ -192,7 +192,7 @@ def project_from_cwd(cwd: str, max_depth: int = 12) -> str:
 
 
 def tmux_session(env: Mapping[str, str], tenant_id: str) -> str:
-    """The tmux session the agent runs in: set by the kernel, or inferred from ``$TMUX``."""
+    """The tmux session the agent runs in: ``NIKA_TMUX_SESSION`` when given, else from ``$TMUX``."""
     if env.get("NIKA_TMUX_SESSION"):
         return env["NIKA_TMUX_SESSION"][:200]
     tmux = env.get("TMUX", "")
