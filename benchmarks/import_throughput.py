@@ -13,11 +13,13 @@ Qdrant Edge store and the real embedder:
 
 ``ingest_ratio_vs_embedder`` = embedder-alone time / service drain time (1.0 = the import
 costs nothing beyond embedding). Each turn names its own service and port, but the facts of a
-project look alike, so supersede finds candidates and the rules judge answers KEEP for them:
-an import as it really goes, not the bare pipeline (memory_service_ingest.py measures that).
+project look alike, so supersede finds candidates and the tenant's default judge (the offline
+judge, recorded as ``judge`` in the result) decides each pair: an import as it really goes,
+not the bare pipeline (memory_service_ingest.py measures that).
 
 Run: ``.venv/bin/python benchmarks/import_throughput.py [SESSIONS] [TURNS]`` (default 50 × 10,
-~1 minute on 2 shared cores; the README figures are 50 × 10 runs).
+~1 minute on 2 shared cores; the README figures are 50 × 10 runs). Results:
+``benchmarks/results/import_throughput.json`` (and printed).
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+RESULT = Path(__file__).resolve().parent / "results" / "import_throughput.json"
 
 
 def write_sessions(root: Path, sessions: int, turns: int) -> None:
@@ -78,7 +82,8 @@ def main(sessions: int, turns: int) -> None:
     write_sessions(root / "claude", sessions, turns)
     ctx = build_context()
     try:
-        save_tenant(TenantConfig(tenant_id="bench", display_name="bench"))
+        config = TenantConfig(tenant_id="bench", display_name="bench")
+        save_tenant(config)
         policy = Policy(worth_keeping_prompt, worth_keeping_turn, redact, project_from_cwd)
         report = ImportReport()
         t = time.perf_counter()
@@ -100,6 +105,8 @@ def main(sessions: int, turns: int) -> None:
         embed_s = time.perf_counter() - t
         n = report.queued
         out: dict[str, Any] = {
+            "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "judge": config.judge.kind.value,
             "sessions": report.sessions,
             "memories": n,
             "cpus": os.cpu_count(),
@@ -116,6 +123,8 @@ def main(sessions: int, turns: int) -> None:
             "processed": service.processed,
         }
         print(json.dumps(out, indent=2))
+        RESULT.parent.mkdir(exist_ok=True)
+        RESULT.write_text(json.dumps(out, indent=2) + "\n")
     finally:
         ctx.vectors.close()
         stop_embedded()
