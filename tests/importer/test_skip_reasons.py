@@ -27,7 +27,7 @@ def tenant(make_tenant: Callable[..., Any], redis_url: str) -> str:
 
 def _reason(report: dict[str, Any], path: Path) -> str:
     """What follows ``skipped PATH:`` in the report (the one line that skips ``path``)."""
-    [line] = [s for s in report["skipped"] if s.startswith(f"skipped {path}: ")]
+    [line] = [str(s) for s in report["skipped"] if str(s).startswith(f"skipped {path}: ")]
     return line.removeprefix(f"skipped {path}: ")
 
 
