@@ -34,6 +34,21 @@ pytest_plugins = [
     "tests.plugins.textual_snapshot",
 ]
 
+_MARK_BY_FIXTURE = {"embedder": "embedder", "tmux_server": "tmux"}
+"""A fixture that loads the real model or starts tmux, and the marker its tests must carry."""
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects: the marker must already be there
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test by what its fixtures (direct or not) load, so ``make test-fast`` never
+    pulls the model or tmux in through a fixture whose test forgot its marker (issue 12)."""
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        for fixture, mark in _MARK_BY_FIXTURE.items():
+            if fixture in used and item.get_closest_marker(mark) is None:
+                item.add_marker(mark)
+
+
 _ISOLATED = (
     "NIKA_OS_CONFIG_DIR",
     "NIKA_OS_DATA_DIR",
