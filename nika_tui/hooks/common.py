@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 
 from nika_tui.domain.envelope import ActionType, Domain, Intent, NikaMeta, Trigger
-from nika_tui.domain.memory import MAX_TEXT_CHARS, Layer, content_hash
+from nika_tui.domain.memory import MAX_TEXT_CHARS, Layer, MemoryRecord, content_hash
 from nika_tui.domain.requests import RecallHit, RememberRequest
 from nika_tui.domain.secret_patterns import mask_secrets
 from nika_tui.errors import StoreUnavailable
@@ -217,7 +217,11 @@ def _escape(text: str) -> str:
 
 def hit_line(hit: RecallHit, limit: int = MAX_HIT_CHARS, keep_lines: bool = False) -> str:
     """One recalled memory as a context line: ``- [layer, valid from, id] text``."""
-    rec = hit.record
+    return record_line(hit.record, limit, keep_lines)
+
+
+def record_line(rec: MemoryRecord, limit: int = MAX_HIT_CHARS, keep_lines: bool = False) -> str:
+    """One memory as a context line: ``- [layer, valid from, id] text``."""
     # A handoff packet is a structured, multi-line text; other memories read best on one line.
     text = _escape(rec.text) if keep_lines else " ".join(_escape(rec.text).split())
     if len(text) > limit:

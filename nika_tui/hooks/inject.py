@@ -2,10 +2,12 @@
 agent CLI (Claude Code and Codex directly, Gemini CLI's ``BeforeAgent`` and OpenCode's
 ``chat.message`` through the same two functions).
 
-- **SessionStart** (≤ :data:`SESSION_START_MAX_BYTES`): the handoff packet chosen by session
-  and time (:func:`nika_tui.domain.handoff_select.select_handoff`) and a digest of the
-  project's current state (one recall for its decisions, conventions and open tasks,
-  PALACE-filtered).
+- **SessionStart** (≤ :data:`SESSION_START_MAX_BYTES`, one :data:`SESSION_START_RECALL_TIMEOUT_S`
+  budget): the handoff packet chosen by session and time
+  (:func:`nika_tui.domain.handoff_select.select_handoff`) and a digest of the project's newest
+  current facts (the service's ``recent`` op: semantic, never retired, the tenant's when the
+  project has none), most recent first, one line each, whole lines only, without what the
+  packet already says or this context was given.
 - **UserPromptSubmit** (≤ :data:`PROMPT_MAX_BYTES`): a recall for the prompt itself, the one
   moment the question is known; only hits that pass PALACE (the engine drops hits under its
   cosine floor and answers ``no memory for …`` when none is left) and that this context was not
@@ -21,13 +23,15 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterable, Sequence
 
 from nika_tui.domain.handoff import HANDOFF_MARKER
 from nika_tui.domain.handoff_select import StoredPacket, select_handoff
+from nika_tui.domain.memory import MemoryRecord, Status
 from nika_tui.domain.requests import RecallHit, RecallQuery, RecallResult
 from nika_tui.errors import ServiceBusy, ServiceNotRunning
-from nika_tui.hooks.common import hit_line, note_hits, render_context
+from nika_tui.hooks.common import hit_line, note_hits, record_line, render_context
 from nika_tui.hooks.context import HookContext
 from nika_tui.services import redis_keys
 from nika_tui.services.memory_client import MemoryClient
@@ -37,14 +41,17 @@ PROMPT_MAX_BYTES = 3 * 1024
 PROMPT_RECALL_TIMEOUT_S = 2.0
 SESSION_START_RECALL_TIMEOUT_S = 2.5
 PROMPT_RECALL_LIMIT = 5
-DIGEST_RECALL_LIMIT = 6
+DIGEST_FACTS = 12
+"""Newest facts asked for; the digest shows those that fit whole in the byte budget."""
+DIGEST_LINE_CHARS = 300
+"""A fact's line is cut here, so one long fact does not crowd out the others."""
 SESSION_CONTEXT_TTL_S = 24 * 3600
 MAX_PACKET_CHARS = 3500
 """A packet's share of the SessionStart budget (the rest is the project digest)."""
 
 HANDOFF_TITLE = "Handoff packet from before the compaction"
 HANDOFF_OTHER_TITLE = "Handoff from the last session on this project"
-DIGEST_TITLE = "Project state: recent decisions and conventions"
+DIGEST_TITLE = "Project state: newest current facts, most recent first"
 PROMPT_TITLE = "Memories relevant to this prompt"
 
 
@@ -148,6 +155,75 @@ def _recall(ctx: HookContext, client: MemoryClient, query: str, limit: int) -> R
     return result
 
 
+def _newest_facts(ctx: HookContext, client: MemoryClient) -> list[MemoryRecord]:
+    """The project's newest current facts, else the tenant's, within one time budget."""
+    deadline = time.monotonic() + SESSION_START_RECALL_TIMEOUT_S
+    # A new project has no facts yet; the tenant's newest still tell the agent where things are.
+    scopes = [ctx.project_id, ""] if ctx.project_id else [""]
+
+    def run() -> list[MemoryRecord]:
+        records: list[MemoryRecord] = []
+        try:
+            for project in scopes:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    ctx.notes.append("digest: no time left for the tenant's facts")
+                    break
+                records = client.recent(ctx.tenant_id, project, DIGEST_FACTS, timeout=left)
+                if records:
+                    break
+        except ServiceNotRunning as exc:
+            if isinstance(exc, ServiceBusy):
+                raise  # noted by the step, with its words
+            ctx.notes.append("memory service not running: no digest injected")
+        return records
+
+    result: list[MemoryRecord] | None = ctx.step("recent", run)
+    return result or []
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def digest_facts(
+    records: Sequence[MemoryRecord], already: set[str], said: str
+) -> list[MemoryRecord]:
+    """The facts worth a digest line, most recent first: current (the service sends only
+    those; a reply from an older one must not revive a retired fact), not a handoff packet,
+    not given to this context already, and not quoted by the packet shown with it (its last
+    ask is often the fact itself)."""
+    said_norm = _norm(said)
+    kept = [
+        r
+        for r in records
+        if r.status is Status.CURRENT
+        and r.id not in already
+        and not r.text.startswith(HANDOFF_MARKER)
+        and _norm(r.text) not in said_norm
+    ]
+    return sorted(kept, key=lambda r: r.valid_from, reverse=True)
+
+
+def _fitting(
+    ctx: HookContext,
+    sections: Sequence[tuple[str, Sequence[str]]],
+    title: str,
+    lines: Sequence[str],
+    max_bytes: int,
+) -> int:
+    """How many of ``lines`` fit whole after ``sections``: a fact cut mid-line would be
+    marked shown without having been read."""
+    fit = 0
+    for n in range(1, len(lines) + 1):
+        candidate = [*sections, (title, lines[:n])]
+        whole = render_context(ctx.tenant_id, ctx.project_id, candidate, 1 << 20)
+        if render_context(ctx.tenant_id, ctx.project_id, candidate, max_bytes) != whole:
+            break
+        fit = n
+    return fit
+
+
 def _emit(
     ctx: HookContext,
     event_name: str,
@@ -176,12 +252,13 @@ def session_start_context(ctx: HookContext, event_name: str = "SessionStart") ->
         sections.append(_packet_section(packet, source))
         keys.append(packet.key)
     client = MemoryClient(ctx.redis, timeout=SESSION_START_RECALL_TIMEOUT_S)
-    project = ctx.project_id or ctx.tenant_id
-    query = f"decisions, conventions and open tasks for project {project}"
-    hits = relevant_hits(_recall(ctx, client, query, DIGEST_RECALL_LIMIT), already)
-    if hits:
-        sections.append((DIGEST_TITLE, [hit_line(h) for h in hits]))
-        keys += [h.record.id for h in hits]
+    said = "\n".join("\n".join(lines) for _, lines in sections)
+    facts = digest_facts(_newest_facts(ctx, client), already, said)
+    lines = [record_line(r, DIGEST_LINE_CHARS) for r in facts]
+    fit = _fitting(ctx, sections, DIGEST_TITLE, lines, SESSION_START_MAX_BYTES)
+    if fit:
+        sections.append((DIGEST_TITLE, lines[:fit]))
+        keys += [r.id for r in facts[:fit]]
     return _emit(ctx, event_name, sections, keys, SESSION_START_MAX_BYTES)
 
 

@@ -332,11 +332,20 @@ class MemoryClient:
 
         return self.send(req.ProjectsRequest(tenant_id)).projects
 
-    def recent(self, tenant_id: str, project_id: str = "", limit: int = 10) -> list[MemoryRecord]:
-        """The newest current facts (semantic, by valid time) of a tenant or one project."""
+    def recent(
+        self,
+        tenant_id: str,
+        project_id: str = "",
+        limit: int = 10,
+        timeout: float | None = None,
+    ) -> list[MemoryRecord]:
+        """The newest current facts (semantic, by valid time) of a tenant or one project.
+
+        ``timeout`` overrides the client's (a hook shares one budget between two asks).
+        """
         from nika_tui.domain import protocol_requests as req
 
-        out = self.send(req.RecentRequest(tenant_id, project_id, limit))
+        out = self.send(req.RecentRequest(tenant_id, project_id, limit), timeout)
         return [MemoryRecord.model_validate(r) for r in out.records]
 
     def agent_retire(
