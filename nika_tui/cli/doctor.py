@@ -175,6 +175,7 @@ def check_agent_clis() -> list[CheckResult]:
 
 def check_codex_hook_trust() -> list[CheckResult]:
     """Codex tenants: does Codex trust nika's hooks (it runs none that are untrusted)?"""
+    from nika_tui.domain.tenant import AgentCli
     from nika_tui.services.agent_settings import agent_home, codex_trust_report
     from nika_tui.services.config_store import list_tenant_ids, load_tenant
 
@@ -184,7 +185,9 @@ def check_codex_hook_trust() -> list[CheckResult]:
             config = load_tenant(tid)
         except ConfigError:
             continue
-        if config.agent_cli.value != "codex":
+        # Codex may be any of the tenant's agents, not only the first (a `[claude-code, codex]`
+        # tenant runs Codex in its second window).
+        if AgentCli.CODEX not in config.agent_clis:
             continue
         name = f"codex-hooks:{tid}"
         if not (agent_home(tid, "codex") / "hooks.json").exists():
