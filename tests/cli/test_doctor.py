@@ -113,10 +113,10 @@ def test_untrusted_codex_hooks_are_reported_with_how_to_trust_them(
 
 
 def test_an_unverified_cli_version_is_said_plainly() -> None:
-    from nika_tui.cli.doctor import VERIFIED_VERSIONS, _verified_note
+    from nika_tui.domain.agent_versions import VERIFIED_VERSIONS, verified_note
 
-    assert _verified_note("codex", VERIFIED_VERSIONS["codex"]) == ""
-    note = _verified_note("claude-code", "9.9.9")
+    assert verified_note("codex", VERIFIED_VERSIONS["codex"]) == ""
+    note = verified_note("claude-code", "9.9.9")
     assert "not verified with nika (verified: 2.1.197)" in note
 
 
