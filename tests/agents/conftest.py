@@ -53,6 +53,18 @@ def codex_bin() -> Path:
     return _binary("@openai/codex")
 
 
+@pytest.fixture(scope="session")
+def gemini_bin() -> Path:
+    """The pinned Gemini CLI binary."""
+    return _binary("@google/gemini-cli")
+
+
+@pytest.fixture(scope="session")
+def opencode_bin() -> Path:
+    """The pinned OpenCode binary."""
+    return _binary("opencode-ai")
+
+
 @pytest.fixture
 def mock_model() -> Iterator[MockModelServer]:
     """The mock Anthropic / OpenAI server on 127.0.0.1, a free port."""

@@ -25,7 +25,6 @@ from nika_tui.domain.memory import Layer
 from nika_tui.domain.requests import RecallQuery
 from nika_tui.services import redis_keys
 from nika_tui.services.gemini_settings import gemini_home, install_gemini_hooks
-from tests.agents.cli_install import CliInstallError, install_cli
 from tests.agents.headless import run_ok, stored_fact
 from tests.agents.mock_gemini_openai_chat import Logged, MockModelServer, default_reply
 from tests.helpers import retry_until
@@ -36,14 +35,6 @@ pytestmark = [pytest.mark.agents, pytest.mark.embedder]
 TENANT = "acme"
 FACT = "The staging server moved to 10.0.9.30 last week, the old address is retired."
 QUESTION = "What is the IP address of the staging server now?"
-
-
-@pytest.fixture(scope="module")
-def gemini_bin() -> Path:
-    try:
-        return install_cli("@google/gemini-cli")
-    except CliInstallError as exc:
-        pytest.skip(f"Gemini CLI not installable here: {exc}")
 
 
 @dataclass

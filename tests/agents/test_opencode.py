@@ -28,7 +28,7 @@ from filelock import FileLock
 
 from nika_tui.services import redis_keys
 from nika_tui.services.opencode_settings import install_opencode_plugin, opencode_config_dir
-from tests.agents.cli_install import PINNED, CliInstallError, cache_root, install_cli
+from tests.agents.cli_install import PINNED, cache_root
 from tests.agents.headless import run_ok, stored_fact
 from tests.agents.mock_gemini_openai_chat import Logged, MockModelServer
 from tests.helpers import retry_until
@@ -43,14 +43,6 @@ WINDOW = 200_000
 
 
 @pytest.fixture(scope="module")
-def opencode_bin() -> Path:
-    try:
-        return install_cli("opencode-ai")
-    except CliInstallError as exc:
-        pytest.skip(f"OpenCode not installable here: {exc}")
-
-
-@pytest.fixture(scope="module")
 def plugin_deps() -> Path:
     """``node_modules`` with ``@opencode-ai/plugin`` at OpenCode's own version, installed once."""
     version = PINNED["opencode-ai"][0]
@@ -59,7 +51,7 @@ def plugin_deps() -> Path:
         if not (prefix / "node_modules" / "@opencode-ai" / "plugin").is_dir():
             npm = shutil.which("npm")
             if npm is None:
-                pytest.skip("npm is not on PATH")
+                pytest.skip("npm is not on PATH: the real-CLI suite needs node + npm")
             prefix.mkdir(parents=True, exist_ok=True)
             proc = subprocess.run(
                 [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
@@ -67,7 +59,9 @@ def plugin_deps() -> Path:
                 capture_output=True, text=True, check=False,
             )  # fmt: skip
             if proc.returncode != 0:
-                pytest.skip(f"@opencode-ai/plugin not installable: {proc.stderr[-400:]}")
+                # As for the CLIs themselves (conftest._binary): npm present but failing is a
+                # failure, not a reason to skip the suite silently.
+                pytest.fail(f"@opencode-ai/plugin not installable: {proc.stderr[-400:]}")
     return prefix
 
 

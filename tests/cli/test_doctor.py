@@ -113,11 +113,55 @@ def test_untrusted_codex_hooks_are_reported_with_how_to_trust_them(
 
 
 def test_an_unverified_cli_version_is_said_plainly() -> None:
-    from nika_tui.cli.doctor import VERIFIED_VERSIONS, _verified_note
+    from nika_tui.domain.agent_versions import VERIFIED_VERSIONS, verified_note
 
-    assert _verified_note("codex", VERIFIED_VERSIONS["codex"]) == ""
-    note = _verified_note("claude-code", "9.9.9")
+    assert verified_note("codex", VERIFIED_VERSIONS["codex"]) == ""
+    note = verified_note("claude-code", "9.9.9")
     assert "not verified with nika (verified: 2.1.197)" in note
+
+
+def _stand_in(bindir: Path, name: str, version_line: str) -> None:
+    exe = bindir / name
+    exe.write_text(f'#!/bin/sh\necho "{version_line}"\n')
+    exe.chmod(0o755)
+
+
+def test_gemini_and_opencode_versions_are_checked_too(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    _stand_in(bindir, "gemini", "0.25.2")  # hooks off by default: nika's never run
+    _stand_in(bindir, "opencode", "1.0.0")
+    monkeypatch.setenv("PATH", str(bindir))
+    _code, checks = _report(capsys)
+    gemini = checks["agent:gemini-cli"]
+    assert gemini["status"] == "warn" and gemini["required"] is False
+    assert "0.25.2 is older than 0.26.0, the first version that runs nika's hooks" in str(
+        gemini["detail"]
+    )
+    assert gemini["fix"] == "npm install -g @google/gemini-cli@latest"
+    opencode = checks["agent:opencode"]
+    assert opencode["status"] == "ok"
+    assert "not verified with nika (verified: 1.18.33)" in str(opencode["detail"])
+
+    _stand_in(bindir, "gemini", "0.61.0")
+    _code, checks = _report(capsys)
+    assert checks["agent:gemini-cli"]["status"] == "ok"
+    assert "not verified" not in str(checks["agent:gemini-cli"]["detail"])
+
+
+def test_the_verified_versions_are_the_suites_pins() -> None:
+    from nika_tui.domain.agent_versions import VERIFIED_VERSIONS
+    from tests.agents.cli_install import PINNED
+
+    clis = {
+        "claude": "claude-code",
+        "codex": "codex",
+        "gemini": "gemini-cli",
+        "opencode": "opencode",
+    }
+    assert {clis[binary]: version for version, binary in PINNED.values()} == VERIFIED_VERSIONS
 
 
 def test_the_tenants_cloud_judge_is_reached_with_its_key(

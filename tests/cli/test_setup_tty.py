@@ -60,3 +60,32 @@ def test_ctrl_c_at_a_prompt_exits_130_and_writes_nothing(tmp_path: Path) -> None
             proc.kill()
         os.close(master)
     assert not (tmp_path / "xdg" / "nika-os" / "tenants" / "acme").exists()
+
+
+def test_setup_agents_is_the_agent_section() -> None:
+    from nika_tui.domain.tenant import AgentCli, TenantConfig
+    from nika_tui.services.config_store import save_tenant
+
+    save_tenant(TenantConfig(tenant_id="acme", display_name="Acme", agent_cli=AgentCli.SHELL))
+    master, slave = pty.openpty()
+    env = os.environ | {"PYTHONPATH": str(ROOT), "TERM": "xterm"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nika_tui", "setup", "agents", "--tenant", "acme"],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        close_fds=True,
+        start_new_session=True,
+    )
+    os.close(slave)
+    try:
+        # The name for it: the agent section's question, not "invalid choice".
+        _read_until(master, b"Agent CLI for this tenant")
+        os.write(master, b"\x03")
+        _read_until(master, b"nothing was written")
+        assert proc.wait(timeout=30) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(master)

@@ -7,6 +7,9 @@ from __future__ import annotations
 import json
 import tomllib
 
+import pytest
+
+from nika_tui.cli import main
 from nika_tui.dashboard.redis_reads import codex_trust_problems
 from nika_tui.domain.tenant import AgentCli, KernelConfig, TenantConfig
 from nika_tui.engine.kernels.hook_install import install_for_tenant
@@ -105,3 +108,24 @@ def test_merge_trust_replaces_a_stale_hash_in_place() -> None:
     data = tomllib.loads(second)
     assert data["hooks"]["state"]["/h/hooks.json:stop:0:0"] == {"trusted_hash": "sha256:new"}
     assert second.count("[projects.") == 1
+
+
+def test_codex_as_the_second_agent_is_checked_too(capsys: pytest.CaptureFixture[str]) -> None:
+    config = TenantConfig(
+        tenant_id="duo",
+        display_name="Duo",
+        agent_cli=AgentCli.CLAUDE_CODE,
+        more_agent_clis=[AgentCli.CODEX],
+    )
+    save_tenant(config)
+    install_for_tenant(config)  # no consent: Codex's hooks installed, not trusted
+    assert (agent_home("duo", "codex") / "hooks.json").exists()
+
+    [problem] = codex_trust_problems(config, Settings.from_env().roots)
+    assert "Codex hooks untrusted" in problem and "nika setup agent --tenant duo" in problem
+
+    main(["doctor", "--json"])
+    checks = {c["name"]: c for c in json.loads(capsys.readouterr().out)["checks"]}
+    check = checks["codex-hooks:duo"]
+    assert check["status"] == "warn" and "untrusted: Codex skips" in str(check["detail"])
+    assert "nika setup agent --tenant duo" in str(check["fix"])

@@ -558,3 +558,27 @@ def test_rerun_checks_the_judge_with_the_stored_key(
     judge = run.outcome.plan.config.judge
     assert judge.api_key is not None and judge.api_key.name == "judge.api_key"
     assert key not in run.outcome.plan.config.model_dump_json() and key not in run.text
+
+
+def test_a_gemini_cli_too_old_for_hooks_is_said_in_one_line(
+    run_wizard: Runner, agent_bin: Path, memory_keyring: MemoryKeyring
+) -> None:
+    gemini = agent_bin / "gemini"
+    gemini.write_text('#!/bin/sh\necho "0.23.0"\n')
+    gemini.chmod(0o755)
+    keys = (
+        CLEAR + "acme" + ENTER + CLEAR + "Acme" + ENTER
+        + ENTER  # language
+        + ENTER  # plan
+        + "3" + ENTER  # agent: Gemini CLI
+        + ENTER  # nothing ticked to run beside it
+        + ENTER * 9
+    )  # fmt: skip
+    run = run_wizard(keys)
+    assert run.outcome is not None
+    assert run.outcome.plan.config.agent_cli.value == "gemini-cli"
+    [line] = [t for t in run.text.splitlines() if "older than 0.26.0" in t]
+    assert (
+        "gemini-cli 0.23.0 is older than 0.26.0, the first version that runs nika's hooks" in line
+    )
+    assert "npm install -g @google/gemini-cli@latest" in line
