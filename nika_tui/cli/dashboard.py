@@ -97,8 +97,8 @@ def announce_background_start(settings: Settings) -> None:
         return
     print(
         "nika: starting Redis and the memory service in the background (tmux session "
-        "nika-core); they keep running after you quit: `nika down` stops them, "
-        "NIKA_NO_AUTOSTART=1 does not start the service",
+        "nika-core); they keep running after you quit: `nika down` stops the service, "
+        "`nika down --redis` Redis too; NIKA_NO_AUTOSTART=1 does not start the service",
         file=sys.stderr,
     )
 

@@ -269,7 +269,7 @@ def down_cmd(args: argparse.Namespace) -> int:
     from nika_tui.services.liveness import process_alive as pid_alive
     from nika_tui.services.liveness import reap
     from nika_tui.services.memory_client import MemoryClient
-    from nika_tui.services.redis_server import stop_embedded
+    from nika_tui.services.redis_server import embedded_running, stop_embedded
 
     stopped = False
     signalled = False
@@ -320,6 +320,8 @@ def down_cmd(args: argparse.Namespace) -> int:
             print("memory service was not running")
         if redis_stopped:
             print("embedded Redis stopped")
+        elif not args.redis and embedded_running():
+            print("embedded Redis keeps running — stop it with `nika down --redis`")
         if kernels:
             print(
                 f"{len(kernels)} kernel(s) keep running: {', '.join(kernels)} — "

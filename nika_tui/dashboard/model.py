@@ -106,6 +106,12 @@ class MetricView:
     """off | escalate | autonomous: what the tenant's auto-actions would do with ``action``."""
     window: str = ""
     sample_size: int | None = None
+    note: str = ""
+    """The audit's note, e.g. ``insufficient data: n=3 of the 30 needed`` (decision 220)."""
+    sample_n: int | None = None
+    """The ``n`` the metric's minimum counts (queries or points), read from ``note``."""
+    min_sample: int | None = None
+    """The metric's minimum sample before it may warn or alert, read from ``note``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ review items, bus lines) and tolerate the variants written by older code.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -39,6 +40,9 @@ from nika_tui.domain.debt_tables import ACTIONS, ActionKind
 
 KNOWN_STATES = frozenset({"starting", "working", "waiting-input", "idle", "exited", "error"})
 PENDING = frozenset({"pending", "open", "requested", ""})
+# The n and the minimum inside domain/debt.py's note ``insufficient data: n=3 of the 30 needed``:
+# n counts queries for the query-log metrics, so ``sample_size`` is not it.
+_INSUFFICIENT_NOTE = re.compile(r"n=(\d+) of the (\d+) needed")
 
 
 def load_json(raw: object) -> Any:
@@ -204,6 +208,8 @@ def parse_debt(
             continue
         name, action, strategy = _str(m.get("name")), _str(m.get("action")), _str(m.get("strategy"))
         key = auto_action_key(action, strategy)
+        note = _str(m.get("note"))
+        counts = _INSUFFICIENT_NOTE.search(note)
         metrics.append(
             MetricView(
                 name=name or UNREADABLE,
@@ -217,6 +223,9 @@ def parse_debt(
                 auto_mode=auto.get(key, "") if key else "",
                 window=_str(m.get("window")),
                 sample_size=_int(m.get("sample_size")),
+                note=note,
+                sample_n=int(counts[1]) if counts else None,
+                min_sample=int(counts[2]) if counts else None,
             )
         )
     return DebtView(

@@ -62,7 +62,7 @@ from nika_tui.dashboard.redis_reads import (
     stream_entries,
 )
 from nika_tui.domain import protocol_requests as req
-from nika_tui.domain.debt_results import describe_result
+from nika_tui.domain.confirmation_results import describe_confirmation
 from nika_tui.domain.protocol import Op
 from nika_tui.errors import KernelError, NikaError
 from nika_tui.services import redis_keys as keys
@@ -334,12 +334,8 @@ class RedisDashboardSource(RedisMemories):
         finally:
             client.close()
         line = f"{out['status']} {out['kind']} for {tenant_id}"
-        result = out.get("result")
-        if isinstance(result, dict) and str(out["kind"]).startswith("debt."):
-            inner = result.get("result", result)  # debt.apply answers {"result": {...}}
-            line += f": {describe_result(str(out['kind']), inner)}"
-        elif result:
-            line += f": {json.dumps(result, default=str)[:160]}"
+        if said := describe_confirmation(str(out["kind"]), out.get("result")):
+            line += f": {said}"
         return line
 
     # --- bus, recall --------------------------------------------------------------------

@@ -185,6 +185,11 @@ def ensure_embedded(env: Mapping[str, str] | None = None, timeout: float = 10.0)
     raise StoreUnavailable("the embedded Redis did not answer", f"see {loc.root / 'redis.log'}")
 
 
+def embedded_running(env: Mapping[str, str] | None = None) -> bool:
+    """True when nika's embedded Redis answers on its socket (whatever ``REDIS_URL`` says)."""
+    return _ping(embedded_location(env).url)
+
+
 def stop_embedded(env: Mapping[str, str] | None = None, timeout: float = 10.0) -> bool:
     """Shut the embedded server down (AOF is flushed); True when one was running."""
     loc = embedded_location(env)

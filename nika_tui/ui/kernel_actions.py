@@ -22,6 +22,7 @@ from nika_tui.ui.navigation import ScreenNavigation
 
 if TYPE_CHECKING:
     from nika_tui.dashboard.model import DashboardSource, Snapshot
+    from nika_tui.ui.app import DashboardOptions
 
 
 class ActionDone(Message):
@@ -41,6 +42,7 @@ class KernelActions(ScreenNavigation):
         source: DashboardSource
         snapshot: Snapshot | None
         leaving: bool
+        options: DashboardOptions
 
     @work(thread=True, exit_on_error=False, group="actions")
     def run_kernel_action(self, label: str, fn: Callable[[], str]) -> None:
@@ -86,11 +88,19 @@ class KernelActions(ScreenNavigation):
 
         self.push_screen(AskYesNo(f"Stop the kernel of {t}?", detail, "Stop"), answered)
 
+    async def action_quit(self) -> None:
+        """ctrl+q and the palette's Quit: the same way out as `q`, with its line."""
+        self.action_leave()
+
     def action_leave(self) -> None:
         """Quit, saying what keeps running (the service, the kernels) and how to stop it."""
         from nika_tui.dashboard.leaving import still_running
 
-        line = "" if self.preview or self.snapshot is None else still_running(self.snapshot)
+        # Without REDIS_URL the dashboard started (or found) nika's embedded Redis, which
+        # outlives it like the service does.
+        embedded = not self.options.env.get("REDIS_URL")
+        snap = self.snapshot
+        line = "" if self.preview or snap is None else still_running(snap, embedded)
         self.leaving = True
         self.exit(message=line or None)
 

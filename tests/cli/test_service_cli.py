@@ -10,8 +10,10 @@ import libtmux
 import pytest
 
 from nika_tui.cli import main
+from nika_tui.cli.dashboard import announce_background_start
 from nika_tui.paths import data_dir
-from nika_tui.services.redis_server import stop_embedded
+from nika_tui.services.redis_server import embedded_running, ensure_embedded, stop_embedded
+from nika_tui.settings import Settings
 
 pytestmark = [pytest.mark.slow, pytest.mark.tmux, pytest.mark.embedder]
 
@@ -33,9 +35,36 @@ def test_down_says_which_kernels_keep_running(
     assert main(["down"]) == 0
     out = capsys.readouterr().out
     assert "1 kernel(s) keep running: acme" in out and "nika kernel stop TENANT" in out
+    assert "Redis" not in out  # none runs here: nothing to say about it
     assert tmux_server.has_session("nika-tenant-acme")
     assert main(["down", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["kernels_running"] == ["acme"]
+
+
+def test_down_says_the_embedded_redis_keeps_running_and_down_redis_stops_it(
+    tmux_server: libtmux.Server,
+    embedded_redis_cleanup: None,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    ensure_embedded()
+    assert main(["down"]) == 0
+    out = capsys.readouterr().out
+    assert "embedded Redis keeps running" in out and "`nika down --redis`" in out
+    assert embedded_running()
+    assert main(["down", "--redis"]) == 0
+    out = capsys.readouterr().out
+    assert "embedded Redis stopped" in out and "keeps running" not in out
+    assert not embedded_running()
+
+
+def test_the_autostart_line_says_plain_down_leaves_redis_up(
+    isolated_env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Nothing answers here: opening the dashboard would start both, and says how to stop each.
+    announce_background_start(Settings.from_env(isolated_env))
+    err = capsys.readouterr().err
+    assert "`nika down` stops the service" in err and "`nika down --redis` Redis too" in err
+    assert "`nika down` stops them" not in err
 
 
 def test_up_reuses_and_down_stops(

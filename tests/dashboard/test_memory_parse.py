@@ -112,6 +112,7 @@ class Leaving(NamedTuple):
     rows: tuple[TenantRow, ...]
     expected: list[str]
     absent: list[str]
+    embedded_redis: bool = False
 
 
 LEAVING = [
@@ -129,17 +130,42 @@ LEAVING = [
     Leaving(
         "a kernel without service", False, (_row("a", "waiting-input"),), ["a (waiting"], ["down"]
     ),
+    # The embedded Redis outlives the dashboard too, and plain `nika down` leaves it up.
+    Leaving(
+        "service and the embedded Redis",
+        True,
+        (),
+        ["the memory service and the embedded Redis", "`nika down --redis` Redis too"],
+        ["kernel"],
+        embedded_redis=True,
+    ),
+    Leaving(
+        "the embedded Redis alone",
+        False,
+        (),
+        ["still running: the embedded Redis.", "`nika down --redis` stops Redis"],
+        ["service"],
+        embedded_redis=True,
+    ),
 ]
 
 
 @pytest.mark.parametrize("case", LEAVING, ids=lambda c: c.test_id)
 def test_still_running_line(case: Leaving) -> None:
-    line = still_running(Snapshot(_at(1), case.rows, service_ok=case.service_ok))
+    snapshot = Snapshot(_at(1), case.rows, service_ok=case.service_ok)
+    line = still_running(snapshot, embedded_redis=case.embedded_redis)
     for text in case.expected:
         assert text in line
     for text in case.absent:
         assert text not in line
     assert (line == "") == (not case.expected)
+
+
+def test_an_external_or_unreachable_redis_is_not_named_on_leaving() -> None:
+    # REDIS_URL (not ours to stop) or a Redis that does not answer: nothing to say about it.
+    assert still_running(Snapshot(_at(1), service_ok=False), embedded_redis=False) == ""
+    down = Snapshot(_at(1), service_ok=False, redis_ok=False)
+    assert still_running(down, embedded_redis=True) == ""
 
 
 def _line(kind: str, at: str, **body: object) -> str:

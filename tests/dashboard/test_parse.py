@@ -208,3 +208,18 @@ def test_alert_whose_approved_action_changed_nothing_does_not_need_a_person(
     assert view.held == (("duplicate_rate",) if skipped else ())
     row = TenantRow("acme", debt_status=status, debt_held=not view.needs_person)
     assert row.needs_me is not skipped
+
+
+def test_an_insufficient_metric_keeps_its_note_n_and_minimum() -> None:
+    metric = {"name": "staleness_score", "value": 208.0, "threshold": 90.0}
+    thin = metric | {"status": "insufficient", "sample_size": 40}
+    thin["note"] = "insufficient data: n=3 of the 10 needed"  # n counts queries, not sample_size
+    view = parse_debt("acme", [{"metrics": [thin, metric | {"status": "ok"}]}])
+    first, second = view.metrics
+    assert (first.status, first.note, first.sample_n, first.min_sample) == (
+        "insufficient",
+        "insufficient data: n=3 of the 10 needed",
+        3,
+        10,
+    )
+    assert (second.note, second.sample_n, second.min_sample) == ("", None, None)

@@ -368,14 +368,19 @@ def test_offline_preview_has_a_banner_and_refuses_actions(build_app: Build) -> N
     run(scenario())
 
 
-def test_quit_says_what_keeps_running(build_app: Build, fixture_source: FixtureSource) -> None:
+@pytest.mark.parametrize("key", ["q", "ctrl+q"])
+def test_quit_says_what_keeps_running(
+    key: str, build_app: Build, fixture_source: FixtureSource
+) -> None:
     async def scenario() -> None:
         async with build_app(fixture_source).run_test(size=SIZE) as pilot:
             app = await ready(pilot)
-            await pilot.press("q")
+            await pilot.press(key)
             await wait_for(pilot, lambda: app._exit, "exit")
             said = " ".join(str(r) for r in app._exit_renderables)
             assert "the memory service" in said and "acme (working)" in said
             assert "nika down" in said
+            # No REDIS_URL: the dashboard's Redis is nika's embedded one, which stays up.
+            assert "the embedded Redis" in said and "`nika down --redis`" in said
 
     run(scenario())

@@ -24,7 +24,10 @@ STATUS_STYLE = {
 
 
 def metric_text(metric: MetricView) -> Text:
-    """``duplicate_rate  0.072 / 0.05  ALERT`` (``no data`` when never measured)."""
+    """``duplicate_rate  0.072 / 0.05  ALERT`` (``no data`` when never measured).
+
+    An insufficient metric adds its sample: ``208 / 90  INSUFFICIENT (n=3, needs 10)``.
+    """
     text = Text(f"{metric.name:<24}")
     if metric.value is None:
         text.append(f"{'no data':>8} / {format_metric(metric.threshold):<8}", style="dim")
@@ -32,7 +35,17 @@ def metric_text(metric: MetricView) -> Text:
         return text
     text.append(f"{format_metric(metric.value):>8} / {format_metric(metric.threshold):<8}")
     text.append(f" {metric.status.upper():<7}", style=STATUS_STYLE.get(metric.status, ""))
+    if metric.status == "insufficient":
+        # Without n and the minimum, "INSUFFICIENT" reads as a verdict on the memories.
+        text.append(f" ({sample_note(metric)})", style="dim")
     return text
+
+
+def sample_note(metric: MetricView) -> str:
+    """``n=12, needs 50`` from the audit's note (the note itself when it has no counts)."""
+    if metric.sample_n is not None and metric.min_sample is not None:
+        return f"n={metric.sample_n}, needs {metric.min_sample}"
+    return metric.note or "too few samples"
 
 
 def action_text(metric: MetricView) -> Text:
@@ -67,6 +80,7 @@ class MetricRow(Vertical):
     MetricRow { height: auto; margin-bottom: 1; }
     MetricRow > Horizontal { height: 1; }
     MetricRow .metric-name { width: 50; }
+    MetricRow.metric-insufficient .metric-name { width: 76; }
     MetricRow .metric-action { width: 1fr; }
     MetricRow > TimeChart { height: 9; }
     """
