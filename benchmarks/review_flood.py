@@ -156,10 +156,11 @@ def main(n: int, judge: str, seed: int) -> dict[str, Any]:
         )
         url = ensure_embedded()
         store = EdgeVectorStore(root / "qdrant", 384, flush_writes=False)
-        embedder = open_embedder()
+        settings = Settings.from_env()
+        embedder = open_embedder(settings)
         ctx = EngineContext(
             env=dict(os.environ),
-            settings=Settings.from_env(),
+            settings=settings,
             redis=redis.Redis.from_url(url),
             vectors=store,
             embedder=embedder,

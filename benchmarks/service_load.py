@@ -217,8 +217,9 @@ def _floor() -> dict[str, Any]:
     from nika_tui.paths import data_dir
     from nika_tui.services.embeddings import open_embedder
     from nika_tui.services.vectors.edge import EdgeVectorStore
+    from nika_tui.settings import Settings
 
-    embedder = open_embedder(dict(os.environ))
+    embedder = open_embedder(Settings.from_env())
     batch = QUERIES[:20]
     embedder.embed(batch)  # warm-up
     rounds = 10

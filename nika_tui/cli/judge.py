@@ -147,8 +147,9 @@ def _build_judge(args: argparse.Namespace) -> tuple[Any, str]:
 
 def _embedder() -> Any:
     from nika_tui.services.embeddings import open_embedder
+    from nika_tui.settings import Settings
 
-    return open_embedder()
+    return open_embedder(Settings.from_env())
 
 
 def _pct(value: float) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from nika_tui.domain.ports import VectorStore
 from nika_tui.engine.context import EngineContext
 from nika_tui.errors import NikaError
-from nika_tui.paths import data_dir, ensure_private_dir
+from nika_tui.paths import ensure_private_dir
 from nika_tui.settings import Settings
 
 
@@ -23,8 +23,10 @@ def build_context(
     """The service's context from the environment (starts the embedded Redis if needed).
 
     Args:
-        env: The process environment (``os.environ`` when None): paths and children's env.
-        settings: The knobs the entry point built; None: read from ``env``.
+        env: The process environment (``os.environ`` when None). Kept raw on purpose: it is
+            what children inherit, and it holds what is not a setting (``REDIS_URL``,
+            ``QDRANT_URL`` and the secrets: ``QDRANT_API_KEY``, the embeddings key).
+        settings: The knobs and roots the entry point built; None: read from ``env``.
     """
     from nika_tui.services.embeddings import open_embedder
     from nika_tui.services.redis_server import connect
@@ -33,7 +35,7 @@ def build_context(
     e: Mapping[str, str] = dict(os.environ if env is None else env)
     settings = Settings.from_env(e) if settings is None else settings
     r = connect(e, start=True)
-    embedder = open_embedder(e)
+    embedder = open_embedder(settings, e)
     vectors: VectorStore
     if e.get("QDRANT_URL", "").strip():
         vectors = open_vector_store(e, embedder.dimension)
@@ -43,7 +45,9 @@ def build_context(
         # Flushed once per batch by the service (before acking), not after every write: the
         # WAL already survives a killed process, and per-write flushes cost ~0.3 s each here.
         vectors = EdgeVectorStore(
-            ensure_private_dir(data_dir(e) / "qdrant"), embedder.dimension, flush_writes=False
+            ensure_private_dir(settings.data_root / "qdrant"),
+            embedder.dimension,
+            flush_writes=False,
         )
     return EngineContext(env=e, settings=settings, redis=r, vectors=vectors, embedder=embedder)
 
@@ -73,15 +77,19 @@ class StoredVectorsOnly:
         raise NikaError("this maintenance command cannot embed text", "start `nika up`")
 
 
-def build_local_context(env: Mapping[str, str]) -> EngineContext:
+def build_local_context(env: Mapping[str, str], settings: Settings | None = None) -> EngineContext:
     """A maintenance pass's context outside the service: the stores only, no embedding model.
 
     Audits, purges and REM passes compare stored vectors; the embedder refuses to embed.
+
+    Args:
+        env: The process environment, as for :func:`build_context`.
+        settings: The knobs and roots the entry point built; None: read from ``env``.
     """
     from nika_tui.services.redis_server import connect
     from nika_tui.services.vectors import open_vector_store
 
-    settings = Settings.from_env(env)
+    settings = Settings.from_env(env) if settings is None else settings
     raw = settings.embeddings_dimension
     dimension = int(raw) if raw.isdigit() and int(raw) > 0 else LOCAL_DIMENSION
     return EngineContext(

@@ -268,21 +268,24 @@ class HttpEmbedder:
 
 
 def open_embedder(
-    env: Mapping[str, str] | None = None,
+    settings: Settings, key_env: Mapping[str, str] | None = None
 ) -> SentenceTransformerEmbedder | HttpEmbedder:
-    """The embedder this environment asks for.
+    """The embedder these settings ask for.
 
     ``NIKA_EMBEDDINGS_URL`` set → :class:`HttpEmbedder` with ``NIKA_EMBEDDINGS_MODEL`` (default
     ``all-MiniLM-L6-v2``), the key in the variable named by ``NIKA_EMBEDDINGS_API_KEY_ENV``
     (default ``NIKA_EMBEDDINGS_API_KEY``) and optional ``NIKA_EMBEDDINGS_DIMENSION``.
     Otherwise → the local :class:`SentenceTransformerEmbedder` (imports torch).
 
+    Args:
+        settings: The process's settings, built once at its entry.
+        key_env: Where the API key is read (``os.environ`` when None). A raw environment on
+            purpose: the key is a secret, never a setting, and is read only to be sent.
+
     Raises:
         EmbedderUnavailable: the local model is missing.
         ConfigError: ``NIKA_EMBEDDINGS_DIMENSION`` is not a positive integer.
     """
-    e = os.environ if env is None else env
-    settings = Settings.from_env(e)
     url = settings.embeddings_url
     if not url:
         return SentenceTransformerEmbedder(threads=settings.embed_threads)
@@ -299,6 +302,6 @@ def open_embedder(
         url,
         settings.embeddings_model or LOCAL_MODEL_NAME,
         api_key_env=settings.embeddings_api_key_env or DEFAULT_API_KEY_ENV,
-        env=e,
+        env=key_env,
         dimension=dimension,
     )

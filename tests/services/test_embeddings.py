@@ -23,6 +23,7 @@ from nika_tui.services.embeddings import (
     local_model_dir,
     open_embedder,
 )
+from nika_tui.settings import Settings
 
 
 def cosine(a: list[float], b: list[float]) -> float:
@@ -266,7 +267,7 @@ def test_open_embedder_picks_http_when_the_url_is_set(endpoint: FakeEndpoint) ->
         "TEAM_KEY": endpoint.key,
         "NIKA_EMBEDDINGS_DIMENSION": "4",
     }
-    embedder = open_embedder(env)
+    embedder = open_embedder(Settings.from_env(env), env)
     assert isinstance(embedder, HttpEmbedder)
     assert embedder.name == "bge-small"
     assert embedder.dimension == 4
@@ -278,5 +279,7 @@ def test_open_embedder_picks_http_when_the_url_is_set(endpoint: FakeEndpoint) ->
 def test_open_embedder_rejects_a_bad_dimension() -> None:
     with pytest.raises(ConfigError, match="NIKA_EMBEDDINGS_DIMENSION"):
         open_embedder(
-            {"NIKA_EMBEDDINGS_URL": "http://127.0.0.1:9", "NIKA_EMBEDDINGS_DIMENSION": "x"}
+            Settings.from_env(
+                {"NIKA_EMBEDDINGS_URL": "http://127.0.0.1:9", "NIKA_EMBEDDINGS_DIMENSION": "x"}
+            )
         )
