@@ -161,14 +161,15 @@ _CHILD = textwrap.dedent(
     import redis
     from qdrant_client import QdrantClient
     from nika_tui.engine.context import EngineContext
-from nika_tui.settings import Settings
     from nika_tui.engine.reset import reset
     from nika_tui.services.embeddings import open_embedder
     from nika_tui.services.vectors.client import ClientVectorStore
+    from nika_tui.settings import Settings
 
     store = ClientVectorStore(QdrantClient(path=sys.argv[1]), 384)
-    ctx = EngineContext(env=dict(os.environ), settings=Settings.from_env(), vectors=store,
-                        embedder=open_embedder(),
+    settings = Settings.from_env()
+    ctx = EngineContext(env=dict(os.environ), settings=settings, vectors=store,
+                        embedder=open_embedder(settings),
                         redis=redis.Redis.from_url(sys.argv[2], decode_responses=True))
     reset(ctx, "acme")
     """
@@ -200,6 +201,8 @@ def test_kill_9_mid_reset_on_a_server_leaves_one_whole_store(
         lambda: _stage() in order[order.index(stage):] or child.poll() is not None,
         timeout=240, interval=0.005, what=f"reset stage {stage}",
     )  # fmt: skip
+    # The child must be killed mid-reset (or have finished it), not have died on its own.
+    assert child.poll() in (None, 0), child.stderr.read().decode() if child.stderr else ""
     child.send_signal(signal.SIGKILL)
     child.wait(timeout=30)
     ctx = _open(path, redis_client, embedder)
