@@ -23,13 +23,12 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from nika_tui.cli.common import add_json_flag, print_json
 from nika_tui.errors import NikaError, ServiceNotRunning
-from nika_tui.paths import FILE_MODE, data_dir, ensure_private_dir, tmux_socket_name
+from nika_tui.paths import FILE_MODE, Roots, data_dir, ensure_private_dir, roots, tmux_socket_name
 from nika_tui.settings import Settings
 
 SESSION = "nika-core"
@@ -68,9 +67,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     down.set_defaults(handler=down_cmd)
 
 
-def log_path(env: Mapping[str, str] | None = None) -> Path:
-    """The service's log file."""
-    return data_dir(env) / "logs" / "service.log"
+def log_path(where: Roots | None = None) -> Path:
+    """The service's log file, under ``where``'s data root (None: that of ``os.environ``)."""
+    return (where or roots()).data / "logs" / "service.log"
 
 
 # --- serve ------------------------------------------------------------------------------------
@@ -88,8 +87,8 @@ def _load_env_file(path: str) -> None:
         os.environ.update({str(k): str(v) for k, v in values.items()})
 
 
-def _setup_logging() -> None:
-    path = log_path()
+def _setup_logging(where: Roots) -> None:
+    path = log_path(where)
     ensure_private_dir(path.parent)
     path.touch(mode=FILE_MODE, exist_ok=True)
     handler = logging.FileHandler(path, encoding="utf-8")
@@ -104,21 +103,23 @@ def serve_cmd(args: argparse.Namespace) -> int:
     """Run the service until SIGTERM / SIGINT."""
     if args.env_file:
         _load_env_file(args.env_file)
-    _setup_logging()
+    settings = Settings.from_env()  # once, after the env file: passed to all that reads a knob
+    _setup_logging(settings.roots)
     from nika_tui.engine.builder import build_context
     from nika_tui.engine.server.loop import MemoryService
     from nika_tui.engine.worker import Worker
     from nika_tui.engine.worker_keys import PRIMARY_ID, default_worker_id
     from nika_tui.scale.workers import join_url, lease_ttl
 
-    settings = Settings.from_env()  # once, after the env file: passed to all that reads a knob
     if args.join:
         os.environ["REDIS_URL"] = join_url(args.join, settings)
-    worker_id = args.worker_id or (default_worker_id(data_dir()) if args.join else PRIMARY_ID)
+    worker_id = args.worker_id or (
+        default_worker_id(settings.data_root) if args.join else PRIMARY_ID
+    )
     ttl = lease_ttl(settings)
     ctx = build_context(settings=settings)
     host = settings.worker_host or None
-    worker = Worker(ctx.redis, worker_id, data_dir(), ctx.vectors, ttl_s=ttl, host=host)
+    worker = Worker(ctx.redis, worker_id, settings.data_root, ctx.vectors, ttl_s=ttl, host=host)
     service = MemoryService(ctx, worker=worker)
     service.check_single()  # before the loop; the model is loaded by now, the check is cheap
     # Heartbeats, pane fallback and the 61% policy need a periodic look at every kernel;
@@ -129,7 +130,7 @@ def serve_cmd(args: argparse.Namespace) -> int:
     if watch_s > 0 and not args.join:
         from nika_tui.engine.kernel_watch import KernelWatcher
 
-        watcher = KernelWatcher(dict(os.environ), interval_s=watch_s)
+        watcher = KernelWatcher(settings, interval_s=watch_s)
         watcher.start()
 
     def _stop(signum: int, frame: object) -> None:

@@ -23,6 +23,7 @@ from nika_tui.domain.kernel_state import KernelState
 from nika_tui.engine.kernels.manager import KernelManager
 from nika_tui.errors import NikaError
 from nika_tui.services import wm_store
+from nika_tui.settings import Settings
 
 log = logging.getLogger("nika.kernels")
 
@@ -33,8 +34,17 @@ LIVE = {KernelState.STARTING, KernelState.WORKING, KernelState.WAITING_INPUT, Ke
 class KernelWatcher:
     """Polls kernels and applies the compaction policy, until stopped."""
 
-    def __init__(self, env: Mapping[str, str], interval_s: float = 2.0) -> None:
-        self.manager = KernelManager(env)
+    def __init__(
+        self, settings: Settings, env: Mapping[str, str] | None = None, interval_s: float = 2.0
+    ) -> None:
+        """Args:
+        settings: The process's settings (roots, quota cgroups), built once at its entry.
+        env: What a kernel the watcher restarts starts from (``os.environ`` when None): a raw
+            environment on purpose, for ``PATH``, ``HOME`` and the agent CLIs' own variables;
+            ``tmux_env`` and ``kernel_launch`` keep secrets out of what reaches tmux.
+        interval_s: Seconds between two ticks.
+        """
+        self.manager = KernelManager(env, settings=settings)
         self.interval_s = interval_s
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None

@@ -16,6 +16,7 @@ from nika_tui.engine.kernel_watch import KernelWatcher
 from nika_tui.services import kernel_store, redis_keys, wm_store
 from nika_tui.services.config_store import save_tenant
 from nika_tui.services.transcripts.common import ContextFill, TranscriptFormat
+from nika_tui.settings import Settings
 from tests.helpers import retry_until
 
 pytestmark = pytest.mark.tmux
@@ -52,11 +53,9 @@ def test_watcher_acts_only_on_kernels_past_61_percent(
     tmp_path: Path,
     isolated_env: dict[str, str],
 ) -> None:
-    import os
-
     _tenant("hot", tmp_path, AutoMode.AUTONOMOUS)
     _tenant("cool", tmp_path, AutoMode.AUTONOMOUS)
-    watcher = KernelWatcher(dict(os.environ), interval_s=0.1)
+    watcher = KernelWatcher(Settings.from_env(), interval_s=0.1)
     for tenant_id in ("hot", "cool"):
         watcher.manager.spawn(tenant_id)
         retry_until(

@@ -9,7 +9,6 @@ with Codex's pane patterns as a real Codex window would be.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -31,6 +30,7 @@ from nika_tui.errors import KernelError
 from nika_tui.services import confirmation_queue, kernel_store, wm_store
 from nika_tui.services.config_store import load_tenant, save_tenant
 from nika_tui.services.transcripts.common import ContextFill, TranscriptFormat
+from nika_tui.settings import Settings
 from tests.helpers import retry_until
 
 pytestmark = pytest.mark.tmux
@@ -252,7 +252,7 @@ def test_the_watcher_compacts_the_agent_past_61_percent_only(
     wait_agents(manager, duo, shell=KernelState.IDLE, codex=KernelState.IDLE)
     _fill(redis_client, duo, "codex", 72.0)
     _fill(redis_client, duo, "shell", 20.0)  # the tenant's latest reading: the cool agent's
-    watcher = KernelWatcher(dict(os.environ), interval_s=0.1)
+    watcher = KernelWatcher(Settings.from_env(), interval_s=0.1)
 
     assert watcher.tick() == [duo]
 
