@@ -13,7 +13,7 @@ import json
 import logging
 import signal
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,7 +21,7 @@ import redis
 
 from nika_tui.domain.tenant import TenantConfig, TokenLimitAction
 from nika_tui.errors import NikaError
-from nika_tui.paths import roots
+from nika_tui.paths import Roots
 from nika_tui.quota.enforce import signal_tree
 from nika_tui.services import redis_keys
 from nika_tui.services.bus import open_bus
@@ -62,7 +62,7 @@ def token_status(client: redis.Redis, config: TenantConfig, now: datetime) -> di
 
 
 def pause_kernel(client: redis.Redis, tenant_id: str, now: datetime,
-                 env: Mapping[str, str] | None = None) -> list[int]:  # fmt: skip
+                 where: Roots | None = None) -> list[int]:  # fmt: skip
     """SIGSTOP the kernel's agent and its children; remembered for :func:`resume_kernel`."""
     raw = client.hget(redis_keys.kernel_state(tenant_id), "pid")
     if not raw:
@@ -70,12 +70,12 @@ def pause_kernel(client: redis.Redis, tenant_id: str, now: datetime,
     pids = signal_tree(int(str(raw)), signal.SIGSTOP)
     client.hset(redis_keys.quota_state(tenant_id), mapping={
         "paused_pids": json.dumps(pids), "paused_day": day_of(now)})  # fmt: skip
-    open_bus(tenant_id, roots(env)).append("quota.paused", {"pids": pids}, now=now)
+    open_bus(tenant_id, where).append("quota.paused", {"pids": pids}, now=now)
     return pids
 
 
 def resume_kernel(client: redis.Redis, tenant_id: str, now: datetime,
-                  env: Mapping[str, str] | None = None) -> list[int]:  # fmt: skip
+                  where: Roots | None = None) -> list[int]:  # fmt: skip
     """SIGCONT what :func:`pause_kernel` stopped."""
     raw = client.hget(redis_keys.quota_state(tenant_id), "paused_pids")
     pids: list[int] = json.loads(str(raw)) if raw else []
@@ -84,14 +84,12 @@ def resume_kernel(client: redis.Redis, tenant_id: str, now: datetime,
         resumed += signal_tree(pid, signal.SIGCONT)
     client.hdel(redis_keys.quota_state(tenant_id), "paused_pids", "paused_day")
     if pids:
-        open_bus(tenant_id, roots(env)).append(
-            "quota.resumed", {"pids": sorted(set(resumed))}, now=now
-        )
+        open_bus(tenant_id, where).append("quota.resumed", {"pids": sorted(set(resumed))}, now=now)
     return sorted(set(resumed))
 
 
 def enforce_tokens(
-    client: redis.Redis, config: TenantConfig, now: datetime, env: Mapping[str, str] | None = None
+    client: redis.Redis, config: TenantConfig, now: datetime, where: Roots | None = None
 ) -> list[str]:
     """Warn / pause / ask for one tenant as its usage today requires; return what was done."""
     tenant = config.tenant_id
@@ -100,10 +98,10 @@ def enforce_tokens(
     today = day_of(now)
     done: list[str] = []
     if state.get("paused_day") and state["paused_day"] != today:
-        resume_kernel(client, tenant, now, env)  # a new day: the quota starts again
+        resume_kernel(client, tenant, now, where)  # a new day: the quota starts again
         done.append("resumed")
     status = token_status(client, config, now)
-    bus = open_bus(tenant, roots(env))
+    bus = open_bus(tenant, where)
     if status["state"] != "ok" and state.get("warned_day") != today:
         client.hset(key, "warned_day", today)
         bus.append("quota.warning", {k: status[k] for k in ("used", "limit", "percent")}, now=now)
@@ -111,7 +109,7 @@ def enforce_tokens(
     if status["state"] == "exceeded" and state.get("limited_day") != today:
         client.hset(key, "limited_day", today)
         if config.quotas.on_token_limit is TokenLimitAction.PAUSE:
-            pids = pause_kernel(client, tenant, now, env)
+            pids = pause_kernel(client, tenant, now, where)
             done.append(f"paused:{len(pids)}")
         else:
             queue_confirmation(
@@ -127,11 +125,12 @@ def enforce_tokens(
 class QuotaWatcher:
     """Runs :func:`enforce_tokens` for every tenant once per ``every_s`` (service loop)."""
 
-    def __init__(self, client: redis.Redis, env: Mapping[str, str] | None = None,
+    def __init__(self, client: redis.Redis, where: Roots | None = None,
                  every_s: float = 60.0,
                  monotonic: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
         self.client = client
-        self.env = env
+        self.where = where
+        """The roots of the tenants' configs and buses (None: those of ``os.environ``)."""
         self.every_s = every_s
         self._monotonic = monotonic
         self._next = monotonic()
@@ -143,10 +142,10 @@ class QuotaWatcher:
         now = now or datetime.now(UTC)
         self._next = self._monotonic() + self.every_s
         done: list[str] = []
-        for tenant_id in list_tenant_ids(roots(self.env)):
+        for tenant_id in list_tenant_ids(self.where):
             try:
-                config = load_tenant(tenant_id, roots(self.env))
-                acted = enforce_tokens(self.client, config, now, self.env)
+                config = load_tenant(tenant_id, self.where)
+                acted = enforce_tokens(self.client, config, now, self.where)
                 done += [f"{tenant_id}:{d}" for d in acted]
             except NikaError as exc:
                 log.warning("token quota of %s: %s", tenant_id, exc)

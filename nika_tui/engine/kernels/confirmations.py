@@ -19,7 +19,7 @@ import redis
 from nika_tui.domain import protocol_requests as req
 from nika_tui.domain.tenant_id import check_tenant_id
 from nika_tui.errors import ValidationFailed
-from nika_tui.paths import roots
+from nika_tui.paths import Roots, roots
 from nika_tui.services import redis_keys
 from nika_tui.services.bus import open_bus
 from nika_tui.services.memory_client import MemoryClient
@@ -60,12 +60,12 @@ def _mark(
     tenant_id: str,
     item: dict[str, Any],
     status: str,
-    env: Mapping[str, str] | None,
+    where: Roots,
     now: datetime,
 ) -> None:
     item.update(status=status, resolved_at=now.isoformat())
     client.hset(redis_keys.confirmations(tenant_id), str(item["id"]), json.dumps(item))
-    open_bus(tenant_id, roots(env)).append(
+    open_bus(tenant_id, where).append(
         "confirmation.resolved",
         {"id": item["id"], "kind": item.get("kind"), "status": status},
         now=now,
@@ -88,10 +88,11 @@ def resolve(
     """
     check_tenant_id(tenant_id)
     at = now or datetime.now(UTC)
+    where = roots(env)  # the tenant's bus; `env` itself goes to a kernel and the scale actions
     item = _pending(client, tenant_id, confirmation_id)
     kind = str(item.get("kind", ""))
     if not approve:
-        _mark(client, tenant_id, item, "rejected", env, at)
+        _mark(client, tenant_id, item, "rejected", where, at)
         return {"id": confirmation_id, "kind": kind, "status": "rejected"}
     memory = MemoryClient(client)
     result: dict[str, Any]
@@ -127,7 +128,7 @@ def resolve(
     elif kind == "quota.pause":
         from nika_tui.quota.tokens import pause_kernel
 
-        result = {"paused_pids": pause_kernel(client, tenant_id, at, env)}
+        result = {"paused_pids": pause_kernel(client, tenant_id, at, where)}
     elif kind == "purge.apply":
         result = memory.send(req.PurgeApplyRequest(tenant_id, True), timeout=600).report
     else:
@@ -135,5 +136,5 @@ def resolve(
             f"confirmation {confirmation_id!r} has an unknown kind {kind!r}",
             "reject it, or upgrade nika-os",
         )
-    _mark(client, tenant_id, item, "approved", env, at)
+    _mark(client, tenant_id, item, "approved", where, at)
     return {"id": confirmation_id, "kind": kind, "status": "approved", "result": result}

@@ -59,7 +59,7 @@ def periodic_jobs(ctx: EngineContext, consumer: str, worker: Worker | None) -> P
             ctx.redis, consumer, ctx.env, every_s=every, first_s=min(60.0, every)
         ),
         # Tokens per day (issue 18): warn at 80%, pause or ask at 100%.
-        quota=QuotaWatcher(ctx.redis, ctx.env),
+        quota=QuotaWatcher(ctx.redis, ctx.settings.roots),
         # The agents' native auto-memory, synced after ingest (debounced) and after REM (#20).
         automemory=AutoMemoryScheduler.for_context(ctx),
         # Tenant configs through Redis: the primary publishes, a joined worker fetches (#18).
