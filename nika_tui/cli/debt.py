@@ -17,6 +17,7 @@ from nika_tui.domain import protocol_requests as req
 from nika_tui.domain.protocol_codec import Request
 from nika_tui.engine.builder import build_local_context
 from nika_tui.errors import ServiceNotRunning, ValidationFailed
+from nika_tui.settings import Settings
 
 if TYPE_CHECKING:
     pass
@@ -32,7 +33,10 @@ def run_op(request: Request[Any]) -> Any:
     Returns:
         The operation's result (its reply's body).
     """
+    # Raw on purpose: the client and the local stores read REDIS_URL / QDRANT_URL and the
+    # Qdrant key from it, which are not settings (the key is a secret).
     env = dict(os.environ)
+    settings = Settings.from_env(env)
     from nika_tui.services.memory_client import MemoryClient
 
     try:
@@ -41,12 +45,14 @@ def run_op(request: Request[Any]) -> Any:
             from nika_tui.services.tenant_calls import call_per_tenant
 
             # The service answers one named tenant per request (engine/tenant_scope.py).
-            return call_per_tenant(client, request.OP, request.to_body(), RPC_TIMEOUT_S, env)
+            return call_per_tenant(
+                client, request.OP, request.to_body(), RPC_TIMEOUT_S, settings.roots
+            )
     except ServiceNotRunning:
         pass  # no Redis yet: run locally (it starts the embedded one)
     from nika_tui.engine.server.rpc import build_rpc_table
 
-    ctx = build_local_context(env)
+    ctx = build_local_context(env, settings)
     try:
         return build_rpc_table()[request.OP](ctx, request).to_body()
     finally:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from nika_tui.paths import roots
+from nika_tui.paths import Roots
 from nika_tui.services.config_store import list_tenant_ids
 
 
@@ -28,10 +28,18 @@ def call_per_tenant(
     op: str,
     body: Mapping[str, Any],
     timeout: float,
-    env: Mapping[str, str] | None = None,
+    where: Roots | None = None,
     tenants: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """``op`` for the body's tenant, or for each configured tenant when it names none.
+
+    Args:
+        client: The memory client.
+        op: The op's name.
+        body: The request's body.
+        timeout: Seconds per call.
+        where: The roots holding the tenants' configs (None: those of ``os.environ``).
+        tenants: The tenants to ask (None: every configured one).
 
     Returns:
         ``{"tenants": {tenant: result}}`` merged from every reply.
@@ -39,7 +47,7 @@ def call_per_tenant(
     if body.get("tenant_id"):
         return client.call(op, body, timeout=timeout)
     merged: dict[str, Any] = {}
-    for tenant_id in tenants if tenants is not None else list_tenant_ids(roots(env)):
+    for tenant_id in tenants if tenants is not None else list_tenant_ids(where):
         one = client.call(op, {**body, "tenant_id": tenant_id}, timeout=timeout)
         merged.update(one.get("tenants", {}))
     return {"tenants": merged}
