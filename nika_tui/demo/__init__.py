@@ -10,19 +10,20 @@ any agent CLI or account. Everything it shows is labelled DEMO.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
 
 from nika_tui.domain.tenant import AgentCli, KernelConfig, TenantConfig
 from nika_tui.errors import ConfigError, TenantNotFound
-from nika_tui.paths import ensure_private_dir, roots, tenant_data_dir
+from nika_tui.paths import Roots, ensure_private_dir, roots
 
 DEMO_TENANT_ID = "demo"
 DEMO_DISPLAY_NAME = "Demo (replayed session)"
 
 
-def demo_config(speed: float = 1.0, env: Mapping[str, str] | None = None) -> TenantConfig:
-    """The demo tenant's config; its workdir (``acme-shop``) is created under the data dir."""
-    workdir = ensure_private_dir(tenant_data_dir(DEMO_TENANT_ID, env) / "workspace" / "acme-shop")
+def demo_config(speed: float = 1.0, where: Roots | None = None) -> TenantConfig:
+    """The demo tenant's config; its workdir (``acme-shop``) is created under the data dir
+    (``where``'s; None: the roots of ``os.environ``)."""
+    tenant_dir = (where or roots()).tenant_data_dir(DEMO_TENANT_ID)
+    workdir = ensure_private_dir(tenant_dir / "workspace" / "acme-shop")
     return TenantConfig(
         tenant_id=DEMO_TENANT_ID,
         display_name=DEMO_DISPLAY_NAME,
@@ -35,7 +36,7 @@ def demo_config(speed: float = 1.0, env: Mapping[str, str] | None = None) -> Ten
     )
 
 
-def create_demo_tenant(speed: float = 1.0, env: Mapping[str, str] | None = None) -> TenantConfig:
+def create_demo_tenant(speed: float = 1.0, where: Roots | None = None) -> TenantConfig:
     """Write (or refresh) the demo tenant's config.
 
     Raises:
@@ -44,7 +45,7 @@ def create_demo_tenant(speed: float = 1.0, env: Mapping[str, str] | None = None)
     from nika_tui.services.config_store import load_tenant, save_tenant
 
     try:
-        existing = load_tenant(DEMO_TENANT_ID, roots(env))
+        existing = load_tenant(DEMO_TENANT_ID, where)
     except TenantNotFound:
         existing = None
     if existing is not None and not existing.demo:
@@ -52,6 +53,6 @@ def create_demo_tenant(speed: float = 1.0, env: Mapping[str, str] | None = None)
             f"a tenant named {DEMO_TENANT_ID!r} already exists and is not the demo",
             "it was left untouched; rename it to try the demo",
         )
-    config = demo_config(speed, env)
-    save_tenant(config, roots(env))
+    config = demo_config(speed, where)
+    save_tenant(config, where)
     return config
