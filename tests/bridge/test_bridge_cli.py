@@ -7,7 +7,7 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -16,7 +16,9 @@ from nika_tui.cli import main
 from nika_tui.domain.bridge import Gateway
 from nika_tui.domain.tenant import TenantConfig
 from nika_tui.services.config_store import save_tenant
-from tests.support.memory_keyring import MemoryKeyring
+
+if TYPE_CHECKING:  # keyring is imported by the fixture that uses it (issue 12)
+    from tests.support.memory_keyring import MemoryKeyring
 
 
 @pytest.fixture

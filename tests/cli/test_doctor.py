@@ -6,11 +6,14 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from nika_tui.cli import main
-from tests.support.memory_keyring import MemoryKeyring
+
+if TYPE_CHECKING:  # keyring is imported by the fixture that uses it (issue 12)
+    from tests.support.memory_keyring import MemoryKeyring
 
 
 def _report(

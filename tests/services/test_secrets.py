@@ -4,22 +4,36 @@ from __future__ import annotations
 
 import stat
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import keyring
-import keyring.backends.fail
-import keyring.backends.null
 import pytest
 
 from nika_tui.domain.tenant import SecretRef, SecretSource
 from nika_tui.errors import SecretStoreError
 from nika_tui.services.secrets import SecretStore, classify_backend
-from tests.support.memory_keyring import MemoryKeyring
+
+if TYPE_CHECKING:  # keyring is imported where it is used: collection stays light (issue 12)
+    from tests.support.memory_keyring import MemoryKeyring
 
 SECRET = "1b4e28ba-2fa1-11d2-883f-0016d3cca427"
 
 
-class PlaintextKeyring(MemoryKeyring):
-    """Stands for keyrings.alt's PlaintextKeyring: a usable priority, but clear text."""
+def _insecure_backend(name: str) -> object:
+    """A keyring backend that is no secure store: ``fail``, ``null`` or ``plaintext``."""
+    import keyring.backends.fail
+    import keyring.backends.null
+
+    from tests.support.memory_keyring import MemoryKeyring
+
+    class PlaintextKeyring(MemoryKeyring):
+        """Stands for keyrings.alt's PlaintextKeyring: a usable priority, but clear text."""
+
+    backends = {
+        "fail": keyring.backends.fail.Keyring,
+        "null": keyring.backends.null.Keyring,
+        "plaintext": PlaintextKeyring,
+    }
+    return backends[name]()
 
 
 def test_keyring_roundtrip_under_service_and_username(memory_keyring: MemoryKeyring) -> None:
@@ -54,14 +68,12 @@ def test_gcp_env_var_is_a_path_to_the_json(tmp_path: Path) -> None:
         missing.get("gcp", "service_account")
 
 
-@pytest.mark.parametrize(
-    "backend",
-    [keyring.backends.fail.Keyring(), keyring.backends.null.Keyring(), PlaintextKeyring()],
-    ids=["fail", "null", "plaintext"],
-)
-def test_insecure_backends_are_no_secure_store(backend: object) -> None:
+@pytest.mark.parametrize("name", ["fail", "null", "plaintext"])
+def test_insecure_backends_are_no_secure_store(name: str) -> None:
+    import keyring
+
     previous = keyring.get_keyring()
-    keyring.set_keyring(backend)  # type: ignore[arg-type]
+    keyring.set_keyring(_insecure_backend(name))  # type: ignore[arg-type]
     try:
         store = SecretStore("acme")
         assert not store.has_secure_store()
@@ -74,6 +86,8 @@ def test_insecure_backends_are_no_secure_store(backend: object) -> None:
 
 
 def test_memory_backend_counts_as_secure() -> None:
+    from tests.support.memory_keyring import MemoryKeyring
+
     assert classify_backend(MemoryKeyring()).secure
 
 
