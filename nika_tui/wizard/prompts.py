@@ -7,27 +7,32 @@ Tests pass a ``create_pipe_input()`` and a ``DummyOutput()`` and drive the real 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
-
-import questionary
-from questionary import Choice
 
 T = TypeVar("T")
 
 #: A validator returns ``None`` when the answer is fine, else the reason shown inline.
 Validator = Callable[[str], str | None]
 
-_STYLE = questionary.Style(
-    [
-        ("qmark", "fg:#5f87ff bold"),
-        ("question", "bold"),
-        ("answer", "fg:#5fd787 bold"),
-        ("pointer", "fg:#5f87ff bold"),
-        ("highlighted", "fg:#5f87ff bold"),
-        ("instruction", "fg:#808080 italic"),
-    ]
-)
+
+@functools.cache
+def _style() -> Any:
+    """The prompts' colours. questionary (and prompt_toolkit under it) is imported at the first
+    prompt, not with this module: importing the wizard (its tests' collection) stays light."""
+    import questionary
+
+    return questionary.Style(
+        [
+            ("qmark", "fg:#5f87ff bold"),
+            ("question", "bold"),
+            ("answer", "fg:#5fd787 bold"),
+            ("pointer", "fg:#5f87ff bold"),
+            ("highlighted", "fg:#5f87ff bold"),
+            ("instruction", "fg:#808080 italic"),
+        ]
+    )
 
 
 def _adapt(validate: Validator | None) -> Callable[[str], bool | str] | None:
@@ -65,20 +70,24 @@ class Prompter:
         instruction: str | None = None,
     ) -> str:
         """A line of text, validated inline (the reason shows under the prompt)."""
+        import questionary
+
         answer = questionary.text(
             message,
             default=default,
             validate=_adapt(validate),
             instruction=instruction,
-            style=_STYLE,
+            style=_style(),
             **self._io,
         ).unsafe_ask()
         return str(answer).strip()
 
     def password(self, message: str, *, validate: Validator | None = None) -> str:
         """A secret: echoed as ``*``, validated inline, never shown back."""
+        import questionary
+
         answer = questionary.password(
-            message, validate=_adapt(validate), style=_STYLE, **self._io
+            message, validate=_adapt(validate), style=_style(), **self._io
         ).unsafe_ask()
         return str(answer).strip()
 
@@ -91,7 +100,9 @@ class Prompter:
         instruction: str | None = None,
     ) -> T:
         """One of ``choices`` (label, value); digits jump to a choice, Enter accepts."""
-        items = [Choice(title=label, value=value) for label, value in choices]
+        import questionary
+
+        items = [questionary.Choice(title=label, value=value) for label, value in choices]
         start = next((c for c in items if c.value == default), None)
         answer = questionary.select(
             message,
@@ -99,7 +110,7 @@ class Prompter:
             default=start,
             use_shortcuts=len(items) <= 9,
             instruction=instruction,
-            style=_STYLE,
+            style=_style(),
             **self._io,
         ).unsafe_ask()
         result: T = answer
@@ -111,9 +122,11 @@ class Prompter:
         Not questionary's ``auto_enter``: with it ``y`` answered at once, so the Enter a person
         types after it by habit answered the next question (issue 17).
         """
+        import questionary
+
         return bool(
             questionary.confirm(
-                message, default=default, auto_enter=False, style=_STYLE, **self._io
+                message, default=default, auto_enter=False, style=_style(), **self._io
             ).unsafe_ask()
         )
 
@@ -125,8 +138,12 @@ class Prompter:
         instruction: str | None = None,
     ) -> list[T]:
         """Any number of ``choices`` (label, value, checked); space toggles, Enter accepts."""
-        items = [Choice(title=label, value=value, checked=on) for label, value, on in choices]
+        import questionary
+
+        items = [
+            questionary.Choice(title=label, value=value, checked=on) for label, value, on in choices
+        ]
         answer = questionary.checkbox(
-            message, choices=items, instruction=instruction, style=_STYLE, **self._io
+            message, choices=items, instruction=instruction, style=_style(), **self._io
         ).unsafe_ask()
         return list(answer)

@@ -9,8 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from prompt_toolkit.input import create_pipe_input
-from prompt_toolkit.output import DummyOutput
 
 from nika_tui.services.agent_clis import detect_agent_clis
 from nika_tui.services.provider_verify import Endpoints
@@ -60,6 +58,10 @@ def run_wizard(agent_bin: Path) -> Runner:
         verify: bool = False,
         endpoints: Endpoints | None = None,
     ) -> Run:
+        # prompt_toolkit is imported here, not at the top: collection stays light (issue 12)
+        from prompt_toolkit.input import create_pipe_input
+        from prompt_toolkit.output import DummyOutput
+
         out = io.StringIO()
         with create_pipe_input() as inp:
             inp.send_text(keys)

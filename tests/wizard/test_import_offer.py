@@ -11,8 +11,6 @@ from typing import Any
 
 import pytest
 import redis
-from prompt_toolkit.input import create_pipe_input
-from prompt_toolkit.output import DummyOutput
 
 from nika_tui.domain.requests import RememberRequest
 from nika_tui.domain.tenant import AgentCli
@@ -26,6 +24,10 @@ TURNS = [
 
 
 def offer(keys: str, home: Path, cli: AgentCli = AgentCli.CLAUDE_CODE) -> tuple[bool, str]:
+    # prompt_toolkit is imported here, not at the top: collection stays light (issue 12)
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
     out = io.StringIO()
     with create_pipe_input() as inp:
         inp.send_text(keys)

@@ -7,8 +7,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import keyring
-import keyring.backends.fail
 import pytest
 
 from nika_tui.domain.answers import build_setup
@@ -60,6 +58,9 @@ SCW_KEYS = SCW_ACCESS + ENTER + SCW_SECRET + ENTER
 
 @pytest.fixture
 def no_keyring() -> Iterator[None]:
+    import keyring
+    import keyring.backends.fail
+
     previous = keyring.get_keyring()
     keyring.set_keyring(keyring.backends.fail.Keyring())
     yield
