@@ -30,12 +30,22 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import libtmux
-from libtmux import exc as tmux_exc
+from typing import TYPE_CHECKING
 
 from nika_tui.errors import KernelError
 from nika_tui.services.tmux_env import foreign_globals, server_environment
+
+if TYPE_CHECKING:  # libtmux is imported on first use: importing the kernels stays light
+    import libtmux
+
+
+def _tmux_error() -> type[Exception]:
+    """libtmux's base exception, looked up when one is being handled (libtmux is loaded by
+    then: only a call through :attr:`TmuxSessions.server` raises it)."""
+    from libtmux import exc
+
+    return exc.LibTmuxException
+
 
 OWNER_OPTION = "@nika_tenant"
 PANE_WIDTH, PANE_HEIGHT = 200, 50
@@ -142,6 +152,8 @@ class TmuxSessions:
     def server(self) -> libtmux.Server:
         """The libtmux server on our socket."""
         if self._server is None:
+            import libtmux
+
             self._server = libtmux.Server(socket_name=self.socket, tmux_bin=self.tmux_bin)
         return self._server
 
@@ -281,7 +293,7 @@ class TmuxSessions:
         """
         try:
             proc = self.server.cmd("list-panes", "-a", "-F", _PANE_FORMAT)
-        except tmux_exc.LibTmuxException as error:
+        except _tmux_error() as error:
             raise _error("list panes", error) from error
         if proc.returncode != 0:
             if any(marker in line for line in proc.stderr for marker in _NO_SERVER):
@@ -307,6 +319,8 @@ class TmuxSessions:
 
     def _pane(self, info: PaneInfo) -> libtmux.Pane:
         # A libtmux Pane bound to the pane id: its methods target it without a lookup.
+        import libtmux
+
         return libtmux.Pane(server=self.server, pane_id=info.pane_id)
 
     @staticmethod
@@ -318,7 +332,7 @@ class TmuxSessions:
         """The visible screen of a pane."""
         try:
             lines = self._pane(info).capture_pane() or []
-        except tmux_exc.LibTmuxException:
+        except _tmux_error():
             return ""
         return "\n".join(lines)
 
@@ -326,7 +340,7 @@ class TmuxSessions:
         """The last ``lines`` non-empty lines of a pane, scrollback included."""
         try:
             raw = self._pane(info).capture_pane(start=-max(lines, 1) - PANE_HEIGHT) or []
-        except tmux_exc.LibTmuxException:
+        except _tmux_error():
             return []
         kept = [line.rstrip() for line in raw if line.strip()]
         return kept[-lines:]
@@ -377,14 +391,14 @@ class TmuxSessions:
             time.sleep(0.05)
         try:
             self._pane(info).send_keys("Enter", enter=False)
-        except tmux_exc.LibTmuxException as error:
+        except _tmux_error() as error:
             raise _error("send keys", error) from error
 
     def send_key(self, info: PaneInfo, key: str) -> None:
         """Send one tmux key name (``C-d``)."""
         try:
             self._pane(info).send_keys(key, enter=False)
-        except tmux_exc.LibTmuxException as error:
+        except _tmux_error() as error:
             raise _error("send keys", error) from error
 
     def wait_dead(self, name: str, timeout: float) -> bool:

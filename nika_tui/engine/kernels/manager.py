@@ -16,9 +16,8 @@ import shlex
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import libtmux
 import redis
 
 from nika_tui.domain.compaction import CompactionDecision
@@ -44,6 +43,9 @@ from nika_tui.services import kernel_launch, kernel_store, redis_keys
 from nika_tui.services.config_store import list_tenant_ids, load_tenant
 from nika_tui.services.tmux_sessions import PaneInfo, TmuxSessions
 from nika_tui.settings import Settings
+
+if TYPE_CHECKING:  # the tmux adapter imports libtmux on first use
+    import libtmux
 
 
 class KernelManager:
