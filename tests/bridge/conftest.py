@@ -10,8 +10,8 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import libtmux
 import pytest
 
 from nika_tui.bridge.settings import save_config
@@ -21,6 +21,9 @@ from nika_tui.services.config_store import save_tenant
 from tests.bridge import standins
 from tests.bridge.standins import Standin, running_standin
 from tests.helpers import retry_until
+
+if TYPE_CHECKING:  # libtmux is imported by the tmux fixture at use (issue 12)
+    import libtmux
 
 STANDIN_AGENT = [sys.executable, "-m", "nika_tui.assets.standin_agent", "--claude-hooks"]
 ACME_WA = "+33 6 12 34 56 78"

@@ -6,9 +6,9 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
-import libtmux
 import pytest
 import redis
 
@@ -26,6 +26,9 @@ from tests.bridge.conftest import (
 )
 from tests.bridge.standins import Standin
 from tests.helpers import retry_until
+
+if TYPE_CHECKING:  # libtmux is imported by the tmux fixture at use (issue 12)
+    import libtmux
 
 pytestmark = pytest.mark.tmux
 

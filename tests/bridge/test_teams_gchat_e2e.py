@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
-import libtmux
 import pytest
 import redis
 
@@ -19,6 +18,9 @@ from tests.bridge import standins
 from tests.bridge.conftest import ACME_GCHAT, ACME_TEAMS, BridgeProcess
 from tests.bridge.standins import SigningKey, Standin
 from tests.helpers import retry_until
+
+if TYPE_CHECKING:  # libtmux is imported by the tmux fixture at use (issue 12)
+    import libtmux
 
 pytestmark = pytest.mark.tmux
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
-import libtmux
 import pytest
 import redis
 
@@ -26,6 +25,9 @@ from tests.bridge.conftest import (
 )
 from tests.bridge.standins import Standin
 from tests.helpers import retry_until
+
+if TYPE_CHECKING:  # libtmux is imported by the tmux fixture at use (issue 12)
+    import libtmux
 
 pytestmark = pytest.mark.tmux
 

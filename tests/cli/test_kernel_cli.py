@@ -10,15 +10,17 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import libtmux
 import pytest
 
 from nika_tui.cli import main
 from nika_tui.domain.tenant import KernelConfig, TenantConfig
 from nika_tui.services.config_store import save_tenant
 from tests.helpers import retry_until
+
+if TYPE_CHECKING:  # libtmux is imported by the tmux fixture at use (issue 12)
+    import libtmux
 
 pytestmark = pytest.mark.tmux
 

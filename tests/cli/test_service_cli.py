@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-import libtmux
 import pytest
 
 from nika_tui.cli import main
@@ -14,6 +14,9 @@ from nika_tui.cli.dashboard import announce_background_start
 from nika_tui.paths import data_dir
 from nika_tui.services.redis_server import embedded_running, ensure_embedded, stop_embedded
 from nika_tui.settings import Settings
+
+if TYPE_CHECKING:  # libtmux is imported by the tmux fixture at use (issue 12)
+    import libtmux
 
 pytestmark = [pytest.mark.slow, pytest.mark.tmux, pytest.mark.embedder]
 

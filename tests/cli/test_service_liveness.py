@@ -13,8 +13,8 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import libtmux
 import pytest
 
 from nika_tui.cli import main
@@ -23,6 +23,9 @@ from nika_tui.services.config_store import save_tenant
 from nika_tui.services.liveness import process_alive, reap
 from nika_tui.services.redis_server import embedded_location, stop_embedded
 from tests.helpers import retry_until
+
+if TYPE_CHECKING:  # libtmux is imported by the tmux fixture at use (issue 12)
+    import libtmux
 
 pytestmark = [pytest.mark.slow, pytest.mark.tmux, pytest.mark.embedder]
 

@@ -7,9 +7,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import libtmux
 import pytest
 import redis
 import yaml
@@ -22,6 +21,9 @@ from nika_tui.services.agent_settings import agent_home, install_claude_hooks
 from nika_tui.services.transcripts.read import read_fill
 from nika_tui.services.wm_store import read_stream, read_working_memory
 from tests.helpers import retry_until
+
+if TYPE_CHECKING:  # libtmux is imported by the tmux fixture at use (issue 12)
+    import libtmux
 
 
 def ingested(client: redis.Redis) -> list[RememberRequest]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import libtmux
 import pytest
 import redis
 
@@ -18,6 +18,9 @@ from nika_tui.services.config_store import save_tenant
 from nika_tui.services.transcripts.common import ContextFill, TranscriptFormat
 from nika_tui.settings import Settings
 from tests.helpers import retry_until
+
+if TYPE_CHECKING:  # libtmux is imported by the tmux fixture at use (issue 12)
+    import libtmux
 
 pytestmark = pytest.mark.tmux
 

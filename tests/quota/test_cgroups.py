@@ -9,8 +9,8 @@ import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import libtmux
 import pytest
 import redis
 
@@ -20,6 +20,9 @@ from nika_tui.errors import ConfigError
 from nika_tui.quota.cgroups import CFS_PERIOD_US, MIB, CgroupMode, TenantCgroup, detect
 from nika_tui.services.config_store import parse_config, save_tenant
 from tests.helpers import retry_until
+
+if TYPE_CHECKING:  # libtmux is imported by the tmux fixture at use (issue 12)
+    import libtmux
 
 STANDIN = [sys.executable, "-m", "nika_tui.assets.standin_agent"]
 SUPPORT = detect()

@@ -10,8 +10,8 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import libtmux
 import pytest
 import redis
 
@@ -23,6 +23,9 @@ from nika_tui.services.config_store import save_tenant
 from nika_tui.services.tmux_env import foreign_globals, server_environment
 from nika_tui.services.tmux_sessions import TmuxSessions
 from tests.helpers import retry_until
+
+if TYPE_CHECKING:  # libtmux is imported by the tmux fixture at use (issue 12)
+    import libtmux
 
 pytestmark = pytest.mark.tmux
 

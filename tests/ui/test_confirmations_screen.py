@@ -10,9 +10,8 @@ import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import libtmux
 import pytest
 import redis
 from textual.pilot import Pilot
@@ -30,6 +29,9 @@ from nika_tui.ui.app import NikaDashboard, make_app
 from nika_tui.ui.screens.confirmations import ConfirmationsScreen
 from tests.ui.conftest import SIZE
 from tests.ui.pilot_helpers import notes, ready, run, screen_is, wait_for
+
+if TYPE_CHECKING:  # libtmux is imported by the tmux fixture at use (issue 12)
+    import libtmux
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 """The dashboard's clock and the confirmations' queue time (deterministic screens)."""

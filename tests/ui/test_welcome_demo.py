@@ -7,8 +7,8 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import libtmux
 import pytest
 
 from nika_tui.dashboard.redis_reads import kernel_session
@@ -20,6 +20,9 @@ from nika_tui.settings import Settings
 from nika_tui.ui.app import make_app
 from tests.ui.conftest import SIZE
 from tests.ui.pilot_helpers import run, screen_is, wait_for
+
+if TYPE_CHECKING:  # libtmux is imported by the tmux fixture at use (issue 12)
+    import libtmux
 
 
 @pytest.mark.slow

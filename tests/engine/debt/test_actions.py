@@ -11,9 +11,8 @@ from collections.abc import Iterator
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import libtmux
 import pytest
 
 from nika_tui.domain.debt_tables import INSUFFICIENT_SAMPLE
@@ -43,6 +42,9 @@ from nika_tui.services import confirmation_queue, kernel_store, redis_keys
 from nika_tui.services.config_store import load_tenant, save_tenant
 from tests.helpers import retry_until
 from tests.plugins.debt import T0, make_record, put, unit
+
+if TYPE_CHECKING:  # libtmux is imported by the tmux fixture at use (issue 12)
+    import libtmux
 
 TENANT = "acme"
 STANDIN = [sys.executable, "-m", "nika_tui.assets.standin_agent"]

@@ -13,9 +13,8 @@ import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import libtmux
 import pytest
 import redis
 
@@ -32,6 +31,9 @@ from nika_tui.services.config_store import load_tenant, save_tenant
 from nika_tui.services.transcripts.common import ContextFill, TranscriptFormat
 from nika_tui.settings import Settings
 from tests.helpers import retry_until
+
+if TYPE_CHECKING:  # libtmux is imported by the tmux fixture at use (issue 12)
+    import libtmux
 
 pytestmark = pytest.mark.tmux
 

@@ -7,8 +7,8 @@ import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import libtmux
 import pytest
 import redis
 
@@ -22,6 +22,9 @@ from nika_tui.services.bus import open_bus
 from nika_tui.services.config_store import save_tenant
 from tests.helpers import retry_until
 from tests.plugins.memory import RunningService
+
+if TYPE_CHECKING:  # libtmux is imported by the tmux fixture at use (issue 12)
+    import libtmux
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 

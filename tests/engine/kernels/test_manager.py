@@ -11,9 +11,8 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import libtmux
 import pytest
 import redis
 
@@ -28,6 +27,9 @@ from nika_tui.services import confirmation_queue, kernel_store, redis_keys
 from nika_tui.services.bus import open_bus
 from nika_tui.services.config_store import save_tenant
 from tests.helpers import retry_until
+
+if TYPE_CHECKING:  # libtmux is imported by the tmux fixture at use (issue 12)
+    import libtmux
 
 pytestmark = pytest.mark.tmux
 
