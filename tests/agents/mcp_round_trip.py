@@ -60,8 +60,17 @@ CLI_TIMEOUT_S = 300
 _ID = re.compile(r"\[([0-9a-f-]{8,})\]")
 
 
-def _tool(offered: list[str], suffix: str) -> str | None:
-    return next((n for n in offered if n.endswith(f"__{suffix}") and "nika" in n), None)
+Offered = Callable[[dict[str, Any]], list[str]]
+Calls = Callable[[dict[str, Any]], list[CallMade]]
+
+
+def short(name: str) -> str | None:
+    """The nika tool a CLI's tool name is (``mcp__nika__memory_recall`` → ``memory_recall``)."""
+    return next((t for t in ALL_TOOLS if name == t or name.endswith(f"_{t}")), None)
+
+
+def _tool(offered: list[str], tool: str) -> str | None:
+    return next((n for n in offered if short(n) == tool), None)
 
 
 def indexed(svc: RunningService, tenant: str, query: str, text: str) -> bool:
@@ -148,20 +157,29 @@ def allow_agents_to_resolve_reviews(tenant: str) -> None:
     save_tenant(config.model_copy(update={"agents": AgentPermissions(resolve_reviews=True)}))
 
 
-def scripted(svc: RunningService, tenant: str) -> Callable[[dict[str, Any]], Reply]:
-    """Wait for the MCP servers, run :data:`STEPS` one call per request, then answer."""
+def scripted(
+    svc: RunningService,
+    tenant: str,
+    offered_of: Offered = tools_offered,
+    calls_of: Calls = calls_made,
+) -> Callable[[dict[str, Any]], Reply]:
+    """Wait for the MCP servers, run :data:`STEPS` one call per request, then answer.
+
+    ``offered_of`` / ``calls_of`` read a request of the CLI's API (default: Anthropic and
+    Responses, :mod:`tests.agents.mock_anthropic_openai`).
+    """
 
     def reply(body: dict[str, Any]) -> Reply:
-        offered = tools_offered(body)
+        offered = offered_of(body)
         if not offered:
             return default_reply(body)  # a side request of the CLI (title, topic, ...)
-        calls = calls_made(body)
+        calls = calls_of(body)
         if _tool(offered, "memory_remember") is None:
             waits = [c for c in calls if c.name == "WaitForMcpServers"]
             if "WaitForMcpServers" in offered and len(waits) < 3:
                 return ToolCall("WaitForMcpServers", {"servers": ["nika"]})
             return "The nika tools were not offered."
-        done = [c for c in calls if "nika" in c.name]
+        done = [c for c in calls if short(c.name)]
         if len(done) < len(STEPS):
             tool, args = STEPS[len(done)](svc, tenant, done)
             name = _tool(offered, tool)
@@ -177,15 +195,19 @@ def _record(svc: RunningService, tenant: str, memory_id: str) -> MemoryRecord:
 
 
 def assert_full_round_trip(
-    svc: RunningService, mock: MockModelServer, path: str, tenant: str
+    svc: RunningService,
+    bodies: list[dict[str, Any]],
+    tenant: str,
+    offered_of: Offered = tools_offered,
+    calls_of: Calls = calls_made,
 ) -> None:
-    """Every step's result reached the model, and its effect is in the real service."""
-    requests = mock.model_requests(path)
-    offered = {n for r in requests for n in tools_offered(r.body)}
-    assert {f"mcp__nika__{t}" for t in ALL_TOOLS} <= offered, sorted(offered)
-    last = max(requests, key=lambda r: len(calls_made(r.body)))
-    done = [c for c in calls_made(last.body) if "nika" in c.name]
-    assert [c.name.rsplit("__", 1)[1] for c in done] == [
+    """Every step's result reached the model (the requests' ``bodies``), and its effect is in
+    the real service."""
+    offered = {short(n) for body in bodies for n in offered_of(body)}
+    assert set(ALL_TOOLS) <= offered, sorted(str(n) for n in offered)
+    last = max(bodies, key=lambda body: len(calls_of(body)))
+    done = [c for c in calls_of(last) if short(c.name)]
+    assert [short(c.name) for c in done] == [
         "memory_remember",
         "memory_recall",
         "memory_correct",
@@ -210,8 +232,9 @@ def assert_full_round_trip(
     assert f"retiring [{old_id}] waits for a person's review" in corrected, corrected
     new_id = corrected.split("[", 2)[1].split("]", 1)[0]
     review_id = review_of(corrected)
-    # Codex puts "Wall time: … Output:" before a tool's text
-    assert resolved.endswith(f"review {review_id} approved"), resolved
+    # the CLI's framing around a tool's text varies: Codex puts "Wall time: … Output:" before
+    # it, Gemini CLI wraps it in <untrusted_context>
+    assert f"review {review_id} approved" in resolved.splitlines(), resolved
     correction = get_item(svc.ctx.redis, tenant, review_id)
     assert correction is not None and correction.status is ReviewStatus.APPROVED, correction
     assert NOTE in (correction.note or "")

@@ -52,5 +52,6 @@ def test_claude_code_uses_the_nika_tools_registered_by_the_installer(
     run = run_cli([str(claude_bin), "-p", prompt], tenant.project, env)
 
     assert run.returncode == 0, f"{run.stdout}{run.stderr}\n{summary(mock_model)}"
-    assert_full_round_trip(running_service, mock_model, "/messages", tenant.tenant_id)
+    bodies = [r.body for r in mock_model.model_requests("/messages")]
+    assert_full_round_trip(running_service, bodies, tenant.tenant_id)
     assert ANSWER in run.stdout

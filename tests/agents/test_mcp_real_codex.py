@@ -53,5 +53,6 @@ def test_codex_uses_the_nika_tools_registered_by_the_installer(
     first = mock_model.model_requests("/responses")[0]
     # Offered from the first request on: the run waited for the required server.
     assert {f"mcp__nika__{tool}" for tool in ALL_TOOLS} <= set(tools_offered(first.body))
-    assert_full_round_trip(running_service, mock_model, "/responses", tenant.tenant_id)
+    bodies = [r.body for r in mock_model.model_requests("/responses")]
+    assert_full_round_trip(running_service, bodies, tenant.tenant_id)
     assert ANSWER in run.stdout
