@@ -11,18 +11,22 @@ then it answers in text.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from nika_tui.domain.hierarchy import HierarchyNode, Level, NodeStatus
 from nika_tui.domain.memory import MemoryRecord, Status
 from nika_tui.domain.requests import RecallQuery
 from nika_tui.domain.tenant import AgentPermissions
 from nika_tui.engine.review import ReviewStatus, get_item
 from nika_tui.errors import ServiceNotRunning
 from nika_tui.services.config_store import load_tenant, save_tenant
+from nika_tui.services.hierarchy import open_hierarchy
 from tests.agents.mock_anthropic_openai import (
     CallMade,
     MockModelServer,
@@ -41,6 +45,8 @@ NEW = "The staging server moved to stg-02.acme.internal"
 BACKUP = "The billing database is backed up nightly at 02:30 UTC to bucket acme-db-backups."
 REASON = "backups moved to the new cluster"
 NOTE = "checked with ops"
+JOB = "JOB-12"
+JOB_TITLE = "Move staging to stg-02"
 ANSWER = "Staging is stg-02.acme.internal; the backup fact awaits a review."
 ALL_TOOLS = (
     "memory_recall",
@@ -145,16 +151,32 @@ STEPS: tuple[Step, ...] = (
     _fixed("memory_projects", {}),
     _fixed("session_digest", {"project_id": PROJECT}),
     _with("memory_history", lambda done: {"memory_id": id_in(done[1].result, "stg-01")}),
+    _fixed("hierarchy_status", {"node_id": JOB}),
 )
-"""Twelve calls over ten of the eleven tools (hierarchy_status is covered over stdio only,
-tests/mcp/test_tools.py)."""
+"""Thirteen calls over the eleven tools."""
 
 
-def allow_agents_to_resolve_reviews(tenant: str) -> None:
-    """The tenant lets its agents resolve reviews; retiring still waits for one (default)."""
+def prepare_tenant(tenant: str) -> None:
+    """The tenant lets its agents resolve reviews (retiring still waits for one: the default),
+    and its hierarchy has the project and one job in progress."""
     config = load_tenant(tenant)
     assert config.agents.retire_needs_review  # the default, not set here
     save_tenant(config.model_copy(update={"agents": AgentPermissions(resolve_reviews=True)}))
+    now = datetime.now(UTC)
+    hierarchy = open_hierarchy(tenant)
+    hierarchy.upsert(
+        HierarchyNode(id=PROJECT, level=Level.PROJECT, title="Billing", updated_at=now)
+    )
+    hierarchy.upsert(
+        HierarchyNode(
+            id=JOB,
+            level=Level.JOB,
+            title=JOB_TITLE,
+            parent_id=PROJECT,
+            status=NodeStatus.IN_PROGRESS,
+            updated_at=now,
+        )
+    )
 
 
 def scripted(
@@ -220,10 +242,11 @@ def assert_full_round_trip(
         "memory_projects",
         "session_digest",
         "memory_history",
+        "hierarchy_status",
     ]
     results = [c.result or "" for c in done]
     remembered, recalled, corrected, resolved, timeline, _again, recalled2 = results[:7]
-    retired, listed, projects, digest, history = results[7:]
+    retired, listed, projects, digest, history, status = results[7:]
     assert "queued for ingestion" in remembered, remembered
     old_id = id_in(recalled, "stg-01")
     assert OLD in recalled, recalled
@@ -234,7 +257,8 @@ def assert_full_round_trip(
     review_id = review_of(corrected)
     # the CLI's framing around a tool's text varies: Codex puts "Wall time: … Output:" before
     # it, Gemini CLI wraps it in <untrusted_context>
-    assert f"review {review_id} approved" in resolved.splitlines(), resolved
+    lines = resolved.splitlines()
+    assert any(ln.endswith(f"review {review_id} approved") for ln in lines), resolved
     correction = get_item(svc.ctx.redis, tenant, review_id)
     assert correction is not None and correction.status is ReviewStatus.APPROVED, correction
     assert NOTE in (correction.note or "")
@@ -258,8 +282,13 @@ def assert_full_round_trip(
     assert f"{PROJECT} — semantic: 2 current, 1 retired" in projects, projects
     assert "stg-02.acme.internal" in digest and "stg-01" not in digest, digest
     assert "## Pending reviews: 1" in digest, digest
+    assert f"- {JOB} [in_progress] {JOB_TITLE}" in digest, digest  # open jobs, from the hierarchy
     assert f"[{old_id}] (retired, superseded by {new_id}" in history, history
     assert f"[{new_id}]" in history, history
+    # the hierarchy's node, as the tool's JSON (the CLI may frame it)
+    node = json.loads(status[status.index("{") : status.rindex("}") + 1])
+    assert (node["id"], node["status"], node["title"]) == (JOB, "in_progress", JOB_TITLE), node
+    assert node["parent_id"] == PROJECT
 
 
 def summary(mock: MockModelServer) -> str:

@@ -3,10 +3,10 @@
 No MCP config is written by the test: ``install_for_tenant`` (what ``nika kernel spawn`` runs)
 registers ``nika mcp`` in the tenant's ``CLAUDE_CONFIG_DIR/.claude.json`` and allows its tools
 in ``settings.json``; ``claude -p`` runs on that home as in a kernel (the tenant's environment:
-``REDIS_URL``, nika's dirs). The model is scripted by :mod:`tests.agents.mcp_round_trip`: eleven
-calls over ten tools (remember, recall, correct, timeline, retire, review list, projects,
-digest, history), each result checked as the CLI sent it back to the model and each effect
-in the real memory service.
+``REDIS_URL``, nika's dirs). The model is scripted by :mod:`tests.agents.mcp_round_trip`:
+thirteen calls over the eleven tools (remember, recall, correct, review resolve, timeline,
+retire, review list, projects, digest, history, hierarchy status), each result checked as the
+CLI sent it back to the model and each effect in the real memory service.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from nika_tui.services.agent_homes import claude_config_dir
 from tests.agents.conftest import AgentTenant
 from tests.agents.mcp_round_trip import (
     ANSWER,
-    allow_agents_to_resolve_reviews,
     assert_full_round_trip,
+    prepare_tenant,
     run_cli,
     scripted,
     summary,
@@ -39,7 +39,7 @@ def test_claude_code_uses_the_nika_tools_registered_by_the_installer(
     agent_tenant: Callable[..., AgentTenant],
 ) -> None:
     tenant = agent_tenant(["claude-code"])
-    allow_agents_to_resolve_reviews(tenant.tenant_id)
+    prepare_tenant(tenant.tenant_id)
     mock_model.reply = scripted(running_service, tenant.tenant_id)
     env = {
         **tenant.env,  # the kernel's: NIKA_TENANT_ID, REDIS_URL, nika's dirs

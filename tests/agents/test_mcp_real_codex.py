@@ -24,8 +24,8 @@ from tests.agents.conftest import AgentTenant
 from tests.agents.mcp_round_trip import (
     ALL_TOOLS,
     ANSWER,
-    allow_agents_to_resolve_reviews,
     assert_full_round_trip,
+    prepare_tenant,
     run_cli,
     scripted,
     summary,
@@ -43,7 +43,7 @@ def test_codex_uses_the_nika_tools_registered_by_the_installer(
     agent_tenant: Callable[..., AgentTenant],
 ) -> None:
     tenant = agent_tenant(["codex"])
-    allow_agents_to_resolve_reviews(tenant.tenant_id)
+    prepare_tenant(tenant.tenant_id)
     mock_model.reply = scripted(running_service, tenant.tenant_id)
     env = {**tenant.env, "CODEX_HOME": str(codex_home(tenant.tenant_id)), "MOCK_API_KEY": "x"}
     prompt = "Keep the team's memory of the billing project up to date."

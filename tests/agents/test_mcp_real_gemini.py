@@ -24,8 +24,8 @@ from nika_tui.services.agent_install import install_agent_hooks
 from nika_tui.services.gemini_settings import gemini_home
 from tests.agents.mcp_round_trip import (
     ANSWER,
-    allow_agents_to_resolve_reviews,
     assert_full_round_trip,
+    prepare_tenant,
     run_cli,
     scripted,
 )
@@ -90,7 +90,7 @@ def test_gemini_cli_uses_the_nika_tools_registered_by_the_installer(
     tmp_path: Path,
 ) -> None:
     make_tenant(TENANT)
-    allow_agents_to_resolve_reviews(TENANT)
+    prepare_tenant(TENANT)
     project = tmp_path / "acme-shop"  # the hooks capture the prompt in this project
     project.mkdir()
     subprocess.run(["git", "init", "-q", str(project)], check=True)

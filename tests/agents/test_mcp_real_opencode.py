@@ -19,8 +19,8 @@ import pytest
 from nika_tui.services.agent_install import install_agent_hooks
 from tests.agents.mcp_round_trip import (
     ANSWER,
-    allow_agents_to_resolve_reviews,
     assert_full_round_trip,
+    prepare_tenant,
     scripted,
 )
 from tests.agents.mock_anthropic_openai import CallMade, ToolCall
@@ -66,7 +66,7 @@ def _main(entry: Logged) -> bool:
 def test_opencode_uses_the_nika_tools_registered_by_the_installer(
     opencode: OpenCode, running_service: RunningService
 ) -> None:
-    allow_agents_to_resolve_reviews(TENANT)
+    prepare_tenant(TENANT)
     install_agent_hooks(TENANT, "opencode")  # beside the person's provider in opencode.json
     script = scripted(running_service, TENANT, chat_tools, chat_calls)
 
