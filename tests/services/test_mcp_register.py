@@ -173,6 +173,7 @@ def test_gemini_trusts_the_server_and_the_install_keeps_its_hooks(
     install_agent_hooks(TENANT, "gemini-cli", workdir=tmp_path)
     settings = _json(agent_home(TENANT, "gemini") / ".gemini" / "settings.json")
     assert settings["mcpServers"]["nika"]["trust"] is True
+    assert settings["mcpServers"]["nika"]["timeout"] > 60_000  # past a correction's ingest wait
     assert "BeforeAgent" in settings["hooks"]
 
 
