@@ -101,12 +101,13 @@ class Settings(BaseSettings):
     operator: bool = False
     """``1`` on one command inside a kernel lets the operator act on any tenant."""
     session_id: str = ""
-    """The agent session id recorded with memories written through MCP. Not set by nika
-    (kernels do not register ``nika mcp`` yet): give it in the MCP server's env; unset, they
-    carry none."""
+    """The agent session id recorded with memories written through MCP. Not set by nika (the
+    ``nika mcp`` a kernel's CLI starts serves every session of that CLI): unset, they carry
+    none."""
     agent_type: str = "mcp"
-    """The agent recorded with memories and review decisions made through MCP (``claude``,
-    ``codex``, …). Not set by nika: give it in the MCP server's env."""
+    """The agent recorded with memories and review decisions made through MCP
+    (``claude-code``, ``codex``, ``gemini-cli``, ``opencode``). Set by nika in the server entry
+    it registers with each of a kernel's agent CLIs (docs/agents.md)."""
     tmux_session: str = ""
     """The kernel's tmux session name, recorded by hooks. Not set by nika: unset, hooks infer
     it from ``$TMUX`` (``nika-tenant-<id>`` on nika's socket)."""

@@ -32,6 +32,7 @@ pytest_plugins = [
     "tests.plugins.memory",
     "tests.plugins.debt",
     "tests.plugins.textual_snapshot",
+    "tests.agents.opencode_home",
 ]
 
 _MARK_BY_FIXTURE = {"embedder": "embedder", "tmux_server": "tmux"}

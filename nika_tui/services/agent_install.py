@@ -1,4 +1,4 @@
-"""Install nika's hooks for a tenant's agent CLI: one entry over the per-CLI installers."""
+"""Install nika's hooks, and register ``nika mcp``, for a tenant's agent CLI: one entry."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from nika_tui.services.agent_settings import (
     install_codex_hooks,
 )
 from nika_tui.services.gemini_settings import install_gemini_hooks
+from nika_tui.services.mcp_register import register_mcp
 from nika_tui.services.opencode_settings import install_opencode_plugin
 
 
@@ -23,10 +24,27 @@ def install_agent_hooks(
     trust_codex: bool = False,
     workdirs: Sequence[str] = (),
 ) -> InstallReport:
-    """Install our hooks for the tenant's agent CLI; a CLI without hooks (shell): none.
+    """Install our hooks for the tenant's agent CLI and register our MCP server with it.
 
-    ``workdir`` is the kernel's working directory (Gemini CLI runs hooks only in a trusted one).
+    A CLI without hooks or MCP (shell): nothing. ``workdir`` is the kernel's working directory
+    (Gemini CLI runs hooks only in a trusted one).
     """
+    report = _install_hooks(tenant_id, cli, where, workdir, trust_codex, workdirs)
+    mcp = register_mcp(tenant_id, cli, where)
+    report.files += [f for f in mcp.files if f not in report.files]
+    report.changed += [f for f in mcp.changed if f not in report.changed]
+    report.warnings += mcp.warnings
+    return report
+
+
+def _install_hooks(
+    tenant_id: str,
+    cli: str,
+    where: Roots | None,
+    workdir: Path | None,
+    trust_codex: bool,
+    workdirs: Sequence[str],
+) -> InstallReport:
     if cli == "claude-code":
         return install_claude_hooks(tenant_id, where)
     if cli == "codex":

@@ -1,86 +1,57 @@
-"""The real Claude Code binary calls nika's MCP tools through ``nika mcp``.
+"""The real Claude Code binary calls nika's MCP tools in a home nika's installer prepared.
 
-The model is scripted by :mod:`tests.agents.mcp_round_trip`: wait for the MCP servers, remember
-a fact, recall it, answer. Asserted: the fact is stored in the tenant by the real service, and
-the recall result that the CLI sent back to the model (the next request's history) contains it.
+No MCP config is written by the test: ``install_for_tenant`` (what ``nika kernel spawn`` runs)
+registers ``nika mcp`` in the tenant's ``CLAUDE_CONFIG_DIR/.claude.json`` and allows its tools
+in ``settings.json``; ``claude -p`` runs on that home as in a kernel (the tenant's environment:
+``REDIS_URL``, nika's dirs). The model is scripted by :mod:`tests.agents.mcp_round_trip`:
+thirteen calls over the eleven tools (remember, recall, correct, review resolve, timeline,
+retire, review list, projects, digest, history, hierarchy status), each result checked as the
+CLI sent it back to the model and each effect in the real memory service.
 """
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from nika_tui.services.agent_homes import claude_config_dir
+from tests.agents.conftest import AgentTenant
 from tests.agents.mcp_round_trip import (
-    TENANT,
-    assert_round_trip,
-    base_env,
-    mcp_env,
+    ANSWER,
+    assert_full_round_trip,
+    prepare_tenant,
     run_cli,
     scripted,
     summary,
 )
-from tests.agents.mock_anthropic_openai import MockModelServer, tools_offered
+from tests.agents.mock_anthropic_openai import MockModelServer
 from tests.plugins.memory import RunningService
 
 pytestmark = [pytest.mark.agents, pytest.mark.embedder, pytest.mark.slow]
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    path = tmp_path / "acme-billing"
-    path.mkdir()
-    subprocess.run(["git", "init", "-q", str(path)], check=True)
-    return path
-
-
-def test_claude_code_remembers_and_recalls_through_nika_mcp(
+def test_claude_code_uses_the_nika_tools_registered_by_the_installer(
     claude_bin: Path,
     mock_model: MockModelServer,
     running_service: RunningService,
-    make_tenant: Any,
-    isolated_env: dict[str, str],
-    redis_url: str,
-    project: Path,
-    tmp_path: Path,
+    agent_tenant: Callable[..., AgentTenant],
 ) -> None:
-    make_tenant(TENANT)
-    mock_model.reply = scripted(running_service)
-    config = tmp_path / "mcp.json"
-    server = {
-        "command": sys.executable,
-        "args": ["-m", "nika_tui", "mcp"],
-        "env": mcp_env(isolated_env, redis_url),
-    }
-    config.write_text(json.dumps({"mcpServers": {"nika": server}}))
+    tenant = agent_tenant(["claude-code"])
+    prepare_tenant(tenant.tenant_id)
+    mock_model.reply = scripted(running_service, tenant.tenant_id)
     env = {
-        **base_env(tmp_path),
-        "CLAUDE_CONFIG_DIR": str(tmp_path / "claude"),
+        **tenant.env,  # the kernel's: NIKA_TENANT_ID, REDIS_URL, nika's dirs
+        "CLAUDE_CONFIG_DIR": str(claude_config_dir(tenant.tenant_id)),
         "ANTHROPIC_BASE_URL": mock_model.url,
         "ANTHROPIC_API_KEY": "sk-ant-test-not-a-secret",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
     }
-    run = run_cli(
-        [
-            str(claude_bin),
-            "-p",
-            "Remember when the billing database is backed up, then check it is recalled.",
-            "--mcp-config",
-            str(config),
-            "--strict-mcp-config",
-            "--allowedTools=WaitForMcpServers,mcp__nika__memory_remember,mcp__nika__memory_recall",
-        ],
-        project,
-        env,
-    )
+    prompt = "Keep the team's memory of the billing project up to date."
+    run = run_cli([str(claude_bin), "-p", prompt], tenant.project, env)
+
     assert run.returncode == 0, f"{run.stdout}{run.stderr}\n{summary(mock_model)}"
-    offered = {n for r in mock_model.model_requests("/messages") for n in tools_offered(r.body)}
-    assert {"mcp__nika__memory_remember", "mcp__nika__memory_recall"} <= offered, sorted(offered)
-    assert_round_trip(running_service, mock_model, "/messages")
-    # Whether the first request already offers the nika tools is a race (Claude Code connects
-    # MCP servers in the background); both ways are scripted, neither is asserted.
-    assert "02:30 UTC" in run.stdout
+    bodies = [r.body for r in mock_model.model_requests("/messages")]
+    assert_full_round_trip(running_service, bodies, tenant.tenant_id)
+    assert ANSWER in run.stdout

@@ -1,34 +1,31 @@
-"""The real Codex (``codex exec``) calls nika's MCP tools through ``nika mcp``.
+"""The real Codex (``codex exec``) calls nika's MCP tools in a home nika's installer prepared.
 
-What Codex 0.171 needs, found by running it against the mock (docs/mcp.md):
+No MCP config is written by the test: ``install_for_tenant`` (what ``nika kernel spawn`` runs)
+merges ``[mcp_servers.nika]`` into the tenant's ``CODEX_HOME/config.toml`` (beside the mock
+provider the test wrote first, as a user's own config would be). What Codex 0.171 needs from
+that entry, found by running it (docs/mcp.md): ``required = true`` (``codex exec`` does not
+wait for a server still starting), approved tools (``codex exec`` never asks: an unapproved
+call fails), and ``env_vars`` naming ``REDIS_URL`` (Codex passes a server only a whitelist of
+the environment). ``--strict-config``: a key this Codex does not know fails the run.
 
-- ``required = true`` on the server: ``codex exec`` does not wait for a server that is still
-  starting (``nika mcp`` takes 1–8 s to answer ``initialize`` on a busy machine), its first
-  request then offers none of its tools; a required server is waited for (up to
-  ``startup_timeout_sec``) and its failure stops the run.
-- an approval per tool (``[mcp_servers.nika.tools.<tool>] approval_mode = "approve"``):
-  ``codex exec`` runs with ``approval: never``, and an MCP call needing approval fails
-  ("MCP tool call requires approval, but approval policy is never") without reaching the server.
-- the tools reach the model in one Responses ``namespace`` tool, ``mcp__nika``, whose members
-  are the raw tool names; the model's ``function_call`` names the member and the namespace.
+Same script as Claude Code's test (:mod:`tests.agents.mcp_round_trip`), same assertions, plus:
+the nika tools are offered from the first request on.
 """
 
 from __future__ import annotations
 
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
-import tomlkit
 
-from tests.agents.conftest import codex_provider_config
+from nika_tui.services.agent_homes import codex_home
+from tests.agents.conftest import AgentTenant
 from tests.agents.mcp_round_trip import (
-    TENANT,
-    assert_round_trip,
-    base_env,
-    mcp_env,
+    ALL_TOOLS,
+    ANSWER,
+    assert_full_round_trip,
+    prepare_tenant,
     run_cli,
     scripted,
     summary,
@@ -38,48 +35,24 @@ from tests.plugins.memory import RunningService
 
 pytestmark = [pytest.mark.agents, pytest.mark.embedder, pytest.mark.slow]
 
-TOOLS = ("memory_remember", "memory_recall")
 
-
-def codex_config(mock: MockModelServer, server_env: dict[str, str]) -> str:
-    """``config.toml``: the mock provider and ``nika mcp`` as a required, pre-approved server."""
-    doc = tomlkit.parse(codex_provider_config(mock))
-    server = tomlkit.table()
-    server["command"] = sys.executable
-    server["args"] = ["-m", "nika_tui", "mcp"]
-    server["env"] = server_env
-    server["required"] = True
-    server["startup_timeout_sec"] = 120  # a cold CI machine imports slowly
-    server["tools"] = {tool: {"approval_mode": "approve"} for tool in TOOLS}
-    doc["mcp_servers"] = {"nika": server}
-    return tomlkit.dumps(doc)
-
-
-def test_codex_remembers_and_recalls_through_nika_mcp(
+def test_codex_uses_the_nika_tools_registered_by_the_installer(
     codex_bin: Path,
     mock_model: MockModelServer,
     running_service: RunningService,
-    make_tenant: Any,
-    isolated_env: dict[str, str],
-    redis_url: str,
-    tmp_path: Path,
+    agent_tenant: Callable[..., AgentTenant],
 ) -> None:
-    make_tenant(TENANT)
-    mock_model.reply = scripted(running_service)
-    project = tmp_path / "acme-billing"
-    project.mkdir()
-    subprocess.run(["git", "init", "-q", str(project)], check=True)
-    home = tmp_path / "codex-home"
-    home.mkdir(mode=0o700)
-    (home / "config.toml").write_text(codex_config(mock_model, mcp_env(isolated_env, redis_url)))
-    env = {**base_env(tmp_path), "CODEX_HOME": str(home), "MOCK_API_KEY": "not-a-secret"}
-    prompt = "Remember when the billing database is backed up, then check it is recalled."
-    # --strict-config: a key this Codex does not know fails the run instead of being ignored.
-    run = run_cli([str(codex_bin), "exec", "--strict-config", prompt], project, env)
+    tenant = agent_tenant(["codex"])
+    prepare_tenant(tenant.tenant_id)
+    mock_model.reply = scripted(running_service, tenant.tenant_id)
+    env = {**tenant.env, "CODEX_HOME": str(codex_home(tenant.tenant_id)), "MOCK_API_KEY": "x"}
+    prompt = "Keep the team's memory of the billing project up to date."
+    run = run_cli([str(codex_bin), "exec", "--strict-config", prompt], tenant.project, env)
 
     assert run.returncode == 0, f"{run.stdout}{run.stderr}\n{summary(mock_model)}"
     first = mock_model.model_requests("/responses")[0]
     # Offered from the first request on: the run waited for the required server.
-    assert {f"mcp__nika__{tool}" for tool in TOOLS} <= set(tools_offered(first.body))
-    assert_round_trip(running_service, mock_model, "/responses")
-    assert "02:30 UTC" in run.stdout
+    assert {f"mcp__nika__{tool}" for tool in ALL_TOOLS} <= set(tools_offered(first.body))
+    bodies = [r.body for r in mock_model.model_requests("/responses")]
+    assert_full_round_trip(running_service, bodies, tenant.tenant_id)
+    assert ANSWER in run.stdout

@@ -138,7 +138,7 @@ def test_install_merges_config_toml_and_hooks_json_idempotently(
     home = agent_home(TENANT, "codex")
     home.mkdir(parents=True)
     shutil.copy(DATA / "codex" / "config_existing.toml", home / "config.toml")
-    first = install_codex_hooks(TENANT)
+    first = install_agent_hooks(TENANT, "codex")  # hooks, and the MCP server beside them
     snapshot = {p.name: p.read_text() for p in home.iterdir()}
     second = install_agent_hooks(TENANT, "codex")
     assert first.changed and second.changed == []
@@ -147,6 +147,7 @@ def test_install_merges_config_toml_and_hooks_json_idempotently(
     assert config["notify"][-3:] == ["hook", "codex", "notify"]
     assert config["features"] == {"hooks": True, "web_search_request": True}
     assert config["mcp_servers"]["docs"]["command"] == "npx"
+    assert config["mcp_servers"]["nika"]["args"] == ["mcp"]
     assert config["projects"]["/home/dev/acme-api"]["trust_level"] == "trusted"
     hooks = json.loads(snapshot["hooks.json"])["hooks"]
     assert sorted(hooks) == sorted(CODEX_EVENTS)
