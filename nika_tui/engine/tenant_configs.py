@@ -5,7 +5,8 @@ would dead-letter every entry of a tenant it acquires. The primary (``nika serve
 where ``nika setup`` writes the configs) publishes each tenant's config into :data:`CONFIGS`
 (tenant → YAML, as :func:`render_config` writes it) when it changed; a joined worker writes the
 published ones into its own config dir (0600 files, 0700 dirs) before it takes any tenant, and
-again whenever one changed.
+again whenever one changed. An entry of a tenant whose config has not arrived yet waits
+(pending) up to :data:`CONFIG_WAIT_S` instead of being dead-lettered (decision 457).
 
 What is published is the validated model, re-rendered: a tenant config holds references to
 secrets (``SecretRef``: env / keyring / file, a name), never a value. A config in which the
@@ -40,6 +41,8 @@ log = logging.getLogger("nika.worker")
 CONFIGS = f"{PREFIX}:tenants:configs"
 """Hash: tenant id → its config's YAML (no secret values: see the module docstring)."""
 SYNC_EVERY_S = 2.0
+CONFIG_WAIT_S = 30.0
+"""How long a joined worker keeps an entry of a tenant whose config has not reached it."""
 
 
 def publish(r: redis.Redis, where: Roots) -> list[str]:
@@ -123,6 +126,31 @@ class TenantConfigSync:
             not self.where.tenant_config_path(t).exists() for t in tenant_ids
         ):
             self.tick(force=True)
+
+    def waiting(self, entries: Iterable[tuple[str, str]]) -> set[str]:
+        """The ``(entry id, tenant)`` entries to leave pending: their tenant has no config here
+        yet and the entry is younger than :data:`CONFIG_WAIT_S` (decision 457).
+
+        A tenant made on the primary is published within :data:`SYNC_EVERY_S` (more if the
+        primary is busy in a batch); an entry that reached this worker first waits for it
+        instead of being dead-lettered as an unknown tenant. Past the wait, the entry goes on
+        and is refused as before: a tenant that never comes is bad input, not a delay. The
+        age is the entry id's time against Redis's clock (one clock, whatever the hosts say).
+        """
+        if self.primary:
+            return set()  # the primary's config dir is where tenants are made: no wait there
+        entries = list(entries)
+        missing = {t for _, t in entries if not self.where.tenant_config_path(t).exists()}
+        if not missing:
+            return set()
+        seconds, micros = self.r.time()
+        now_ms = int(seconds) * 1000 + int(micros) // 1000
+        return {
+            entry_id
+            for entry_id, tenant_id in entries
+            if tenant_id in missing
+            and now_ms - int(entry_id.split("-", 1)[0]) < CONFIG_WAIT_S * 1000
+        }
 
     def tick(self, force: bool = False) -> list[str]:
         """Publish or fetch at most every :data:`SYNC_EVERY_S`; the tenants that changed."""

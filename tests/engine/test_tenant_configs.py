@@ -8,9 +8,11 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -18,12 +20,18 @@ import redis
 from nika_tui.domain.envelope import NikaMeta
 from nika_tui.domain.requests import RememberRequest
 from nika_tui.domain.tenant import KernelConfig, TenantConfig
+from nika_tui.engine.context import EngineContext
+from nika_tui.engine.server.loop import MemoryService
 from nika_tui.engine.tenant_configs import CONFIGS, TenantConfigSync, fetch, publish
+from nika_tui.engine.worker import Worker
 from nika_tui.engine.worker_keys import PRIMARY_ID, alive_key, preferred
 from nika_tui.paths import Roots, roots
 from nika_tui.services import redis_keys
 from nika_tui.services.config_store import list_tenant_ids, load_tenant, save_tenant
+from nika_tui.services.embeddings import SentenceTransformerEmbedder
 from nika_tui.services.memory_client import MemoryClient
+from nika_tui.services.vectors.edge import EdgeVectorStore
+from nika_tui.settings import Settings
 from tests.helpers import retry_until
 
 JOINED = "wb"
@@ -146,3 +154,72 @@ def test_a_joined_worker_with_an_empty_config_dir_serves_its_tenants(
                 proc.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 proc.kill()
+
+
+@pytest.mark.embedder
+def test_a_new_tenants_entry_waits_for_its_config_instead_of_the_dead_letter(
+    make_tenant: Callable[..., TenantConfig],
+    redis_client: redis.Redis,
+    redis_url: str,
+    embedder: SentenceTransformerEmbedder,
+    tmp_path: Path,
+) -> None:
+    """A joined worker that gets a tenant's entry before the primary published its config
+    (decision 457): the entry stays pending and is stored once the config arrives; an entry
+    of a tenant that never comes is still refused once past the wait."""
+    env = dict(os.environ, NIKA_OS_CONFIG_DIR=str(tmp_path / "cfg-b"),
+               NIKA_OS_DATA_DIR=str(tmp_path / "data-b"))  # fmt: skip
+    own = redis.Redis.from_url(redis_url, decode_responses=True)
+    store = EdgeVectorStore(tmp_path / "qdrant-b", 384, flush_writes=False)
+    ctx = EngineContext(env=env, settings=Settings.from_env(env), redis=own, vectors=store,
+                        embedder=embedder)  # fmt: skip
+    worker = Worker(own, JOINED, tmp_path / "data-b", store, ttl_s=30)
+    service = MemoryService(ctx, embed_ahead=False, worker=worker)
+    thread = threading.Thread(target=service.run, daemon=True)
+    thread.start()
+    at = datetime(2026, 12, 4, tzinfo=UTC)
+    try:
+        retry_until(lambda: redis_client.exists(alive_key(JOINED)), timeout=60,
+                    what="the joined worker is live")  # fmt: skip
+        # An entry a minute old, of a tenant no primary ever published: refused as before.
+        seconds, _ = redis_client.time()
+        ghost = RememberRequest(tenant_id="ghost", text="ghost fact", meta=NikaMeta(timestamp=at))
+        redis_client.xadd(redis_keys.INGEST_STREAM, {"req": ghost.model_dump_json()},
+                          id=f"{(int(seconds) - 60) * 1000}-0")  # fmt: skip
+        retry_until(lambda: redis_client.xlen(redis_keys.INGEST_DEAD) == 1, timeout=30,
+                    what="the ghost tenant's entry dead-lettered")  # fmt: skip
+        [(_, dead)] = redis_client.xrange(redis_keys.INGEST_DEAD)
+        assert "unknown tenant 'ghost'" in json.dumps(dead)
+
+        # A tenant made on the primary's host just now, its config not published yet.
+        make_tenant("newco")
+        client = MemoryClient(redis_client, timeout=30)
+        req = RememberRequest(tenant_id="newco", text="newco fact: port 9000",
+                              meta=NikaMeta(timestamp=at, project_id="p"))  # fmt: skip
+        key = client.remember(req)
+
+        def kept_and_retried() -> bool:
+            rows: Any = redis_client.xpending_range(
+                redis_keys.INGEST_STREAM, "memory-service", "-", "+", 10, consumername=JOINED
+            )
+            # Delivered again by the deferred retry: it was read, kept pending, read again.
+            return len(rows) == 1 and int(rows[0]["times_delivered"]) >= 2
+
+        retry_until(kept_and_retried, timeout=60, interval=0.1,
+                    what="the worker kept newco's entry pending and retried it")  # fmt: skip
+        assert redis_client.xlen(redis_keys.INGEST_DEAD) == 1, "nothing more dead-lettered"
+        assert publish(redis_client, roots()) == ["newco"]  # the primary's next sync
+        retry_until(
+            lambda: int(redis_client.hget(redis_keys.metrics("newco"), "ingested") or 0) == 1,
+            timeout=60, interval=0.1, what="newco's memory stored once its config came",
+        )  # fmt: skip
+        done = redis_keys.ingest_done("newco", key)
+        [outcome] = retry_until(lambda: redis_client.lrange(done, 0, -1), timeout=30,
+                                what="newco's outcome pushed")  # fmt: skip
+        assert "error" not in json.loads(outcome), outcome
+        assert redis_client.xlen(redis_keys.INGEST_DEAD) == 1
+    finally:
+        service.stop()
+        thread.join(timeout=60)
+        store.close()
+        own.close()
