@@ -153,6 +153,11 @@ class Leases:
             t: holder_of(str(v) if v else None) for t, v in zip(tenant_ids, values, strict=True)
         }
 
+    def forget(self, tenant_id: str) -> None:
+        """Take a deleted tenant off the lease table (its epoch stays: a tenant made again
+        still gets tokens never used before)."""
+        self.r.srem(LEASE_TENANTS, tenant_id)
+
     def known_tenants(self) -> list[str]:
         """Every tenant that was ever leased."""
         return sorted(str(t) for t in self.r.smembers(LEASE_TENANTS))

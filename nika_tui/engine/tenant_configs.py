@@ -5,14 +5,20 @@ would dead-letter every entry of a tenant it acquires. The primary (``nika serve
 where ``nika setup`` writes the configs) publishes each tenant's config into :data:`CONFIGS`
 (tenant → YAML, as :func:`render_config` writes it) when it changed; a joined worker writes the
 published ones into its own config dir (0600 files, 0700 dirs) before it takes any tenant, and
-again whenever one changed.
+again whenever one changed. An entry of a tenant whose config has not arrived yet waits
+(pending) up to :data:`CONFIG_WAIT_S` instead of being dead-lettered (decision 457).
 
 What is published is the validated model, re-rendered: a tenant config holds references to
 secrets (``SecretRef``: env / keyring / file, a name), never a value. A config in which the
 secret masker still finds a credential (a key pasted into ``env:`` or a provider setting) is
-not published, and the refusal is logged without the value. Deleting a tenant is not
-propagated: a joined worker keeps a config the primary no longer has (it is harmless without
-entries), until it is removed by hand.
+not published, and the refusal is logged without the value.
+
+A tenant deleted on the primary (its ``config.yaml`` gone) is withdrawn (decision 455): its
+published config is removed and its id put in :data:`DELETED`; a joined worker then removes
+its copy of the config, and every worker gives the tenant's lease up and stops acquiring it
+(``engine/worker.py``). Its memories stay where they are (nothing is deleted but the config
+copies), so a tenant made again with the same id gets them back. A primary that finds no
+tenant at all withdraws nothing: that is a wrong config dir far more often than a deletion.
 """
 
 from __future__ import annotations
@@ -39,11 +45,16 @@ log = logging.getLogger("nika.worker")
 
 CONFIGS = f"{PREFIX}:tenants:configs"
 """Hash: tenant id → its config's YAML (no secret values: see the module docstring)."""
+DELETED = f"{PREFIX}:tenants:deleted"
+"""Set of tenant ids deleted on the primary: no worker keeps their config or their lease."""
 SYNC_EVERY_S = 2.0
+CONFIG_WAIT_S = 30.0
+"""How long a joined worker keeps an entry of a tenant whose config has not reached it."""
 
 
 def publish(r: redis.Redis, where: Roots) -> list[str]:
-    """Publish every local tenant config that differs from the published one.
+    """Publish every local tenant config that differs from the published one; withdraw the
+    published ones whose tenant is no longer here (deleted).
 
     Returns:
         The tenants published now.
@@ -66,19 +77,30 @@ def publish(r: redis.Redis, where: Roots) -> list[str]:
             )
             continue
         changed[tenant_id] = text
-    if changed:
+    local = set(list_tenant_ids(where))
+    gone = sorted(set(published) - local) if local else []
+    if changed or gone:
         pipe = r.pipeline(transaction=True)
         for tenant_id, text in changed.items():
             pipe.hset(CONFIGS, tenant_id, text)
+            pipe.srem(DELETED, tenant_id)  # made again: no longer deleted
+        if gone:
+            pipe.hdel(CONFIGS, *gone)
+            pipe.sadd(DELETED, *gone)
         pipe.execute()
+    if gone:
+        log.info("tenants deleted here, withdrawn from the workers: %s", ", ".join(gone))
+    elif published and not local:
+        log.warning("no tenant config in %s: nothing withdrawn (a wrong config dir?)", where.config)
     return sorted(changed)
 
 
 def fetch(r: redis.Redis, where: Roots) -> list[str]:
-    """Write the published configs that differ from this worker's into its config dir.
+    """Write the published configs that differ from this worker's into its config dir, and
+    remove the configs of tenants deleted on the primary.
 
     Returns:
-        The tenants written now.
+        The tenants written or removed now.
     """
     published: dict[str, str] = r.hgetall(CONFIGS)  # type: ignore[assignment]
     written: list[str] = []
@@ -95,8 +117,19 @@ def fetch(r: redis.Redis, where: Roots) -> list[str]:
             log.warning("tenant %s's published config was not written: %s", tenant_id, exc)
             continue
         written.append(tenant_id)
+    for tenant_id in sorted(str(t) for t in r.smembers(DELETED)):
+        path = where.tenant_config_path(tenant_id)
+        if tenant_id in published or not path.exists():
+            continue
+        try:
+            path.unlink()  # the primary's copy; the tenant's data here is left as it is
+        except OSError as exc:
+            log.warning("the config of deleted tenant %s was not removed: %s", tenant_id, exc)
+            continue
+        log.info("tenant %s was deleted on the primary: its config removed here", tenant_id)
+        written.append(tenant_id)
     if written:
-        log.info("tenant configs received from the primary: %s", ", ".join(written))
+        log.info("tenant configs synced from the primary: %s", ", ".join(written))
     return written
 
 
@@ -123,6 +156,31 @@ class TenantConfigSync:
             not self.where.tenant_config_path(t).exists() for t in tenant_ids
         ):
             self.tick(force=True)
+
+    def waiting(self, entries: Iterable[tuple[str, str]]) -> set[str]:
+        """The ``(entry id, tenant)`` entries to leave pending: their tenant has no config here
+        yet and the entry is younger than :data:`CONFIG_WAIT_S` (decision 457).
+
+        A tenant made on the primary is published within :data:`SYNC_EVERY_S` (more if the
+        primary is busy in a batch); an entry that reached this worker first waits for it
+        instead of being dead-lettered as an unknown tenant. Past the wait, the entry goes on
+        and is refused as before: a tenant that never comes is bad input, not a delay. The
+        age is the entry id's time against Redis's clock (one clock, whatever the hosts say).
+        """
+        if self.primary:
+            return set()  # the primary's config dir is where tenants are made: no wait there
+        entries = list(entries)
+        missing = {t for _, t in entries if not self.where.tenant_config_path(t).exists()}
+        if not missing:
+            return set()
+        seconds, micros = self.r.time()
+        now_ms = int(seconds) * 1000 + int(micros) // 1000
+        return {
+            entry_id
+            for entry_id, tenant_id in entries
+            if tenant_id in missing
+            and now_ms - int(entry_id.split("-", 1)[0]) < CONFIG_WAIT_S * 1000
+        }
 
     def tick(self, force: bool = False) -> list[str]:
         """Publish or fetch at most every :data:`SYNC_EVERY_S`; the tenants that changed."""

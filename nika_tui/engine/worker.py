@@ -32,6 +32,7 @@ import redis
 from nika_tui.domain.memory import Layer
 from nika_tui.engine import rebalance, shard_transfer
 from nika_tui.engine.leases import Lease, Leases
+from nika_tui.engine.tenant_configs import DELETED
 from nika_tui.engine.worker_keys import (
     LEASE_TTL_S,
     PRIMARY_ID,
@@ -237,7 +238,10 @@ class Worker:
         for tenant_id in dropped:
             self._lost(tenant_id)
         drain = bool(dropped)
-        known = self.leases.known_tenants()
+        deleted = {str(t) for t in self.r.smembers(DELETED)}
+        for tenant_id in deleted:
+            self._forget(tenant_id)
+        known = [t for t in self.leases.known_tenants() if t not in deleted]
         raw_pins = self.r.mget([pin_key(t) for t in known]) if known else []
         pins = {t: str(v) if v else None for t, v in zip(known, raw_pins, strict=True)}
         holders = self.leases.holders(known)
@@ -348,6 +352,18 @@ class Worker:
         shutil.rmtree(dst, ignore_errors=True)
         tmp.rename(dst)
         log.info("adopted the shards of %s from %s (%s)", tenant_id, home, src)
+
+    def _forget(self, tenant_id: str) -> None:
+        """A tenant deleted on the primary (decision 455): flush and close its shards, give
+        its lease up, and take it off the lease table so no worker acquires it again."""
+        with self._lock:
+            lease = self.held.pop(tenant_id, None)
+        if lease is not None:
+            self._close_tenant(tenant_id)
+            self.leases.release(lease)
+            log.info("tenant %s was deleted: worker %s gave it up", tenant_id, self.id)
+        self.leases.forget(tenant_id)
+        self.r.delete(pin_key(tenant_id))  # its home stays: made again, it finds its shards
 
     def _lost(self, tenant_id: str) -> None:
         with self._lock:

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from nika_tui import __version__
 from nika_tui.domain.tenant import Provider, TenantConfig
-from nika_tui.errors import ProviderError, ScaleError
+from nika_tui.errors import NikaError, ProviderError, ScaleError
 from nika_tui.scale import cloud_init
-from nika_tui.scale.drain import drain, worker_id_for
+from nika_tui.scale.drain import drain, mark_draining, tenants_of, undrain, worker_id_for
 from nika_tui.scale.planner import Plan, PlanKind, Worker
 from nika_tui.scale.providers.base import CloudProvider, Instance, WorkerSpec
 from nika_tui.scale.providers.factory import build_provider, provider_secrets
@@ -57,11 +57,15 @@ def apply_plan(
     now: datetime,
     env: Mapping[str, str] | None = None,
     drain_wait_s: float = 120.0,
+    wait: bool = True,
 ) -> dict[str, Any]:
     """Carry out one recorded plan exactly once.
 
     A decommission first drains the instance's worker (with the shared Redis of ``state``):
     its tenants move to the other workers, and the instance is deleted only once it holds none.
+    With ``wait`` (a person at the CLI) this call waits for the drain, at most
+    ``drain_wait_s``; without (the service loop, decision 456) it marks the worker, records the
+    plan as ``draining`` with its deadline and returns: :func:`advance_drains` finishes it.
 
     Returns:
         The plan's record after the action (``status: applied`` and the instance id).
@@ -76,7 +80,7 @@ def apply_plan(
         if record is None:
             raise ScaleError(f"no scale plan {plan_id!r}", "list plans with `nika scale status`")
         status = record.get("status")
-        if status in ("applying", "applied"):
+        if status in ("applying", "applied", "draining"):
             raise ScaleError(
                 f"scale plan {plan_id} was already applied (status {status}); nothing was done",
                 "see `nika scale status`; make a new plan with `nika scale plan`",
@@ -122,6 +126,8 @@ def apply_plan(
         else:
             joined = worker_id_for(worker_plan) if worker_plan else None
             if joined is not None and state.client is not None:
+                if not wait:
+                    return _start_drain(state, plan_id, joined, now, drain_wait_s)
                 drain(state.client, joined, drain_wait_s)
             adapter.delete(str(plan.instance_id))
     except (ProviderError, ScaleError) as exc:
@@ -136,15 +142,77 @@ def apply_plan(
             f"({type(exc).__name__})",
             "run `nika scale reconcile` to adopt or remove what was created",
         ) from exc
+    if plan.kind is not PlanKind.SCALE_OUT:
+        return _deleted(state, plan_id, str(plan.instance_id), now)
     with state.transaction() as data:
-        if plan.kind is PlanKind.SCALE_OUT:
-            data["workers"].append(worker.as_dict())
-            data["plans"][plan_id].update(status="applied", instance_id=instance.instance_id)
-        else:
-            data["workers"] = [w for w in data["workers"] if w["instance_id"] != plan.instance_id]
-            data["plans"][plan_id].update(status="applied")
+        data["workers"].append(worker.as_dict())
+        data["plans"][plan_id].update(status="applied", instance_id=instance.instance_id)
         data["plans"][plan_id]["applied_at"] = now.isoformat()
         return dict(data["plans"][plan_id])
+
+
+def _deleted(state: ScaleState, plan_id: str, instance_id: str, now: datetime) -> dict[str, Any]:
+    """Record a decommission's instance as deleted: the worker dropped, the plan applied."""
+    with state.transaction() as data:
+        data["workers"] = [w for w in data["workers"] if w["instance_id"] != instance_id]
+        data["plans"][plan_id].update(status="applied", applied_at=now.isoformat())
+        return dict(data["plans"][plan_id])
+
+
+def _start_drain(
+    state: ScaleState, plan_id: str, worker_id: str, now: datetime, wait_s: float
+) -> dict[str, Any]:
+    assert state.client is not None
+    mark_draining(state.client, worker_id)
+    until = (now + timedelta(seconds=wait_s)).isoformat()
+    with state.transaction() as data:
+        data["plans"][plan_id].update(status="draining", worker_id=worker_id, drain_until=until)
+        return dict(data["plans"][plan_id])
+
+
+def advance_drains(
+    state: ScaleState,
+    config_of: Callable[[str], TenantConfig],
+    factory: AdapterFactory,
+    now: datetime,
+) -> list[dict[str, Any]]:
+    """One look at every ``draining`` decommission, never a wait (decision 456).
+
+    A worker that holds no tenant any more has its instance deleted (plan ``applied``); one
+    still holding tenants past ``drain_until`` gets its mark cleared and serves on (plan
+    ``failed``, nothing deleted); a refused delete fails the plan as :func:`apply_plan` does.
+
+    Returns:
+        The records of the plans that finished now (applied or failed).
+    """
+    client = state.client
+    if client is None:
+        return []
+    plans = state.snapshot()["plans"].values()
+    done: list[dict[str, Any]] = []
+    for record in [dict(p) for p in plans if p.get("status") == "draining"]:
+        plan_id, worker_id = str(record["plan_id"]), str(record["worker_id"])
+        held = tenants_of(client, worker_id)
+        try:
+            if held:
+                if now < datetime.fromisoformat(str(record["drain_until"])):
+                    continue
+                undrain(client, worker_id)
+                raise ScaleError(
+                    f"worker {worker_id} still holds {', '.join(held)} at the end of its "
+                    "drain; the instance was not deleted",
+                    "check that another worker is live (`nika scale workers`), then "
+                    "decommission again",
+                )
+            config = config_of(str(record["tenant_id"]))
+            factory(config, Provider(record["provider"])).delete(str(record["instance_id"]))
+        except NikaError as exc:  # refused, drain timed out, or the tenant's config unreadable
+            with state.transaction() as data:
+                data["plans"][plan_id].update(status="failed", error=exc.message)
+                done.append(dict(data["plans"][plan_id]))
+            continue
+        done.append(_deleted(state, plan_id, str(record["instance_id"]), now))
+    return done
 
 
 @dataclass

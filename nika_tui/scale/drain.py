@@ -6,7 +6,8 @@ its plan, so a decommission knows which worker runs on the instance. :func:`drai
 then pins each of its tenants to another live worker and releases it (flush, close, shards
 published: ``engine/rebalance.py``), and no worker sends it a tenant. The instance is deleted
 only once no lease names the worker; a drain that does not finish within its bounded wait
-raises and deletes nothing.
+raises and deletes nothing. :func:`drain` waits (the CLI); the service loop never does: it
+records the plan as ``draining`` and the leader finishes it (``actions.advance_drains``).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def drain(
     Raises:
         ScaleError: it still holds tenants after ``wait_s`` (the mark is cleared: it serves on).
     """
-    r.set(draining_key(worker_id), "1", ex=DRAINING_TTL_S)
+    mark_draining(r, worker_id)
     deadline = monotonic() + wait_s
     while held := tenants_of(r, worker_id):
         if monotonic() >= deadline:
@@ -59,6 +60,11 @@ def drain(
                 "check that another worker is live (`nika scale workers`), then decommission again",
             )
         time.sleep(poll_s)  # each release takes a worker tick: poll the leases, bounded
+
+
+def mark_draining(r: redis.Redis, worker_id: str) -> None:
+    """Mark the worker: it hands its tenants over and receives none (kept a day)."""
+    r.set(draining_key(worker_id), "1", ex=DRAINING_TTL_S)
 
 
 def undrain(r: redis.Redis, worker_id: str) -> None:

@@ -22,6 +22,8 @@ from nika_tui.services.bus import open_bus
 from nika_tui.services.confirmation_queue import queue_confirmation
 
 CONFIRMATION_KIND = "scale.apply"
+OPEN = ("pending", "applying", "draining")
+"""Plan statuses still waiting or in flight."""
 
 
 def act(
@@ -36,7 +38,7 @@ def act(
     """Record ``plan`` and do what the tenant's ``auto_actions.scale`` allows.
 
     Returns:
-        ``{"plan": ..., "action": "none|reported|confirmation|applied", ...}``.
+        ``{"plan": ..., "action": "none|reported|confirmation|applied|draining", ...}``.
     """
     out: dict[str, Any] = {"plan": plan.as_dict()}
     if plan.kind in (PlanKind.NONE, PlanKind.UNAVAILABLE):
@@ -61,7 +63,11 @@ def act(
             {"plan_id": plan.plan_id},  # written with it: never a confirmation without its plan
         )
         return {**out, "action": "confirmation", "confirmation_id": item["id"]}
-    record = apply_plan(plan.plan_id, config, state, factory, now, env)
+    # Never waits for a drain: this runs in the service loop (decision 456).
+    record = apply_plan(plan.plan_id, config, state, factory, now, env, wait=False)
+    if record["status"] == "draining":
+        bus.append("scale.draining", {"plan_id": plan.plan_id, "summary": plan.summary()}, now=now)
+        return {**out, "action": "draining", "record": record}
     bus.append("scale.applied", {"plan_id": plan.plan_id, "summary": plan.summary()}, now=now)
     return {**out, "action": "applied", "record": record}
 
@@ -69,6 +75,4 @@ def act(
 def open_plans(state: ScaleState, tenant_id: str) -> list[dict[str, Any]]:
     """The tenant's plans still waiting or in flight (no new plan is made beside one)."""
     plans = state.snapshot()["plans"].values()
-    return [
-        p for p in plans if p["tenant_id"] == tenant_id and p["status"] in ("pending", "applying")
-    ]
+    return [p for p in plans if p["tenant_id"] == tenant_id and p["status"] in OPEN]

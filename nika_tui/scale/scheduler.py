@@ -21,17 +21,21 @@ import redis
 
 from nika_tui.errors import NikaError
 from nika_tui.paths import roots
-from nika_tui.scale.actions import AdapterFactory, default_factory
+from nika_tui.scale.actions import AdapterFactory, advance_drains, default_factory
 from nika_tui.scale.indicators import Sample, Thresholds, calm, evaluate
 from nika_tui.scale.leader import ScaleLeader
 from nika_tui.scale.planner import PlanKind, make_plan
 from nika_tui.scale.policy import act, open_plans
 from nika_tui.scale.sampler import HostSampler, load_samples, store_sample
 from nika_tui.scale.state import ScaleState
+from nika_tui.services.bus import open_bus
 from nika_tui.services.config_store import list_tenant_ids, load_tenant
 from nika_tui.settings import Settings
 
 log = logging.getLogger("nika.scale")
+
+DRAIN_CHECK_S = 1.0
+"""How often the leader looks at a decommission's drain (a Redis read, no wait)."""
 
 
 class ScaleScheduler:
@@ -63,6 +67,7 @@ class ScaleScheduler:
         self._next = monotonic()
         self.leader = ScaleLeader(client, worker_id, lease_ttl_s, monotonic)
         self._leading = False
+        self._next_drain_check = monotonic()
         self.sampler = HostSampler(client, self.roots.data)
         self.state = ScaleState(self.roots, client)
         self.factory = factory or default_factory(env)
@@ -80,22 +85,48 @@ class ScaleScheduler:
             self._leading = leading
             log.info("worker %s %s strategy B", self.leader.worker_id,
                      "now leads" if leading else "no longer leads")  # fmt: skip
-        if not leading or mono < self._next:
+        if not leading:
             return []
-        self._next = mono + self.every_s
         at = now or datetime.now(UTC)
+        done = self._advance_drains(mono, at)
+        if mono < self._next:
+            return done
+        self._next = mono + self.every_s
         try:
             store_sample(self.client, self.sampler.sample(at))
         except (OSError, NikaError) as exc:
             log.warning("scale sample failed: %s", exc)
             return []
         samples = load_samples(self.client)
-        done: list[str] = []
         for tenant_id in list_tenant_ids(self.roots):
             try:
                 done += self._plan(tenant_id, samples, at)
             except NikaError as exc:
                 log.warning("scale planning for %s failed: %s", tenant_id, exc)
+        return done
+
+    def _advance_drains(self, mono: float, at: datetime) -> list[str]:
+        """Finish the decommissions whose drain is over: one look, never a wait (decision 456;
+        a new leader finishes a dead one's, the plan and its deadline being in Redis)."""
+        if mono < self._next_drain_check:
+            return []
+        self._next_drain_check = mono + DRAIN_CHECK_S
+        try:
+            finished = advance_drains(
+                self.state, lambda t: load_tenant(t, self.roots), self.factory, at
+            )
+        except (NikaError, redis.RedisError) as exc:
+            log.warning("scale drain check failed: %s", exc)
+            return []
+        done: list[str] = []
+        for record in finished:
+            tenant_id, status = str(record["tenant_id"]), str(record["status"])
+            event = "scale.applied" if status == "applied" else "scale.failed"
+            body = {"plan_id": record["plan_id"], "error": record.get("error", "")}
+            open_bus(tenant_id, self.roots).append(event, body, now=at)
+            if status != "applied":
+                log.warning("decommission %s failed: %s", record["plan_id"], record.get("error"))
+            done.append(f"decommission:{tenant_id}:{status}")
         return done
 
     def close(self) -> None:

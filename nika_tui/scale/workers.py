@@ -17,6 +17,7 @@ import redis
 from nika_tui.engine import leases as lease_ops
 from nika_tui.engine import worker_keys as w
 from nika_tui.errors import NikaError
+from nika_tui.services.redis_urls import check_redis_url, host_port
 from nika_tui.settings import Settings
 
 
@@ -24,26 +25,24 @@ def join_url(url: str, settings: Settings) -> str:
     """The Redis URL to join, with the password from ``NIKA_REDIS_PASSWORD_FILE`` if set.
 
     Raises:
-        NikaError: not a redis:// or rediss:// URL, or the password file is unreadable.
+        ConfigError: not a redis://, rediss:// or unix:// URL (an IPv6 host needs brackets).
+        NikaError: the password file is unreadable.
     """
-    parts = urlsplit(url.strip())
-    local = parts.scheme == "unix" and bool(parts.path)  # a worker on the primary's host
-    if not local and (parts.scheme not in ("redis", "rediss") or not parts.hostname):
-        raise NikaError(
-            f"--join needs a Redis URL, got {url!r}", "give redis://HOST:6379/0 of the primary"
-        )
+    url = check_redis_url(url, "--join")
+    parts = urlsplit(url)
+    local = parts.scheme == "unix"  # a worker on the primary's host
     file = settings.redis_password_file
     if local or not file or parts.password is not None:
-        return url.strip()
+        return url
     try:
         secret = Path(file).read_text(encoding="utf-8").strip()
     except OSError as exc:
         raise NikaError(
             f"cannot read the Redis password file {file}", "place it (0600) before joining"
         ) from exc
-    netloc = f"{quote(parts.username or '', safe='')}:{quote(secret, safe='')}@{parts.hostname}"
-    if parts.port:
-        netloc += f":{parts.port}"
+    # The host as written (an IPv6 literal keeps its brackets: "[::1]:6379"), userinfo replaced.
+    userinfo = f"{quote(parts.username or '', safe='')}:{quote(secret, safe='')}"
+    netloc = f"{userinfo}@{host_port(parts)}"
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 

@@ -19,6 +19,7 @@ import redis
 
 from nika_tui.errors import StoreUnavailable
 from nika_tui.paths import data_dir, ensure_private_dir
+from nika_tui.services.redis_urls import check_redis_url, redact
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,7 +209,7 @@ def redis_url(env: Mapping[str, str] | None = None, start: bool = True) -> str:
     """``REDIS_URL`` if set, else the embedded server (started when ``start``)."""
     e = os.environ if env is None else env
     if e.get("REDIS_URL"):
-        return e["REDIS_URL"]
+        return check_redis_url(e["REDIS_URL"])
     if start:
         return ensure_embedded(env)
     return embedded_location(env).url
@@ -227,7 +228,7 @@ def connect(env: Mapping[str, str] | None = None, start: bool = True) -> redis.R
                 "the embedded Redis is not running", "start it with `nika up`"
             ) from exc
         raise StoreUnavailable(
-            f"Redis at {url} is not reachable ({exc})",
+            f"Redis at {redact(url)} is not reachable ({exc})",
             "start it with `nika up`, or fix REDIS_URL",
         ) from exc
     return client

@@ -86,7 +86,7 @@ def test_join_url_and_ttl_refuse_bad_input(tmp_path: Path) -> None:
     secret.write_text("s3cr/t\n")
     settings = Settings.from_env({"NIKA_REDIS_PASSWORD_FILE": str(secret)})
     assert join_url("redis://10.0.0.2:6379/0", settings) == "redis://:s3cr%2Ft@10.0.0.2:6379/0"
-    with pytest.raises(NikaError, match="needs a Redis URL"):
+    with pytest.raises(NikaError, match="--join is not a Redis URL"):
         join_url("http://x", Settings.from_env({}))
     missing = Settings.from_env({"NIKA_REDIS_PASSWORD_FILE": str(tmp_path / "none")})
     with pytest.raises(NikaError, match="password file"):

@@ -1,4 +1,4 @@
-"""The worker's cloud-init document: valid cloud-config and shell, the join URL without secrets.
+"""The worker's cloud-init document: cloud-config with a systemd worker, no secret in it.
 
 The document is what a provider stores as user data (readable from the instance's metadata):
 the Redis password must not be in it; the worker reads it from a file placed out of band.
@@ -6,7 +6,7 @@ the Redis password must not be in it; the worker reads it from a file placed out
 
 from __future__ import annotations
 
-import shlex
+import shutil
 import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,6 +17,7 @@ import yaml
 
 from nika_tui import __version__
 from nika_tui.domain.tenant import TenantConfig
+from nika_tui.errors import ScaleError
 from nika_tui.paths import data_dir
 from nika_tui.scale import cloud_init
 from nika_tui.scale.actions import apply_plan, default_factory
@@ -51,49 +52,129 @@ CASES = [
 ]  # fmt: skip
 
 
-def _runcmd_script(doc: dict[str, Any]) -> str:
-    """The ``sh -c`` step of ``runcmd`` (the one that starts the worker)."""
-    [step] = [s for s in doc["runcmd"] if s[:2] == ["sh", "-c"]]
-    script = step[2]
-    assert isinstance(script, str)
-    return script
+def _file(doc: dict[str, Any], path: str) -> dict[str, Any]:
+    [entry] = [f for f in doc["write_files"] if f["path"] == path]
+    assert isinstance(entry, dict)
+    return entry
+
+
+def _unit(doc: dict[str, Any]) -> str:
+    text = _file(doc, f"/etc/systemd/system/{cloud_init.UNIT}")["content"]
+    assert isinstance(text, str)
+    return text
+
+
+def _directives(unit: str, key: str) -> list[str]:
+    return [line.split("=", 1)[1] for line in unit.splitlines() if line.startswith(f"{key}=")]
+
+
+def _systemd_words(line: str) -> list[str]:
+    """``ExecStart``'s argv as systemd reads it (double quotes, ``\\``/``\\"``, ``%%``, ``$$``)."""
+    words: list[str] = []
+    i = 0
+    while i < len(line):
+        if line[i] == " ":
+            i += 1
+            continue
+        word = ""
+        if line[i] == '"':
+            i += 1
+            while line[i] != '"':
+                if line[i] == "\\":
+                    i += 1
+                word += line[i]
+                i += 1
+            i += 1
+        else:
+            while i < len(line) and line[i] != " ":
+                word += line[i]
+                i += 1
+        words.append(word.replace("%%", "%").replace("$$", "$"))
+    return words
+
+
+def _exec_args(doc: dict[str, Any]) -> list[str]:
+    [line] = _directives(_unit(doc), "ExecStart")
+    return _systemd_words(line)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.test_id for c in CASES])
-def test_rendered_document_is_cloud_config_and_valid_shell(case: JoinCase) -> None:
+def test_rendered_document_is_cloud_config_with_a_systemd_worker(case: JoinCase) -> None:
     text = cloud_init.render("acme", case.primary, __version__)
     assert text.startswith("#cloud-config\n")  # cloud-init reads user data by its first line
     assert SECRET not in text
     doc = yaml.safe_load(text)
-    assert set(doc) == {"package_update", "packages", "runcmd"}
+    assert set(doc) == {"package_update", "packages", "users", "write_files", "runcmd"}
     assert "python3-venv" in doc["packages"]
     assert ["/opt/nika/bin/pip", "install", f"nika-os=={__version__}"] in doc["runcmd"]
-    script = _runcmd_script(doc)
-    for shell in ("sh", "bash"):  # cloud-init runs it with sh (dash here); bash too
-        checked = subprocess.run([shell, "-n"], input=script, capture_output=True, text=True)
-        assert checked.returncode == 0, checked.stderr
-    words = shlex.split(script)
-    join = words.index("--join")
-    assert words[join + 1] == case.joined  # one word, exactly the URL
-    assert words[join - 2 : join] == ["/opt/nika/bin/nika", "serve"]
+    # Survives a reboot: the path unit is enabled, and it starts the service at every boot.
+    assert ["systemctl", "enable", "--now", cloud_init.PATH_UNIT] in doc["runcmd"]
+    assert "nohup" not in text
+    path_unit = _file(doc, f"/etc/systemd/system/{cloud_init.PATH_UNIT}")["content"]
+    assert _directives(path_unit, "PathExists") == [cloud_init.PASSWORD_FILE]
+    assert _directives(path_unit, "WantedBy") == ["multi-user.target"]
+    assert _directives(_unit(doc), "Restart") == ["always"]
+    args = _exec_args(doc)
+    assert args[:3] == ["/opt/nika/bin/nika", "serve", "--join"]
+    assert args[3] == case.joined  # one argument, exactly the URL
 
 
-def test_the_worker_gets_the_password_from_the_file_only(tmp_path: Path) -> None:
-    """The script's own variables, read by nika's settings, lead back to the primary's URL."""
+def test_secrets_stay_out_of_the_unit_and_the_command_line(tmp_path: Path) -> None:
+    """The password reaches the worker as a systemd credential; other secrets through the
+    0600 EnvironmentFile; and nika's settings, given the unit's variables, lead back to the
+    primary's URL."""
     primary = CASES[0].primary
-    script = _runcmd_script(yaml.safe_load(cloud_init.render("acme", primary, "1.0")))
-    words = shlex.split(script)
-    env = dict(w.split("=", 1) for w in words if w.startswith("NIKA_"))
-    assert env["NIKA_REDIS_PASSWORD_FILE"] == cloud_init.PASSWORD_FILE
-    assert data_dir(env) == Path("/var/lib/nika")
-    # The worker waits for the file rather than joining without a password.
-    assert f"[ -s {cloud_init.PASSWORD_FILE} ]" in script
-    # The same settings on a host where the operator placed the file (here a temp copy).
-    placed = tmp_path / "redis_password"
-    placed.write_text(SECRET + "\n")
-    settings = Settings.from_env({**env, "NIKA_REDIS_PASSWORD_FILE": str(placed)})
-    joined = words[words.index("--join") + 1]
+    doc = yaml.safe_load(cloud_init.render("acme", primary, "1.0", "nika-0123"))
+    unit = _unit(doc)
+    assert SECRET not in unit
+    env_file = _file(doc, cloud_init.ENV_FILE)
+    assert env_file["permissions"] == "0600" and env_file["owner"] == "root:root"
+    assert SECRET not in env_file["content"]
+    assert _directives(unit, "EnvironmentFile") == [f"-{cloud_init.ENV_FILE}"]
+    assert _directives(unit, "LoadCredential") == [f"redis_password:{cloud_init.PASSWORD_FILE}"]
+    assert _directives(unit, "User") == ["nika"]
+    env = dict(v.split("=", 1) for v in _directives(unit, "Environment"))
+    assert env["NIKA_REDIS_PASSWORD_FILE"] == "%d/redis_password"  # the credentials dir
+    assert data_dir(env) == Path("/var/lib/nika/data")
+    assert _exec_args(doc)[-2:] == ["--worker-id", "nika-0123"]
+    # The same settings on a host where systemd placed the credential (here a temp copy).
+    creds = tmp_path / "credentials"
+    creds.mkdir()
+    (creds / "redis_password").write_text(SECRET + "\n")
+    settings = Settings.from_env(
+        {
+            **env,
+            "NIKA_REDIS_PASSWORD_FILE": env["NIKA_REDIS_PASSWORD_FILE"].replace("%d", str(creds)),
+        }
+    )
+    joined = _exec_args(doc)[3]
     assert join_url(joined, settings) == primary
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="no systemd-analyze here")
+@pytest.mark.parametrize("case", CASES, ids=[c.test_id for c in CASES])
+def test_the_units_pass_systemd_analyze_verify(case: JoinCase, tmp_path: Path) -> None:
+    doc = yaml.safe_load(cloud_init.render("acme", case.primary, "1.0", "nika-0123"))
+    # The venv exists only on the instance: verify checks ExecStart is executable, so point
+    # it at an executable of this machine; every other line is verified as rendered.
+    nika = tmp_path / "nika"
+    nika.write_text("#!/bin/sh\n")
+    nika.chmod(0o755)
+    service = _unit(doc).replace("/opt/nika/bin/nika", str(nika))
+    (tmp_path / cloud_init.UNIT).write_text(service)
+    path_unit = _file(doc, f"/etc/systemd/system/{cloud_init.PATH_UNIT}")["content"]
+    (tmp_path / cloud_init.PATH_UNIT).write_text(path_unit)
+    out = subprocess.run(
+        ["systemd-analyze", "verify", cloud_init.UNIT, cloud_init.PATH_UNIT],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.strip() == "", out.stderr  # no line ignored with a warning either
+
+
+def test_a_control_character_in_the_join_url_is_refused() -> None:
+    with pytest.raises(ScaleError, match="control character"):
+        cloud_init.render("acme", "redis://10.0.0.5:6379/0\nExecStartPre=/bin/evil", "1.0")
 
 
 def test_applied_plan_sends_user_data_without_the_password(
@@ -110,5 +191,4 @@ def test_applied_plan_sends_user_data_without_the_password(
     [server] = cloud.instances["scaleway"].values()
     user_data = server["user_data"]
     assert SECRET not in user_data
-    words = shlex.split(_runcmd_script(yaml.safe_load(user_data)))
-    assert words[words.index("--join") + 1] == "redis://nika@203.0.113.7:6379/0"
+    assert _exec_args(yaml.safe_load(user_data))[3] == "redis://nika@203.0.113.7:6379/0"

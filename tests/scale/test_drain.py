@@ -73,7 +73,7 @@ def test_a_drain_that_does_not_finish_deletes_nothing(
 
 def test_the_instance_boots_as_the_worker_a_decommission_drains() -> None:
     doc = cloud_init.render("acme", "redis://u:hunter2@10.0.0.2:6379/0", "1.0", "nika-0123")
-    assert "serve --join redis://u@10.0.0.2:6379/0 --worker-id nika-0123 " in doc
+    assert '"serve" "--join" "redis://u@10.0.0.2:6379/0" "--worker-id" "nika-0123"' in doc
     assert "hunter2" not in doc
 
 

@@ -180,7 +180,8 @@ class MemoryService(IngestPipeline):
     def beat(self, force: bool = False) -> None:
         """Refresh the heartbeat (at most every HEARTBEAT_EVERY_S unless ``force``)."""
         # The worker paces itself (a fifth of the lease TTL): renewals must not wait for this.
-        self.configs.tick()
+        if self.configs.tick() and not self.configs.primary:
+            self._retry_pending = True  # entries of a tenant whose config just came: now
         if self.worker is not None and self.worker.tick(GROUP):
             self._retry_pending = True  # entries handed to us, claimed, or of a lost tenant
         now = time.monotonic()

@@ -135,6 +135,9 @@ class IngestPipeline:
             self._has_deferred |= waiting
             parsed = [item for item in parsed if item[0] in ours]
             self.configs.ensure({req.tenant_id for _, _, req in parsed})  # a tenant just made
+            held = self.configs.waiting((e, req.tenant_id) for e, _, req in parsed)
+            self._has_deferred |= bool(held)  # its config is on the way: retried, not refused
+            parsed = [item for item in parsed if item[0] not in held]
         return self._without_deferred(parsed)
 
     def _handle_ahead(self) -> None:

@@ -18,8 +18,7 @@ def redact_url(url: str) -> str:
     """``url`` without credentials, safe for messages and logs."""
     parts = urlsplit(url)
     if parts.username or parts.password:
-        host = parts.hostname or ""
-        netloc = f"***@{host}" + (f":{parts.port}" if parts.port else "")
+        netloc = "***@" + parts.netloc.rpartition("@")[2]  # an IPv6 host keeps its brackets
         return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
     return url
 
