@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,12 @@ from nika_tui.domain.ports import VectorPoint, VectorStore
 from nika_tui.engine.compress import compress
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.snapshot.export import export_snapshot
-from nika_tui.engine.snapshot.restore import open_snapshot
+from nika_tui.engine.snapshot.restore import (
+    HISTORY_SNAPSHOTS,
+    open_snapshot,
+    snapshot_dir,
+    superseded_ids,
+)
 from nika_tui.errors import ResetUnavailable, SnapshotInvalid
 from nika_tui.paths import Roots
 from nika_tui.services.files import atomic_write_text
@@ -135,9 +140,15 @@ def _embedded(
 
 def build_generation(
     ctx: EngineContext, tenant_id: str, store: VectorStore, themes: Sequence[Path],
-    digests: Sequence[Path],
+    digests: Sequence[Path], earlier: tuple[str, Collection[str]] = ("", ()),
 ) -> dict[str, int]:  # fmt: skip
-    """Fill ``store`` (a fresh generation, empty) from the trees; return points per layer."""
+    """Fill ``store`` (a fresh generation, empty) from the trees; return points per layer.
+
+    ``earlier``: the snapshot's id and the ids of the memories it holds older versions of
+    (what some retired memory there was superseded by); each of these gets the snapshot's id
+    appended to its ``history_snapshots``, which ``nika memory history`` / ``timeline`` name.
+    """
+    snapshot_id, replaced = earlier
     counts = {layer.value: 0 for layer in Layer}
     pending: dict[Layer, list[tuple[str, dict[str, Any]]]] = {layer: [] for layer in Layer}
 
@@ -150,6 +161,8 @@ def build_generation(
 
     for payload in _rows(themes):
         record = MemoryRecord.from_payload(payload)  # a damaged row fails the build, loudly
+        if record.id in replaced:
+            payload[HISTORY_SNAPSHOTS] = [*payload.get(HISTORY_SNAPSHOTS, []), snapshot_id]
         pending[record.layer].append((record.text, payload))
         flush(record.layer)
     at = ctx.clock()
@@ -205,8 +218,8 @@ def reset(ctx: EngineContext, tenant_id: str, repo: Path | None = None) -> dict[
     )
     journal.stage("started", previous=previous, store=gens.kind)
     removed = gens.remove_unfinished(tenant_id)
+    snap_dir = snapshot_dir(ctx.settings.roots, tenant_id, stamp)
     before = _live_counts(ctx, tenant_id)
-    snap_dir = ctx.settings.roots.tenant_data_dir(tenant_id) / "snapshots" / stamp
     journal.stage("snapshot", snapshot=str(snap_dir))
     snap = export_snapshot(ctx, tenant_id, snap_dir, {"reason": "compress --reset"})
     journal.stage("compress")
@@ -218,8 +231,9 @@ def reset(ctx: EngineContext, tenant_id: str, repo: Path | None = None) -> dict[
     themes = [p for p in themes if p.parent.name != "digest"]
     name = f"g{stamp}"
     journal.stage("build", generation=name)
+    replaced = superseded_ids(snap_dir)
     with gens.build(tenant_id, name) as fresh:
-        built = build_generation(ctx, tenant_id, fresh, themes, digests)
+        built = build_generation(ctx, tenant_id, fresh, themes, digests, (stamp, replaced))
     _check_backup(snap_dir, tenant_id, before)
     journal.stage("switch")
     gens.switch(tenant_id, name, {

@@ -27,10 +27,32 @@ from nika_tui.engine.snapshot.format import (
     vectors_file,
 )
 from nika_tui.errors import SnapshotInvalid, ValidationFailed
+from nika_tui.paths import Roots
 from nika_tui.services import redis_keys
 from nika_tui.services.files import atomic_write_text
 
 UPSERT_BATCH = 256
+HISTORY_SNAPSHOTS = "history_snapshots"
+"""Payload key: ids of the snapshots (``{data}/tenants/{t}/snapshots/{id}``) that hold older
+versions of this memory, set by a fresh start (:mod:`nika_tui.engine.reset`)."""
+
+
+def snapshot_dir(where: Roots, tenant_id: str, snapshot_id: str) -> Path:
+    """Where a reset keeps snapshot ``snapshot_id`` of ``tenant_id``."""
+    return where.tenant_data_dir(tenant_id) / "snapshots" / snapshot_id
+
+
+def superseded_ids(root: Path) -> set[str]:
+    """Ids some memory of the snapshot was superseded by: those with older versions there."""
+    out: set[str] = set()
+    for layer in Layer:
+        with (root / points_file(layer)).open(encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    nxt = json.loads(line)["payload"].get("superseded_by")
+                    if nxt:
+                        out.add(str(nxt))
+    return out
 
 
 def open_snapshot(root: Path, tenant_id: str | None = None) -> Manifest:
