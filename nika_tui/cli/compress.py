@@ -41,7 +41,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     snap = sub.add_parser("snapshot", help="full, restorable snapshot of a tenant's memory")
     ssub = snap.add_subparsers(dest="snapshot_command", metavar="ACTION", required=True)
     for name, helptext, fn in (
-        ("export", "write every point, the hierarchy and the review queue to PATH", _export),
+        (
+            "export",
+            "write every point, hierarchy, review queue, recall settings to PATH",
+            _export,
+        ),
         ("import", "load a snapshot into an empty store", _import),
     ):
         p = ssub.add_parser(name, help=helptext)
@@ -169,7 +173,8 @@ def _import(args: argparse.Namespace) -> int:
         return 0
     print(
         f"{result['points']} points, {result['reviews']} review items imported; "
-        f"hierarchy {result['hierarchy']}"
+        f"hierarchy {result['hierarchy']}; "
+        f"recall settings {result.get('recall_settings', 'absent')}"
     )
     return 0
 
