@@ -41,7 +41,7 @@ from nika_tui.domain.memory import (
 from nika_tui.domain.ports import VectorPoint, VectorStore
 from nika_tui.engine.compress import compress
 from nika_tui.engine.context import EngineContext
-from nika_tui.engine.snapshot.export import export_snapshot
+from nika_tui.engine.snapshot.export import export_snapshot, remove_partial_exports
 from nika_tui.engine.snapshot.restore import (
     HISTORY_SNAPSHOTS,
     open_snapshot,
@@ -219,6 +219,7 @@ def reset(ctx: EngineContext, tenant_id: str, repo: Path | None = None) -> dict[
     journal.stage("started", previous=previous, store=gens.kind)
     removed = gens.remove_unfinished(tenant_id)
     snap_dir = snapshot_dir(ctx.settings.roots, tenant_id, stamp)
+    partial = remove_partial_exports(snap_dir.parent)  # a reset killed during its snapshot
     before = _live_counts(ctx, tenant_id)
     journal.stage("snapshot", snapshot=str(snap_dir))
     snap = export_snapshot(ctx, tenant_id, snap_dir, {"reason": "compress --reset"})
@@ -253,6 +254,7 @@ def reset(ctx: EngineContext, tenant_id: str, repo: Path | None = None) -> dict[
         "live_points_before": before,
         "live_points_after": after,
         "removed_unfinished": removed,
+        "removed_partial_snapshots": partial,
     }
     journal.stage("done", live_points_before=before, live_points_after=after)
     result["timings_s"] = dict(journal.timings)

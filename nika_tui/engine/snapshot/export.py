@@ -106,6 +106,25 @@ def export_snapshot(
     }
 
 
+def remove_partial_exports(parent: Path) -> list[str]:
+    """Remove what killed exports left in ``parent`` (their hidden ``.NAME.partial-*``
+    directories: never a snapshot, which only appears by rename once complete).
+
+    Only for a directory one writer exports into (a reset's ``snapshots/``): another
+    process's export in progress would look the same.
+
+    Returns:
+        The names removed.
+    """
+    removed: list[str] = []
+    if parent.is_dir():
+        for d in sorted(parent.glob(".*.partial-*")):
+            if d.is_dir():
+                shutil.rmtree(d)
+                removed.append(d.name)
+    return removed
+
+
 def _write_files(ctx: EngineContext, tenant_id: str, root: Path, extra: dict[str, Any]) -> Manifest:
     dimension = ctx.embedder.dimension
     counts: dict[str, dict[str, int]] = {}
