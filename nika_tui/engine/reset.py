@@ -23,10 +23,13 @@ Edge) and on a Qdrant server (``QDRANT_URL``).
 from __future__ import annotations
 
 import json
+import os
+import socket
 import time
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nika_tui.domain import protocol_replies as rep
 from nika_tui.domain import protocol_requests as req
@@ -50,7 +53,11 @@ from nika_tui.engine.snapshot.restore import (
 )
 from nika_tui.errors import ResetUnavailable, SnapshotInvalid
 from nika_tui.paths import Roots
+from nika_tui.services import redis_keys
 from nika_tui.services.files import atomic_write_text
+
+if TYPE_CHECKING:  # qdrant is imported where it is used
+    from nika_tui.services.vectors.generations import Generations
 
 EMBED_BATCH = 128
 DIGEST_LEVELS = frozenset({"strategy", "project", "job"})
@@ -58,6 +65,9 @@ DIGEST_MIN_MEMORIES = 3
 """A node's digest becomes a memory of the fresh store only at these levels and from this many
 memories: below, the digest says little more than the memories it condenses."""
 STAGES = ("started", "snapshot", "compress", "build", "switch", "done")
+PAUSE_TTL_S = 6 * 3600
+"""Bound on the writes-paused key of a reset killed before it could clear it (a reset at
+50,000 memories takes about 30 min; the service clears the key when it starts)."""
 
 
 def journal_path(tenant_id: str, where: Roots) -> Path:
@@ -75,8 +85,10 @@ def read_journal(tenant_id: str, where: Roots) -> dict[str, Any]:
 
 
 class _Journal:
-    def __init__(self, path: Path, base: dict[str, Any]) -> None:
-        self.path, self.data = path, base
+    def __init__(
+        self, path: Path, base: dict[str, Any], on_stage: Callable[[str], None] = lambda _: None
+    ) -> None:
+        self.path, self.data, self.on_stage = path, base, on_stage
         self.timings: dict[str, float] = {}
         self._last: tuple[str, float] | None = None
 
@@ -87,6 +99,22 @@ class _Journal:
         self._last = (name, now)
         self.data.update(fields, stage=name, timings_s=self.timings)
         atomic_write_text(self.path, json.dumps(self.data, default=str, sort_keys=True) + "\n")
+        self.on_stage(name)
+
+
+def _pause_writes(ctx: EngineContext, tenant_id: str, since: str) -> Callable[[str], None]:
+    """The journal's hook that says, in Redis, that writes wait for this reset (and its stage).
+
+    The reset runs in the single writer (the service's loop, or the CLI with the service
+    down): while it runs no tenant's write is stored. The dashboard shows it from this key.
+    """
+
+    def announce(stage: str) -> None:
+        body = {"op": "compress.reset", "tenant_id": tenant_id, "stage": stage,
+                "since": since, "pid": os.getpid(), "host": socket.gethostname()}  # fmt: skip
+        ctx.redis.set(redis_keys.WRITES_PAUSED, json.dumps(body), ex=PAUSE_TTL_S)
+
+    return announce
 
 
 def _rows(files: Sequence[Path]) -> Iterator[dict[str, Any]]:
@@ -210,12 +238,23 @@ def reset(ctx: EngineContext, tenant_id: str, repo: Path | None = None) -> dict[
             "use the embedded store (Qdrant Edge) or a Qdrant server (QDRANT_URL)",
         )
     now = ctx.clock()
+    journal = _Journal(
+        journal_path(tenant_id, ctx.settings.roots), {"tenant_id": tenant_id, "at": now},
+        _pause_writes(ctx, tenant_id, now.isoformat()),
+    )  # fmt: skip
+    try:
+        return _reset(ctx, tenant_id, repo, gens, journal, now)
+    finally:
+        ctx.redis.delete(redis_keys.WRITES_PAUSED)
+
+
+def _reset(
+    ctx: EngineContext, tenant_id: str, repo: Path | None, gens: Generations,
+    journal: _Journal, now: datetime,
+) -> dict[str, Any]:  # fmt: skip
     stamp = now.strftime("%Y%m%dT%H%M%S%fZ")
     previous = gens.live(tenant_id)
     retired = set(gens.record(tenant_id).get("retired", []))
-    journal = _Journal(
-        journal_path(tenant_id, ctx.settings.roots), {"tenant_id": tenant_id, "at": now}
-    )
     journal.stage("started", previous=previous, store=gens.kind)
     removed = gens.remove_unfinished(tenant_id)
     snap_dir = snapshot_dir(ctx.settings.roots, tenant_id, stamp)
