@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +42,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     snap = sub.add_parser("snapshot", help="full, restorable snapshot of a tenant's memory")
     ssub = snap.add_subparsers(dest="snapshot_command", metavar="ACTION", required=True)
     for name, helptext, fn in (
-        ("export", "write every point, the hierarchy and the review queue to PATH", _export),
+        (
+            "export",
+            "write every point, hierarchy, review queue, recall settings to PATH",
+            _export,
+        ),
         ("import", "load a snapshot into an empty store", _import),
     ):
         p = ssub.add_parser(name, help=helptext)
@@ -64,6 +69,12 @@ def _abs(path: str) -> str:
     return str(Path(path).expanduser().resolve())
 
 
+RESET_PAUSE_NOTE = (
+    "note: while the reset runs (minutes; about 30 at 50,000 memories), the memory service "
+    "stores no tenant's writes: they wait in the stream and are stored after it, nothing is lost"
+)
+
+
 def _with_embedder(request: req.CompressResetRequest) -> Any:
     """Through the service, else locally with the real embedder (the reset embeds text)."""
     env = dict(os.environ)
@@ -72,6 +83,8 @@ def _with_embedder(request: req.CompressResetRequest) -> Any:
     try:
         client = MemoryClient.from_env(env)
         if client.service_alive():
+            # Decision 439: the reset holds the service's single writer; say so before the wait.
+            print(RESET_PAUSE_NOTE, file=sys.stderr)
             return client.send(request, timeout=RESET_TIMEOUT_S).report
     except ServiceNotRunning:
         pass
@@ -169,7 +182,8 @@ def _import(args: argparse.Namespace) -> int:
         return 0
     print(
         f"{result['points']} points, {result['reviews']} review items imported; "
-        f"hierarchy {result['hierarchy']}"
+        f"hierarchy {result['hierarchy']}; "
+        f"recall settings {result.get('recall_settings', 'absent')}"
     )
     return 0
 

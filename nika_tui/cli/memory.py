@@ -319,20 +319,25 @@ def recall_cmd(args: argparse.Namespace) -> int:
 # --- history ----------------------------------------------------------------------------------
 def history_cmd(args: argparse.Namespace) -> int:
     """Show the supersede chain around one memory."""
+    from nika_tui.domain.timeline import earlier_lines
     from nika_tui.services.config_store import load_tenant
     from nika_tui.services.memory_client import MemoryClient
 
     load_tenant(args.tenant)
-    records = MemoryClient.from_env().history(args.tenant, args.id)
+    records, snapshots = MemoryClient.from_env().history_and_snapshots(args.tenant, args.id)
     if args.json:
         print_json(
             {
                 "tenant_id": args.tenant,
                 "id": args.id,
                 "chain": [r.model_dump(mode="json") for r in records],
+                "snapshots": snapshots,
             }
         )
         return 0
+    if records:
+        for line in earlier_lines(snapshots, records[0].id):
+            print(line)
     for r in records:
         marker = "*" if r.id == args.id else " "
         print(f"{marker} {r.id}  {summary(r)}")

@@ -224,10 +224,11 @@ class RedisReads:
 
     def _read_rows(
         self, ids: Sequence[str], day: str
-    ) -> tuple[dict[str, list[Any]], bool, list[str]]:
+    ) -> tuple[dict[str, list[Any]], bool, list[str], object]:
         pipe = self._client().pipeline(transaction=False)
         pipe.get(keys.SERVICE_HEARTBEAT)
         pipe.hkeys(keys.TENANT_ALARMS)
+        pipe.get(keys.WRITES_PAUSED)
         for t in ids:
             pipe.hgetall(keys.kernel_state(t))
             pipe.get(keys.kernel_heartbeat(t))
@@ -244,9 +245,9 @@ class RedisReads:
         # Live by pid too: a kill -9'd service's heartbeat outlives it by its TTL.
         service_ok = isinstance(out[0], str) and heartbeat_live(_heartbeat_info(out[0]))
         alarms = sorted(str(t) for t in out[1]) if isinstance(out[1], list) else []
-        per, first = 8, 2
+        per, first = 8, 3
         rows = {t: out[first + i * per : first + (i + 1) * per] for i, t in enumerate(ids)}
-        return rows, service_ok, alarms
+        return rows, service_ok, alarms, out[2]
 
     def _row(self, tenant_id: str, raw: list[Any] | None, now: datetime) -> TenantRow:
         config, problem = self._config(tenant_id)

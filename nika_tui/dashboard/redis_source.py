@@ -61,6 +61,7 @@ from nika_tui.dashboard.redis_reads import (
     redis_down,
     stream_entries,
 )
+from nika_tui.dashboard.writes_paused import paused_line
 from nika_tui.domain import protocol_requests as req
 from nika_tui.domain.confirmation_results import describe_confirmation
 from nika_tui.domain.protocol import Op
@@ -88,7 +89,7 @@ class RedisDashboardSource(RedisMemories):
         """Every tenant's row; Redis and service health. Never raises."""
         ids = list_tenant_ids(self.roots)
         try:
-            raw, service_ok, alarms = self._read_rows(ids, now.strftime("%Y%m%d"))
+            raw, service_ok, alarms, paused = self._read_rows(ids, now.strftime("%Y%m%d"))
         except REDIS_ERRORS as exc:
             self._drop_client()
             rows = tuple(self._row(t, None, now) for t in ids)
@@ -98,6 +99,8 @@ class RedisDashboardSource(RedisMemories):
         starting = "" if service_ok else self._maybe_autostart()
         down = starting or "memory service down — start it with `nika up`"
         problems: tuple[str, ...] = () if service_ok else (down,)
+        pause = paused_line(paused)  # a reset holds the single writer (decision 439)
+        problems += (pause,) if pause else ()
         # A tenant whose store failed is parked by the service: an alarm, on the status bar
         # and on its row, until its entries are stored again.
         problems += tuple(
@@ -118,7 +121,7 @@ class RedisDashboardSource(RedisMemories):
         problems: list[str] = []
         confirmations: tuple[ConfirmationView, ...] = ()
         try:
-            raw, _, _ = self._read_rows([tenant_id], now.strftime("%Y%m%d"))
+            raw, _, _, _ = self._read_rows([tenant_id], now.strftime("%Y%m%d"))
             snap_row = self._row(tenant_id, raw[tenant_id], now)
             client = self._client()
             hist = client.xrevrange(keys.fill_history(tenant_id), count=self._history_samples)

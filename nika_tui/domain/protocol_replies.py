@@ -9,7 +9,7 @@ Replies that are an engine report (a purge plan, a compress run) are :class:`Rep
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Self
 
 from pydantic import ValidationError
@@ -66,6 +66,8 @@ class HistoryReply(Message):
 
     OP = Op.HISTORY
     records: list[Json]
+    snapshots: list[str] = field(default_factory=list)
+    """Snapshots holding older versions a fresh start took out of the store (paths)."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,8 @@ class TimelineReply(Message):
     timelines: list[Any]
     """One list of versions (``Version.to_json()``) per fact."""
     palace: str | None = None
+    snapshots: list[list[str]] = field(default_factory=list)
+    """Per timeline, the snapshots holding its older versions (after a fresh start)."""
 
 
 @dataclass(frozen=True)

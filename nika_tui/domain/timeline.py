@@ -107,9 +107,12 @@ def format_timelines(out: dict[str, Any]) -> list[str]:
     if not out.get("timelines"):
         return [str(out.get("palace") or f"no memory for {out.get('query', '')}")]
     lines: list[str] = []
+    snapshots = list(out.get("snapshots") or [])
     for n, versions in enumerate(out["timelines"], start=1):
         if n > 1:
             lines.append("")
+        if n <= len(snapshots) and snapshots[n - 1] and versions:
+            lines += earlier_lines(snapshots[n - 1], str(versions[0]["id"]))
         for v in versions:
             until = f" until {v['valid_until'][:16]}" if v["valid_until"] else " (current)"
             lines.append(f"{v['valid_from'][:16]}{until}  [{v['id']}]  {v['text']}")
@@ -120,3 +123,11 @@ def format_timelines(out: dict[str, Any]) -> list[str]:
             if v["source"]:
                 lines.append(f"    source: {v['source']}")
     return lines
+
+
+def earlier_lines(snapshots: list[str], memory_id: str) -> list[str]:
+    """Where a chain cut by a fresh start goes on: one line per snapshot, with the command."""
+    return [
+        f"older versions are in snapshot {path}: nika snapshot history {path} {memory_id}"
+        for path in snapshots
+    ]

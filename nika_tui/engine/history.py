@@ -2,14 +2,21 @@
 
 Starting from one memory, the chain follows ``superseded_by`` forward (what replaced it) and
 backward (what it replaced, found by payload filter), in both layers' stores of the tenant only.
+
+After a fresh start (``nika compress --reset``) the retired versions are no longer in the store:
+they are in the reset's snapshot. :func:`earlier_snapshots` names it, so a chain that stops
+there says where the rest is (``nika snapshot history PATH ID``).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from nika_tui.domain.memory import MemoryRecord
 from nika_tui.domain.ports import PointFilter
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.retire import load_record
+from nika_tui.engine.snapshot.restore import HISTORY_SNAPSHOTS, snapshot_dir
 from nika_tui.errors import ValidationFailed
 
 MAX_CHAIN = 200
@@ -48,3 +55,20 @@ def history(ctx: EngineContext, tenant_id: str, memory_id: str) -> list[MemoryRe
             seen[item.id] = item
             todo.append(item)
     return sorted(seen.values(), key=lambda r: (r.valid_from, r.asserted_at, r.id))
+
+
+def earlier_snapshots(
+    ctx: EngineContext, tenant_id: str, chain: Sequence[MemoryRecord]
+) -> list[str]:
+    """The snapshots holding older versions of ``chain`` (paths, oldest reset first).
+
+    The chain's memories carry the ids of the snapshots their earlier versions went to
+    (set by the reset that left those versions behind); a chain without any ends here.
+    """
+    ids: list[str] = []
+    for rec in chain:
+        for p in ctx.vectors.retrieve(tenant_id, rec.layer, [rec.id]):
+            for snap in p.payload.get(HISTORY_SNAPSHOTS) or []:
+                if str(snap) not in ids:
+                    ids.append(str(snap))
+    return [str(snapshot_dir(ctx.settings.roots, tenant_id, i)) for i in sorted(ids)]

@@ -14,7 +14,7 @@ from nika_tui.domain import protocol_requests as req
 from nika_tui.domain.memory import Layer, Status
 from nika_tui.domain.ports import PointFilter
 from nika_tui.engine.context import EngineContext
-from nika_tui.engine.history import history
+from nika_tui.engine.history import earlier_snapshots, history
 from nika_tui.engine.recall import recall
 from nika_tui.engine.review import Decision, list_items, resolve
 from nika_tui.errors import ValidationFailed
@@ -27,7 +27,10 @@ def recall_op(ctx: EngineContext, r: req.RecallRequest) -> rep.RecallReply:
 
 def history_op(ctx: EngineContext, r: req.HistoryRequest) -> rep.HistoryReply:
     records = history(ctx, r.tenant_id, r.memory_id)
-    return rep.HistoryReply([rec.model_dump(mode="json") for rec in records])
+    return rep.HistoryReply(
+        [rec.model_dump(mode="json") for rec in records],
+        earlier_snapshots(ctx, r.tenant_id, records),
+    )
 
 
 def review_list_op(ctx: EngineContext, r: req.ReviewListRequest) -> rep.ReviewListReply:

@@ -131,6 +131,8 @@ def prepare_repo(repo: Path, url: str | None, env: Mapping[str, str] | None = No
         ensure_private_dir(repo.parent)
         git(repo.parent, "clone", "-q", url, str(repo), env=env,
             hint=f"check that {url} exists and that you can read it")  # fmt: skip
+        # git creates it with the umask's mode (0755): the checkout is read through it only.
+        repo.chmod(0o700)
         return repo
     return ensure_work_tree(repo, env)
 

@@ -23,10 +23,13 @@ Edge) and on a Qdrant server (``QDRANT_URL``).
 from __future__ import annotations
 
 import json
+import os
+import socket
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nika_tui.domain import protocol_replies as rep
 from nika_tui.domain import protocol_requests as req
@@ -41,11 +44,20 @@ from nika_tui.domain.memory import (
 from nika_tui.domain.ports import VectorPoint, VectorStore
 from nika_tui.engine.compress import compress
 from nika_tui.engine.context import EngineContext
-from nika_tui.engine.snapshot.export import export_snapshot
-from nika_tui.engine.snapshot.restore import open_snapshot
+from nika_tui.engine.snapshot.export import export_snapshot, remove_partial_exports
+from nika_tui.engine.snapshot.restore import (
+    HISTORY_SNAPSHOTS,
+    open_snapshot,
+    snapshot_dir,
+    superseded_ids,
+)
 from nika_tui.errors import ResetUnavailable, SnapshotInvalid
 from nika_tui.paths import Roots
+from nika_tui.services import redis_keys
 from nika_tui.services.files import atomic_write_text
+
+if TYPE_CHECKING:  # qdrant is imported where it is used
+    from nika_tui.services.vectors.generations import Generations
 
 EMBED_BATCH = 128
 DIGEST_LEVELS = frozenset({"strategy", "project", "job"})
@@ -53,6 +65,9 @@ DIGEST_MIN_MEMORIES = 3
 """A node's digest becomes a memory of the fresh store only at these levels and from this many
 memories: below, the digest says little more than the memories it condenses."""
 STAGES = ("started", "snapshot", "compress", "build", "switch", "done")
+PAUSE_TTL_S = 6 * 3600
+"""Bound on the writes-paused key of a reset killed before it could clear it (a reset at
+50,000 memories takes about 30 min; the service clears the key when it starts)."""
 
 
 def journal_path(tenant_id: str, where: Roots) -> Path:
@@ -70,8 +85,10 @@ def read_journal(tenant_id: str, where: Roots) -> dict[str, Any]:
 
 
 class _Journal:
-    def __init__(self, path: Path, base: dict[str, Any]) -> None:
-        self.path, self.data = path, base
+    def __init__(
+        self, path: Path, base: dict[str, Any], on_stage: Callable[[str], None] = lambda _: None
+    ) -> None:
+        self.path, self.data, self.on_stage = path, base, on_stage
         self.timings: dict[str, float] = {}
         self._last: tuple[str, float] | None = None
 
@@ -82,6 +99,22 @@ class _Journal:
         self._last = (name, now)
         self.data.update(fields, stage=name, timings_s=self.timings)
         atomic_write_text(self.path, json.dumps(self.data, default=str, sort_keys=True) + "\n")
+        self.on_stage(name)
+
+
+def _pause_writes(ctx: EngineContext, tenant_id: str, since: str) -> Callable[[str], None]:
+    """The journal's hook that says, in Redis, that writes wait for this reset (and its stage).
+
+    The reset runs in the single writer (the service's loop, or the CLI with the service
+    down): while it runs no tenant's write is stored. The dashboard shows it from this key.
+    """
+
+    def announce(stage: str) -> None:
+        body = {"op": "compress.reset", "tenant_id": tenant_id, "stage": stage,
+                "since": since, "pid": os.getpid(), "host": socket.gethostname()}  # fmt: skip
+        ctx.redis.set(redis_keys.WRITES_PAUSED, json.dumps(body), ex=PAUSE_TTL_S)
+
+    return announce
 
 
 def _rows(files: Sequence[Path]) -> Iterator[dict[str, Any]]:
@@ -135,9 +168,15 @@ def _embedded(
 
 def build_generation(
     ctx: EngineContext, tenant_id: str, store: VectorStore, themes: Sequence[Path],
-    digests: Sequence[Path],
+    digests: Sequence[Path], earlier: tuple[str, Collection[str]] = ("", ()),
 ) -> dict[str, int]:  # fmt: skip
-    """Fill ``store`` (a fresh generation, empty) from the trees; return points per layer."""
+    """Fill ``store`` (a fresh generation, empty) from the trees; return points per layer.
+
+    ``earlier``: the snapshot's id and the ids of the memories it holds older versions of
+    (what some retired memory there was superseded by); each of these gets the snapshot's id
+    appended to its ``history_snapshots``, which ``nika memory history`` / ``timeline`` name.
+    """
+    snapshot_id, replaced = earlier
     counts = {layer.value: 0 for layer in Layer}
     pending: dict[Layer, list[tuple[str, dict[str, Any]]]] = {layer: [] for layer in Layer}
 
@@ -150,6 +189,8 @@ def build_generation(
 
     for payload in _rows(themes):
         record = MemoryRecord.from_payload(payload)  # a damaged row fails the build, loudly
+        if record.id in replaced:
+            payload[HISTORY_SNAPSHOTS] = [*payload.get(HISTORY_SNAPSHOTS, []), snapshot_id]
         pending[record.layer].append((record.text, payload))
         flush(record.layer)
     at = ctx.clock()
@@ -197,16 +238,28 @@ def reset(ctx: EngineContext, tenant_id: str, repo: Path | None = None) -> dict[
             "use the embedded store (Qdrant Edge) or a Qdrant server (QDRANT_URL)",
         )
     now = ctx.clock()
+    journal = _Journal(
+        journal_path(tenant_id, ctx.settings.roots), {"tenant_id": tenant_id, "at": now},
+        _pause_writes(ctx, tenant_id, now.isoformat()),
+    )  # fmt: skip
+    try:
+        return _reset(ctx, tenant_id, repo, gens, journal, now)
+    finally:
+        ctx.redis.delete(redis_keys.WRITES_PAUSED)
+
+
+def _reset(
+    ctx: EngineContext, tenant_id: str, repo: Path | None, gens: Generations,
+    journal: _Journal, now: datetime,
+) -> dict[str, Any]:  # fmt: skip
     stamp = now.strftime("%Y%m%dT%H%M%S%fZ")
     previous = gens.live(tenant_id)
     retired = set(gens.record(tenant_id).get("retired", []))
-    journal = _Journal(
-        journal_path(tenant_id, ctx.settings.roots), {"tenant_id": tenant_id, "at": now}
-    )
     journal.stage("started", previous=previous, store=gens.kind)
     removed = gens.remove_unfinished(tenant_id)
+    snap_dir = snapshot_dir(ctx.settings.roots, tenant_id, stamp)
+    partial = remove_partial_exports(snap_dir.parent)  # a reset killed during its snapshot
     before = _live_counts(ctx, tenant_id)
-    snap_dir = ctx.settings.roots.tenant_data_dir(tenant_id) / "snapshots" / stamp
     journal.stage("snapshot", snapshot=str(snap_dir))
     snap = export_snapshot(ctx, tenant_id, snap_dir, {"reason": "compress --reset"})
     journal.stage("compress")
@@ -218,8 +271,9 @@ def reset(ctx: EngineContext, tenant_id: str, repo: Path | None = None) -> dict[
     themes = [p for p in themes if p.parent.name != "digest"]
     name = f"g{stamp}"
     journal.stage("build", generation=name)
+    replaced = superseded_ids(snap_dir)
     with gens.build(tenant_id, name) as fresh:
-        built = build_generation(ctx, tenant_id, fresh, themes, digests)
+        built = build_generation(ctx, tenant_id, fresh, themes, digests, (stamp, replaced))
     _check_backup(snap_dir, tenant_id, before)
     journal.stage("switch")
     gens.switch(tenant_id, name, {
@@ -239,6 +293,7 @@ def reset(ctx: EngineContext, tenant_id: str, repo: Path | None = None) -> dict[
         "live_points_before": before,
         "live_points_after": after,
         "removed_unfinished": removed,
+        "removed_partial_snapshots": partial,
     }
     journal.stage("done", live_points_before=before, live_points_after=after)
     result["timings_s"] = dict(journal.timings)

@@ -3,11 +3,16 @@
 Retiring sets ``status=retired``, ``retired_at``, ``superseded_by`` and ``retire_reason`` on the
 point's payload and logs ``memory.retired`` on the tenant's bus. Nothing is deleted: history and
 ``--include-retired`` recalls still find it.
+
+A digest memory (``kind: digest``, written by a fresh start, :mod:`.reset`) condenses other
+memories (``condenses``); once one of them is retired the digest states something no longer
+current, so it is retired with it (its reason names the fact and what replaced it).
 """
 
 from __future__ import annotations
 
 from nika_tui.domain.memory import Layer, MemoryRecord, Status
+from nika_tui.domain.ports import PointFilter
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.review_refs import close_reviews_of
 from nika_tui.errors import ValidationFailed
@@ -84,3 +89,33 @@ def retire(
         approximate=True,
     )
     close_reviews_of(ctx, tenant_id, memory_id, keep=resolving)
+    retire_digests_of(ctx, tenant_id, memory_id, superseded_by)
+
+
+def retire_digests_of(
+    ctx: EngineContext, tenant_id: str, memory_id: str, superseded_by: str | None
+) -> list[str]:
+    """Retire the current digest memories that condense ``memory_id`` (just retired).
+
+    A digest's text quotes the facts it condenses: left current, it would answer a recall
+    with the replaced value. Retiring it (not editing it) keeps the rule that a stored text
+    never changes; the facts it condensed that still hold stay current on their own, and the
+    next compression writes a new digest. A digest condensing a digest is retired in turn.
+
+    Returns:
+        The ids of the digests retired.
+    """
+    flt = PointFilter(
+        equals={"status": Status.CURRENT.value, "kind": "digest", "condenses": memory_id}
+    )
+    done: list[str] = []
+    for layer in Layer:
+        for p in list(ctx.vectors.scroll(tenant_id, layer, flt, 64)):
+            why = f"a memory it condenses ({memory_id}) was retired" + (
+                f", replaced by {superseded_by}" if superseded_by else ""
+            )
+            # No ``superseded_by``: the new fact is not a new version of the digest, and
+            # ``nika memory history`` of that fact must not list the digest as its past.
+            retire(ctx, tenant_id, layer, str(p.id), None, why)
+            done.append(str(p.id))
+    return done

@@ -18,7 +18,7 @@ from nika_tui.domain.ports import PointFilter
 from nika_tui.domain.requests import RecallQuery
 from nika_tui.domain.timeline import versions
 from nika_tui.engine.context import EngineContext
-from nika_tui.engine.history import history
+from nika_tui.engine.history import earlier_snapshots, history
 from nika_tui.engine.recall import PALACE_MIN_COSINE, palace_line
 
 
@@ -26,7 +26,8 @@ def timeline(ctx: EngineContext, q: RecallQuery) -> dict[str, Any]:
     """The timelines of the facts ``q`` names (see the module docstring).
 
     Returns:
-        ``{"query", "tenant_id", "timelines": [[version, …], …], "palace"}``.
+        ``{"query", "tenant_id", "timelines": [[version, …], …], "palace", "snapshots"}``
+        (``snapshots``: per timeline, the snapshots holding its older versions).
     """
     config = ctx.tenant(q.tenant_id)
     vector = ctx.embedder.embed([q.query])[0]
@@ -47,12 +48,14 @@ def timeline(ctx: EngineContext, q: RecallQuery) -> dict[str, Any]:
     scored.sort(reverse=True)
     seen: set[str] = set()
     out: list[list[dict[str, object]]] = []
+    snapshots: list[list[str]] = []
     for _cos, point_id in scored:
         if point_id in seen:
             continue
         chain = history(ctx, q.tenant_id, point_id)
         seen.update(r.id for r in chain)
         out.append([v.to_json() for v in versions(chain)])
+        snapshots.append(earlier_snapshots(ctx, q.tenant_id, chain))
         if len(out) >= q.limit:
             break
     return {
@@ -60,6 +63,7 @@ def timeline(ctx: EngineContext, q: RecallQuery) -> dict[str, Any]:
         "tenant_id": q.tenant_id,
         "timelines": out,
         "palace": None if out else palace_line(config.language, q.query),
+        "snapshots": snapshots,
     }
 
 

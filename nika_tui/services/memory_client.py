@@ -300,10 +300,16 @@ class MemoryClient:
 
     def history(self, tenant_id: str, memory_id: str) -> list[MemoryRecord]:
         """The supersede chain around ``memory_id``, oldest first."""
+        return self.history_and_snapshots(tenant_id, memory_id)[0]
+
+    def history_and_snapshots(
+        self, tenant_id: str, memory_id: str
+    ) -> tuple[list[MemoryRecord], list[str]]:
+        """The chain, and the snapshots holding its older versions (after a fresh start)."""
         from nika_tui.domain import protocol_requests as req
 
         out = self.send(req.HistoryRequest(tenant_id, memory_id))
-        return [MemoryRecord.model_validate(r) for r in out.records]
+        return [MemoryRecord.model_validate(r) for r in out.records], list(out.snapshots)
 
     def review_list(self, tenant_id: str, include_resolved: bool = False) -> list[dict[str, Any]]:
         """Pending review items (or all) of a tenant."""

@@ -4,15 +4,20 @@ they hold (front matter asserted against the seeded history)."""
 from __future__ import annotations
 
 import subprocess
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from nika_tui.domain.envelope import NikaMeta
 from nika_tui.domain.memory import Layer
+from nika_tui.domain.requests import RecallQuery, RememberRequest
 from nika_tui.engine.context import EngineContext
+from nika_tui.engine.history import history
+from nika_tui.engine.ingest import ingest
+from nika_tui.engine.recall import recall
 from nika_tui.engine.reset import reset
 from nika_tui.services.config_store import load_tenant, save_tenant
 from tests.engine.strategy_a_seed import QUERIES, seed_history
@@ -77,3 +82,41 @@ def test_digests_are_memories_and_themes_say_what_they_hold(
     assert by_member[stripe] is not folded[0]  # same job, apart
     assert by_member[backups] is not by_member[seeded.ids["gamma"]]  # same job, apart
     assert not set(by_member) & set(seeded.retired)  # themes hold current memories only
+
+
+def test_a_digest_is_retired_when_a_fact_it_condenses_is_replaced(
+    engine_ctx: EngineContext,
+    make_tenant,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+) -> None:
+    make_tenant(TENANT)
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    save_tenant(load_tenant(TENANT).model_copy(update={"knowledge_repo": str(repo)}))
+    seeded = seed_history(engine_ctx, TENANT)
+    reset(engine_ctx, TENANT)
+    gamma = seeded.ids["gamma"]
+    digests = [p for p in _payloads(engine_ctx).values() if p.get("kind") == "digest"]
+    stale = {d["id"] for d in digests if gamma in d["condenses"]}
+    others = {d["id"] for d in digests} - stale
+    assert stale and others  # the infra digests quote gamma; the shop ones do not
+
+    # The real engine: ingest, candidates, the tenant's judge, retire.
+    when = datetime(2026, 12, 1, 9, tzinfo=UTC)
+    done = ingest(engine_ctx, RememberRequest(
+        tenant_id=TENANT, text="The staging server is now delta.internal",
+        meta=NikaMeta(timestamp=when, project_id="infra", job_id="migrate"),
+    ))  # fmt: skip
+    assert gamma in done.retired
+
+    after = _payloads(engine_ctx)
+    for digest_id in stale:
+        assert after[digest_id]["status"] == "retired"
+        assert gamma in after[digest_id]["retire_reason"]
+        assert done.id in after[digest_id]["retire_reason"]
+        assert after[digest_id].get("superseded_by") is None  # not a version of the new fact
+    assert all(after[d]["status"] == "current" for d in others)
+    # Nothing current still says gamma: the recall finds the new fact, not a stale digest.
+    hits = recall(engine_ctx, RecallQuery(tenant_id=TENANT, query="where is the staging server"))
+    assert hits.hits and all("gamma.internal" not in h.record.text for h in hits.hits)
+    assert [r.id for r in history(engine_ctx, TENANT, done.id)] == [gamma, done.id]

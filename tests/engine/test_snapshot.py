@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -114,3 +115,57 @@ def test_cli_export_refuses_an_existing_directory(
     assert main(["snapshot", "export", "--tenant", TENANT, str(target)]) == 2
     assert "already exists" in capsys.readouterr().err
     assert os.listdir(target) == ["x"]
+
+
+def test_recall_settings_travel_with_the_snapshot(
+    engine_ctx: EngineContext,
+    make_tenant,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+) -> None:
+    from nika_tui.domain.recall_params import RecallParams
+    from nika_tui.engine.debt.actions import boost_recency
+    from nika_tui.services.recall_params import adopt_params, params_key, read_params
+    from nika_tui.services.vectors.edge import EdgeVectorStore
+
+    make_tenant(TENANT)
+    seed_history(engine_ctx, TENANT)
+    tuned = RecallParams(palace_floor=0.31, dense_weight=0.5, recency_weight=0.2, hnsw_ef=96)
+    adopt_params(engine_ctx.redis, TENANT, tuned, "2026-12-01T09:00:00+00:00")
+    boost_recency(engine_ctx, TENANT)  # the debt action's hash
+    keys = (params_key(TENANT), redis_keys.recall_tuning(TENANT))
+    saved = [engine_ctx.redis.hgetall(k) for k in keys]
+    assert all(saved)
+    before = _answers(engine_ctx)  # ranked with the tuned parameters
+    snap = tmp_path / "snap"
+    export_snapshot(engine_ctx, TENANT, snap)
+    assert "recall_settings.json" in json.loads((snap / "manifest.json").read_text())["files"]
+
+    # Another machine: an empty store, no settings. Import puts the tuned ones back in force.
+    engine_ctx.redis.delete(*keys)
+    assert read_params(engine_ctx.redis, TENANT) == (RecallParams(), False)
+    fresh = EdgeVectorStore(tmp_path / "fresh-qdrant", 384, flush_writes=False)
+    ctx2 = EngineContext(env=engine_ctx.env, settings=engine_ctx.settings,
+                         redis=engine_ctx.redis, vectors=fresh,
+                         embedder=engine_ctx.embedder)  # fmt: skip
+    try:
+        assert import_snapshot(ctx2, TENANT, snap)["recall_settings"] == "restored"
+        assert [engine_ctx.redis.hgetall(k) for k in keys] == saved
+        assert read_params(engine_ctx.redis, TENANT) == (tuned.clamped(), True)
+        assert _answers(ctx2) == before
+        # A tenant that has settings of its own keeps them unless told (--force).
+        engine_ctx.redis.hset(keys[0], "palace_floor", "0.5")
+        result = import_snapshot(ctx2, TENANT, snap, force=True)
+        assert result["recall_settings"] == "restored"
+        assert [engine_ctx.redis.hgetall(k) for k in keys] == saved
+    finally:
+        fresh.close()
+    engine_ctx.redis.hset(keys[0], "palace_floor", "0.5")
+    empty = EdgeVectorStore(tmp_path / "empty-qdrant", 384, flush_writes=False)
+    ctx3 = EngineContext(env=engine_ctx.env, settings=engine_ctx.settings,
+                         redis=engine_ctx.redis, vectors=empty,
+                         embedder=engine_ctx.embedder)  # fmt: skip
+    try:
+        assert import_snapshot(ctx3, TENANT, snap)["recall_settings"] == "kept"
+        assert engine_ctx.redis.hget(keys[0], "palace_floor") == "0.5"
+    finally:
+        empty.close()

@@ -66,3 +66,22 @@ def ensure_single(r: redis.Redis) -> None:
             f"a memory service is already running (pid {pid} on {info.get('host')})",
             "use it, or stop it first with `nika down`",
         )
+
+
+def clear_stale_pause(r: redis.Redis) -> bool:
+    """Remove the writes-paused mark of a reset whose process died on this host (``kill -9``).
+
+    Returns:
+        True when a stale mark was removed.
+    """
+    raw = r.get(redis_keys.WRITES_PAUSED)
+    try:
+        info = json.loads(str(raw)) if raw else None
+    except json.JSONDecodeError:
+        info = None
+    if not isinstance(info, dict) or info.get("host") != socket.gethostname():
+        return False
+    if pid_alive(int(info.get("pid", 0))):
+        return False
+    r.delete(redis_keys.WRITES_PAUSED)
+    return True

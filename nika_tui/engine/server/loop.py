@@ -51,6 +51,7 @@ from nika_tui.engine.embed_gate import EmbedGate
 from nika_tui.engine.server.liveness import (
     HEARTBEAT_EVERY_S,
     clear_heartbeat,
+    clear_stale_pause,
     ensure_single,
     write_heartbeat,
 )
@@ -161,6 +162,7 @@ class MemoryService(IngestPipeline):
                 if "BUSYGROUP" not in str(exc):
                     raise
         self.configs.tick(force=True)  # a joined worker knows its tenants before taking one
+        clear_stale_pause(self.r)  # a reset killed with its process no longer pauses writes
         if self.worker is not None:
             # Only entries of consumers that are not live: the others belong to live workers.
             self.worker.tick(GROUP, force=True)

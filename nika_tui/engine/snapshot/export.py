@@ -23,6 +23,7 @@ from nika_tui.engine.context import EngineContext
 from nika_tui.engine.snapshot.format import (
     HIERARCHY,
     MANIFEST,
+    RECALL_SETTINGS,
     REVIEW_QUEUE,
     Manifest,
     points_file,
@@ -32,6 +33,7 @@ from nika_tui.engine.snapshot.format import (
 from nika_tui.errors import ValidationFailed
 from nika_tui.paths import FILE_MODE, ensure_private_dir
 from nika_tui.services import redis_keys
+from nika_tui.services.recall_params import params_key
 
 SCROLL_BATCH = 512
 
@@ -104,6 +106,25 @@ def export_snapshot(
     }
 
 
+def remove_partial_exports(parent: Path) -> list[str]:
+    """Remove what killed exports left in ``parent`` (their hidden ``.NAME.partial-*``
+    directories: never a snapshot, which only appears by rename once complete).
+
+    Only for a directory one writer exports into (a reset's ``snapshots/``): another
+    process's export in progress would look the same.
+
+    Returns:
+        The names removed.
+    """
+    removed: list[str] = []
+    if parent.is_dir():
+        for d in sorted(parent.glob(".*.partial-*")):
+            if d.is_dir():
+                shutil.rmtree(d)
+                removed.append(d.name)
+    return removed
+
+
 def _write_files(ctx: EngineContext, tenant_id: str, root: Path, extra: dict[str, Any]) -> Manifest:
     dimension = ctx.embedder.dimension
     counts: dict[str, dict[str, int]] = {}
@@ -140,6 +161,10 @@ def _write_files(ctx: EngineContext, tenant_id: str, root: Path, extra: dict[str
             fh.write(items[key].encode("utf-8").replace(b"\n", b" ") + b"\n")
         fh.flush()
         os.fsync(fh.fileno())
+    with _open_private(root / RECALL_SETTINGS) as fh:
+        fh.write(json.dumps(recall_settings(ctx, tenant_id), sort_keys=True).encode() + b"\n")
+        fh.flush()
+        os.fsync(fh.fileno())
     files = {
         p.name: {"sha256": sha256_of(p), "bytes": p.stat().st_size} for p in sorted(root.iterdir())
     }
@@ -174,3 +199,18 @@ def _generation(ctx: EngineContext, tenant_id: str) -> str | None:
 
     gens = generations_of(ctx.vectors)
     return gens.live(tenant_id) if gens is not None else None
+
+
+def recall_settings_keys(tenant_id: str) -> dict[str, str]:
+    """The Redis hashes holding the tenant's recall settings, by their name in the snapshot."""
+    return {"recall_params": params_key(tenant_id),
+            "recall_tuning": redis_keys.recall_tuning(tenant_id)}  # fmt: skip
+
+
+def recall_settings(ctx: EngineContext, tenant_id: str) -> dict[str, dict[str, str]]:
+    """The tenant's tuned recall settings: each hash's fields as stored (``{}``: none)."""
+    pipe = ctx.redis.pipeline(transaction=True)
+    keys = recall_settings_keys(tenant_id)
+    for key in keys.values():
+        pipe.hgetall(key)
+    return dict(zip(keys, pipe.execute(), strict=True))

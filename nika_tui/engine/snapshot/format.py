@@ -9,6 +9,9 @@ Layout of ``PATH`` (directory 0700, files 0600; see ``docs/snapshot.md``)::
     episodic.jsonl / episodic.f32
     hierarchy.yaml         the tenant's hierarchy file, byte for byte ("" when it has none)
     review_queue.jsonl     every review item (pending and resolved), one JSON object a line
+    recall_settings.json   the tenant's recall settings: the tuner's adopted parameters
+                           (``recall_params``) and the debt actions' (``recall_tuning``), each
+                           the Redis hash's fields as stored (absent from older snapshots)
 
 The manifest holds ``format`` (``nika-snapshot``), ``schema_version``, the tenant, the time, the
 embedder's name and dimension, counts per layer and status, and the SHA-256 and size of every
@@ -32,6 +35,7 @@ SCHEMA_VERSION = 1
 MANIFEST = "manifest.json"
 HIERARCHY = "hierarchy.yaml"
 REVIEW_QUEUE = "review_queue.jsonl"
+RECALL_SETTINGS = "recall_settings.json"
 VECTOR_DTYPE = "<f4"
 """Little-endian IEEE-754 float32, row-major: ``numpy.fromfile(path, '<f4').reshape(n, dims)``."""
 _CHUNK = 1 << 20

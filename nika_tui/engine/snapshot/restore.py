@@ -20,6 +20,7 @@ from nika_tui.engine.context import EngineContext
 from nika_tui.engine.review_refs import PENDING, index_reviews
 from nika_tui.engine.snapshot.format import (
     HIERARCHY,
+    RECALL_SETTINGS,
     REVIEW_QUEUE,
     Manifest,
     points_file,
@@ -27,10 +28,32 @@ from nika_tui.engine.snapshot.format import (
     vectors_file,
 )
 from nika_tui.errors import SnapshotInvalid, ValidationFailed
+from nika_tui.paths import Roots
 from nika_tui.services import redis_keys
 from nika_tui.services.files import atomic_write_text
 
 UPSERT_BATCH = 256
+HISTORY_SNAPSHOTS = "history_snapshots"
+"""Payload key: ids of the snapshots (``{data}/tenants/{t}/snapshots/{id}``) that hold older
+versions of this memory, set by a fresh start (:mod:`nika_tui.engine.reset`)."""
+
+
+def snapshot_dir(where: Roots, tenant_id: str, snapshot_id: str) -> Path:
+    """Where a reset keeps snapshot ``snapshot_id`` of ``tenant_id``."""
+    return where.tenant_data_dir(tenant_id) / "snapshots" / snapshot_id
+
+
+def superseded_ids(root: Path) -> set[str]:
+    """Ids some memory of the snapshot was superseded by: those with older versions there."""
+    out: set[str] = set()
+    for layer in Layer:
+        with (root / points_file(layer)).open(encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    nxt = json.loads(line)["payload"].get("superseded_by")
+                    if nxt:
+                        out.add(str(nxt))
+    return out
 
 
 def open_snapshot(root: Path, tenant_id: str | None = None) -> Manifest:
@@ -108,10 +131,11 @@ def import_snapshot(
         tenant_id: The tenant (must be the snapshot's).
         root: The snapshot directory.
         force: Write into a store that already holds points (same ids are overwritten), and
-            replace an existing hierarchy.
+            replace an existing hierarchy and recall settings.
 
     Returns:
-        ``{"points", "reviews", "hierarchy"}`` (hierarchy: ``restored``, ``kept`` or ``empty``).
+        ``{"points", "reviews", "hierarchy", "recall_settings", "path"}`` (hierarchy and recall
+        settings: ``restored``, ``kept`` or ``empty``; recall settings also ``absent``).
 
     Raises:
         SnapshotInvalid: the snapshot fails a check (nothing was written).
@@ -133,7 +157,9 @@ def import_snapshot(
     loaded = load_points(ctx.vectors, root, manifest, tenant_id)
     reviews = restore_reviews(ctx, tenant_id, root)
     hierarchy = restore_hierarchy(ctx, tenant_id, root, force=force)
-    return {"points": loaded, "reviews": reviews, "hierarchy": hierarchy, "path": str(root)}
+    settings = restore_recall_settings(ctx, tenant_id, root, force=force)
+    return {"points": loaded, "reviews": reviews, "hierarchy": hierarchy,
+            "recall_settings": settings, "path": str(root)}  # fmt: skip
 
 
 def restore_reviews(ctx: EngineContext, tenant_id: str, root: Path) -> int:
@@ -164,6 +190,32 @@ def restore_hierarchy(ctx: EngineContext, tenant_id: str, root: Path, *, force: 
     if target.is_file() and target.read_text(encoding="utf-8").strip() and not force:
         return "kept"
     atomic_write_text(target, text)
+    return "restored"
+
+
+def restore_recall_settings(ctx: EngineContext, tenant_id: str, root: Path, *, force: bool) -> str:
+    """Put the snapshot's recall settings back when the tenant has none of its own (or ``force``).
+
+    Returns:
+        ``restored``, ``kept`` (the tenant has its own), ``empty`` (the snapshot's tenant had
+        none) or ``absent`` (a snapshot written before they were part of it).
+    """
+    from nika_tui.engine.snapshot.export import recall_settings, recall_settings_keys
+
+    path = root / RECALL_SETTINGS
+    if not path.is_file():
+        return "absent"
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    if not any(saved.values()):
+        return "empty"
+    if not force and any(recall_settings(ctx, tenant_id).values()):
+        return "kept"
+    pipe = ctx.redis.pipeline(transaction=True)
+    for name, key in recall_settings_keys(tenant_id).items():
+        pipe.delete(key)
+        if saved.get(name):
+            pipe.hset(key, mapping={str(k): str(v) for k, v in saved[name].items()})
+    pipe.execute()
     return "restored"
 
 
