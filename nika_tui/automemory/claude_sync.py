@@ -13,7 +13,7 @@ One pass, in this order (so that nothing a person or the agent wrote is ever los
    ``agents.retire_needs_review`` says so) and never re-exported. A directory whose index and
    every file vanished was wiped, not edited: its memories are only not re-exported.
 3. **Export.** Current memories of the four kinds not yet in the directory get a topic file,
-   as many as the 200-line index has room for, newest first within the kind order.
+   as many as the index has room for (200 lines, 25,000 characters), newest first.
 4. **Index.** ``MEMORY.md`` is rewritten: the person's lines, then one pointer per file.
 
 Idempotent: a second pass with nothing changed writes nothing.
@@ -36,6 +36,7 @@ from nika_tui.automemory.common import (
     save_manifest,
 )
 from nika_tui.domain.automemory import (
+    INDEX_MAX_CHARS,
     INDEX_MAX_LINES,
     INDEX_NAME,
     FileState,
@@ -43,6 +44,9 @@ from nika_tui.domain.automemory import (
     ManifestEntry,
     MemoryKind,
     file_state,
+    index_line,
+    js_length,
+    not_indexed_line,
     one_line,
     parse_topic,
     pointer_file,
@@ -159,21 +163,32 @@ def sync_claude(
         (e for i, e in current.items() if i not in represented and i not in shadowed),
         key=lambda e: -e.record.valid_from.timestamp(),
     )
-    room = max(0, INDEX_MAX_LINES - len(own_lines) - len(manifest.files))
+    entries = [
+        _index_entry(name, (directory / name).read_text(encoding="utf-8"), e.memory_id, current)
+        for name, e in manifest.files.items()
+    ]
+    room = max(0, INDEX_MAX_LINES - len(own_lines) - len(entries))
     if len(todo) > room:
         room = max(0, room - 1)  # the last line says how many are left out
+    # The index's character cap too (decision 420): the lines so far, the last line's reserve.
+    chars = INDEX_MAX_CHARS - js_length("\n".join([*own_lines, *map(index_line, entries)]))
+    chars -= js_length(not_indexed_line(len(todo) + len(entries))) + 1
+    written = 0
     for item in todo[:room]:
         name = slug(item.record.text, item.record.id) + ".md"
         text = render_topic(name[:-3], item.kind, item.record.text)
+        entry = _index_entry(name, text, item.record.id, current)
+        chars -= js_length(index_line(entry)) + 1
+        if chars < 0:
+            break
         _write(directory / name, text)
         manifest.files[name] = ManifestEntry(item.record.id, text_hash(text))
         report.written.append(name)
+        entries.append(entry)
+        written += 1
 
     # 4. The index: the person's lines, then a pointer per file.
-    entries = [
-        _index_entry(directory, name, e.memory_id, current) for name, e in manifest.files.items()
-    ]
-    unwritten = max(0, len(todo) - room)
+    unwritten = len(todo) - written
     index, fitted = render_index(own_lines, entries, not_written=unwritten)
     report.not_indexed = len(entries) - len(fitted) + unwritten
     if index != index_text:
@@ -203,9 +218,9 @@ def _retire_deleted(ctx: EngineContext, tenant_id: str, memory_id: str, name: st
 
 
 def _index_entry(
-    directory: Path, name: str, memory_id: str, current: Mapping[str, Exportable]
+    name: str, text: str, memory_id: str, current: Mapping[str, Exportable]
 ) -> IndexEntry:
-    topic = parse_topic((directory / name).read_text(encoding="utf-8"))
+    topic = parse_topic(text)
     known = current.get(memory_id)
     kind = topic.kind or (known.kind if known else MemoryKind.PROJECT)
     hook = topic.description or one_line(topic.body)

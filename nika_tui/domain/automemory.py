@@ -30,6 +30,9 @@ from nika_tui.domain.memory import MemoryRecord
 INDEX_NAME = "MEMORY.md"
 INDEX_MAX_LINES = 200
 """Claude Code loads only the first 200 lines of ``MEMORY.md``."""
+INDEX_MAX_CHARS = 25_000
+"""…and only its first 25,000 characters (``Zce=25000`` in ``claude`` 2.1.197, counted as a
+JavaScript string's length, i.e. UTF-16 code units, on the trimmed text; decision 420)."""
 KIND_TAG_PREFIX = "automemory:"
 """Entity id that pins a memory's kind (set on memories imported from auto-memory)."""
 
@@ -167,27 +170,55 @@ class IndexEntry:
     """Sort key within a kind (valid time as a timestamp; larger first)."""
 
 
+def js_length(text: str) -> int:
+    """Length as Claude Code (JavaScript) counts it: UTF-16 code units, so an emoji is 2."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def index_line(entry: IndexEntry) -> str:
+    """The index's pointer line for one entry."""
+    return f"- [{entry.title}]({entry.file}) — {entry.hook}"
+
+
+def not_indexed_line(left: int) -> str:
+    """The index's last line when ``left`` memories are not indexed."""
+    return f"- ({left} more memories are not indexed)"
+
+
 def render_index(
     own_lines: Sequence[str],
     entries: Sequence[IndexEntry],
     max_lines: int = INDEX_MAX_LINES,
     not_written: int = 0,
+    max_chars: int = INDEX_MAX_CHARS,
 ) -> tuple[str, list[IndexEntry]]:
-    """``MEMORY.md``: the person's own lines kept first, then pointers, within ``max_lines``.
+    """``MEMORY.md``: the person's own lines kept first, then pointers, within ``max_lines``
+    lines and ``max_chars`` characters (Claude Code cuts the index at whichever comes first).
 
     Returns the text and the entries that fit. When some do not (or ``not_written`` memories
     got no file for want of room), the last line says how many are left out.
     """
     lines = [ln for ln in own_lines if ln.strip()][:max_lines]
     ordered = sorted(entries, key=lambda e: (KIND_ORDER.index(e.kind), -e.newest, e.file))
-    room = max_lines - len(lines)
-    if len(ordered) > room or (not_written and len(ordered) == room):
-        room = max(0, room - 1)
-    fitted = ordered[:room]
-    lines += [f"- [{e.title}]({e.file}) — {e.hook}" for e in fitted]
+    pointers = [index_line(e) for e in ordered]
+    # Each line costs its length plus the newline that joins it to the previous one.
+    used = js_length("\n".join(lines))
+    every = used + sum(js_length(p) + 1 for p in pointers)
+    if not not_written and len(lines) + len(pointers) <= max_lines and every <= max_chars:
+        return "\n".join(lines + pointers) + "\n", list(ordered)
+    # Something is left out: keep room for the line that says so (its count at its widest).
+    reserve = js_length(not_indexed_line(len(ordered) + not_written)) + 1
+    fitted: list[IndexEntry] = []
+    for entry, pointer in zip(ordered, pointers, strict=True):
+        cost = js_length(pointer) + 1
+        if len(lines) + 2 > max_lines or used + cost + reserve > max_chars:
+            break
+        lines.append(pointer)
+        used += cost
+        fitted.append(entry)
     left = len(ordered) - len(fitted) + not_written
-    if left and len(lines) < max_lines:
-        lines.append(f"- ({left} more memories are not indexed)")
+    if len(lines) < max_lines and used + reserve <= max_chars:
+        lines.append(not_indexed_line(left))
     return "\n".join(lines) + "\n", fitted
 
 
