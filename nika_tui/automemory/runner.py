@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from nika_tui.automemory.claude_sync import sync_claude
-from nika_tui.automemory.codex_sync import sync_codex, sync_gemini
+from nika_tui.automemory.codex_sync import sync_codex, sync_gemini, sync_opencode
 from nika_tui.domain import protocol_replies as rep
 from nika_tui.domain import protocol_requests as req
 from nika_tui.engine.agent_ops import project_counts
@@ -45,7 +45,7 @@ def sync_tenant(
     ctx: EngineContext, tenant_id: str, project_id: str | None = None, workdir: str | None = None
 ) -> dict[str, Any]:
     """Sync every native memory of the tenant (Claude Code's auto-memory, Codex's AGENTS.md,
-    Gemini CLI's GEMINI.md).
+    Gemini CLI's GEMINI.md, OpenCode's global AGENTS.md).
 
     Args:
         ctx: engine context (the service's: imports are ingested by the single writer).
@@ -71,7 +71,8 @@ def sync_tenant(
     claude = sync_claude(ctx, tenant_id, root, project_id)
     codex = sync_codex(ctx, tenant_id, project_id, here)
     gemini = sync_gemini(ctx, tenant_id, project_id, here)
-    targets = [claude.to_dict(), codex.to_dict(), gemini.to_dict()]
+    opencode = sync_opencode(ctx, tenant_id, project_id, here)
+    targets = [claude.to_dict(), codex.to_dict(), gemini.to_dict(), opencode.to_dict()]
     return {"tenant_id": tenant_id, "targets": targets}
 
 

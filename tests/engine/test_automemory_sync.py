@@ -11,7 +11,14 @@ from pathlib import Path
 import pytest
 
 from nika_tui.automemory.claude_sync import memory_dir, sync_claude
-from nika_tui.automemory.codex_sync import BEGIN, END, agents_md, sync_codex
+from nika_tui.automemory.codex_sync import (
+    BEGIN,
+    END,
+    agents_md,
+    opencode_agents_md,
+    sync_codex,
+    sync_opencode,
+)
 from nika_tui.domain.automemory import (
     INDEX_MAX_CHARS,
     INDEX_MAX_LINES,
@@ -21,7 +28,7 @@ from nika_tui.domain.automemory import (
     pointer_file,
 )
 from nika_tui.domain.envelope import ActionType, Intent, NikaMeta, Trigger
-from nika_tui.domain.memory import Layer, Status
+from nika_tui.domain.memory import Layer, MemoryRecord, Status
 from nika_tui.domain.ports import PointFilter
 from nika_tui.domain.requests import RememberRequest
 from nika_tui.domain.tenant import TenantConfig
@@ -221,3 +228,33 @@ def test_codex_agents_md_block(
         next(Path(engine_ctx.env["NIKA_OS_DATA_DIR"]).rglob("codex-all.json")).read_text()
     )
     assert len(manifest["files"]) == 2
+
+
+def test_opencode_global_agents_md_block(
+    engine_ctx: EngineContext, make_tenant: Callable[..., TenantConfig]
+) -> None:
+    # OpenCode reads {OPENCODE_CONFIG_DIR}/AGENTS.md (the tenant's own), not the repo's file.
+    make_tenant("acme")
+    _add(engine_ctx, "The web app deploys to production on Thursdays at 10:00")
+    path = opencode_agents_md("acme", engine_ctx.settings.roots)
+    assert path.parent.name == "opencode" and path.name == "AGENTS.md"
+    first = sync_opencode(engine_ctx, "acme")
+    text = path.read_text()
+    assert BEGIN in text and END in text and "Thursdays" in text and len(first.written) == 1
+    assert path.stat().st_mode & 0o077 == 0 and path.parent.stat().st_mode & 0o077 == 0
+    # The agent (or a person) adds a line: imported as OpenCode's, kept; a second pass is quiet.
+    path.write_text(
+        "Use pnpm, not npm.\n" + text.replace(END, "- Staging resets on Mondays\n" + END)
+    )
+    second = sync_opencode(engine_ctx, "acme")
+    assert len(second.imported) == 1 and path.read_text().startswith("Use pnpm, not npm.\n")
+    records = {
+        r.text: r
+        for r in (
+            MemoryRecord.from_payload(dict(p.payload))
+            for p in engine_ctx.vectors.scroll("acme", Layer.SEMANTIC, PointFilter())
+        )
+    }
+    assert records["Staging resets on Mondays"].meta.agent_type == "opencode"
+    again = sync_opencode(engine_ctx, "acme")
+    assert (again.imported, again.written, again.removed) == ([], [], [])
