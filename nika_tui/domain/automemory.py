@@ -89,9 +89,44 @@ def classify(record: MemoryRecord) -> MemoryKind | None:
     return None
 
 
+PROJECT_DIR_MAX = 200
+"""Longer directory names are cut here and suffixed with a hash (``rtt`` in claude 2.1.197)."""
+
+
+def js_string_hash(text: str) -> int:
+    """Claude Code's ``h = (h << 5) - h + code unit``, in 32-bit signed arithmetic."""
+    h = 0
+    units = text.encode("utf-16-le")
+    for i in range(0, len(units), 2):
+        h = (h * 31 + int.from_bytes(units[i : i + 2], "little")) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def _base36(n: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        n, r = divmod(n, 36)
+        out = digits[r] + out
+        if not n:
+            return out
+
+
 def project_dir_name(workdir: str) -> str:
-    """Claude Code's directory name for a project: every non-alphanumeric character → ``-``."""
-    return re.sub(r"[^A-Za-z0-9]", "-", workdir)
+    """Claude Code's directory name for a project root (``$E`` in claude 2.1.197, decision 422).
+
+    Every UTF-16 code unit that is not an ASCII letter or digit becomes ``-`` (so an emoji,
+    two units, gives ``--``); a name longer than 200 is cut there and suffixed with ``-`` and
+    the base-36 absolute value of :func:`js_string_hash` of the whole path.
+    """
+    units = workdir.encode("utf-16-le")
+    name = "".join(
+        chr(u) if u < 128 and chr(u).isalnum() else "-"
+        for u in (int.from_bytes(units[i : i + 2], "little") for i in range(0, len(units), 2))
+    )
+    if len(name) <= PROJECT_DIR_MAX:
+        return name
+    return f"{name[:PROJECT_DIR_MAX]}-{_base36(abs(js_string_hash(workdir)))}"
 
 
 def text_hash(text: str) -> str:
