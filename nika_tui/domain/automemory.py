@@ -203,6 +203,8 @@ class IndexEntry:
     kind: MemoryKind
     newest: float
     """Sort key within a kind (valid time as a timestamp; larger first)."""
+    line: str = ""
+    """A person's own wording of this pointer, kept verbatim instead of the drawn one."""
 
 
 def js_length(text: str) -> int:
@@ -211,8 +213,15 @@ def js_length(text: str) -> int:
 
 
 def index_line(entry: IndexEntry) -> str:
-    """The index's pointer line for one entry."""
-    return f"- [{entry.title}]({entry.file}) — {entry.hook}"
+    """The index's pointer line for one entry (a person's edit of it, when there is one)."""
+    return entry.line or f"- [{entry.title}]({entry.file}) — {entry.hook}"
+
+
+def pointer_hook(line: str) -> str:
+    """The hook of a pointer line: what follows the link and its dash, if anything."""
+    match = _POINTER.match(line)
+    rest = line[match.end() :] if match else ""
+    return rest.strip().lstrip("—–-:").strip()
 
 
 def not_indexed_line(left: int) -> str:
@@ -273,6 +282,8 @@ class Manifest:
     index_sha256: str = ""
     imported_lines: list[str] = field(default_factory=list)
     """Hashes of the person's own index lines already imported."""
+    pointer_lines: dict[str, str] = field(default_factory=dict)
+    """File → a person's edit of its pointer line, kept verbatim while the file stays."""
 
     def to_json(self) -> dict[str, object]:
         """JSON-ready dict."""
@@ -283,6 +294,7 @@ class Manifest:
             },
             "index_sha256": self.index_sha256,
             "imported_lines": list(self.imported_lines),
+            "pointer_lines": dict(self.pointer_lines),
         }
 
     @classmethod
@@ -297,10 +309,14 @@ class Manifest:
                         str(entry.get("memory_id", "")), str(entry.get("sha256", ""))
                     )
         lines = raw.get("imported_lines")
+        pointers = raw.get("pointer_lines")
         return cls(
             files=files,
             index_sha256=str(raw.get("index_sha256", "")),
             imported_lines=[str(x) for x in lines] if isinstance(lines, list) else [],
+            pointer_lines=(
+                {str(k): str(v) for k, v in pointers.items()} if isinstance(pointers, dict) else {}
+            ),
         )
 
 
