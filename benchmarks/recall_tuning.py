@@ -8,7 +8,7 @@ real :func:`recall` on the other half, before and after, beside the gain the tun
 its own half and that gain's noise.
 
 Run: ``.venv/bin/python benchmarks/recall_tuning.py [--trials 40] [--seed 0] [--start-floor 0.6]``
-(about two minutes on 2 busy cores, most of it loading the model and ingesting). ``--start-floor``
+(under a minute on 2 busy cores, most of it loading the model and ingesting). ``--start-floor``
 starts from a mis-set tenant (that floor adopted) to show the tuner recover. Writes
 ``benchmarks/results/recall_tuning.json`` (``recall_tuning_start_floor.json`` with the option).
 """

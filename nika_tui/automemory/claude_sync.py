@@ -13,7 +13,7 @@ One pass, in this order (so that nothing a person or the agent wrote is ever los
    ``agents.retire_needs_review`` says so) and never re-exported. A directory whose index and
    every file vanished was wiped, not edited: its memories are only not re-exported.
 3. **Export.** Current memories of the four kinds not yet in the directory get a topic file,
-   as many as the 200-line index has room for, newest first within the kind order.
+   as many as the index has room for (200 lines, 25,000 characters), newest first.
 4. **Index.** ``MEMORY.md`` is rewritten: the person's lines, then one pointer per file.
 
 Idempotent: a second pass with nothing changed writes nothing.
@@ -36,16 +36,22 @@ from nika_tui.automemory.common import (
     save_manifest,
 )
 from nika_tui.domain.automemory import (
+    INDEX_MAX_CHARS,
     INDEX_MAX_LINES,
     INDEX_NAME,
     FileState,
     IndexEntry,
+    Manifest,
     ManifestEntry,
     MemoryKind,
     file_state,
+    index_line,
+    js_length,
+    not_indexed_line,
     one_line,
     parse_topic,
     pointer_file,
+    pointer_hook,
     project_dir_name,
     render_index,
     render_topic,
@@ -127,8 +133,13 @@ def sync_claude(
         and not ln.lstrip().startswith("#")
         and ln.strip().lstrip("-* ").strip()
     ]
+    hooks = _edited_pointers(index_text, on_disk, manifest) if index_text else []
     texts = [(body, kind, project) for _, body, kind, project in pending]
     texts += [(ln.strip().lstrip("-* ").strip(), None, here) for ln in new_lines]
+    texts += [
+        (hook, parse_topic(on_disk[name]).kind, project_of(ctx, tenant_id, old, here))
+        for name, hook, old in hooks
+    ]
     done = import_texts(ctx, tenant_id, texts, "claude-code", now)
     for (name, _, _, _), (memory_id, retired) in zip(pending, done, strict=False):
         manifest.files[name] = ManifestEntry(memory_id, text_hash(on_disk[name]))
@@ -138,6 +149,14 @@ def sync_claude(
         manifest.imported_lines.append(text_hash(ln))
         report.imported.append(memory_id)
         report.superseded += retired
+    for (name, _, old), (memory_id, retired) in zip(
+        hooks, done[len(pending) + len(new_lines) :], strict=False
+    ):
+        report.kept_edits.append(f"{INDEX_NAME}:{name}")
+        report.imported.append(memory_id)
+        report.superseded += retired
+        if memory_id != old and old not in retired:
+            shadowed.add(memory_id)  # the person's line already says it: no second file
 
     # 2. Remove nika's files whose memory is gone; retire the memories of deleted files.
     wiped = not index_path.exists() and not any(n in on_disk for n in manifest.files)
@@ -153,27 +172,49 @@ def sync_claude(
             del manifest.files[name]
             report.removed.append(name)
 
+    # A kept pointer goes with its file (a retired memory's edited pointer would dangle).
+    manifest.pointer_lines = {
+        n: ln for n, ln in manifest.pointer_lines.items() if n in manifest.files
+    }
+
     # 3. Export what is not there yet, as far as the index has room.
     represented = {e.memory_id for e in manifest.files.values()}
     todo = sorted(
         (e for i, e in current.items() if i not in represented and i not in shadowed),
         key=lambda e: -e.record.valid_from.timestamp(),
     )
-    room = max(0, INDEX_MAX_LINES - len(own_lines) - len(manifest.files))
+    entries = [
+        _index_entry(
+            name,
+            (directory / name).read_text(encoding="utf-8"),
+            e.memory_id,
+            current,
+            manifest.pointer_lines.get(name, ""),
+        )
+        for name, e in manifest.files.items()
+    ]
+    room = max(0, INDEX_MAX_LINES - len(own_lines) - len(entries))
     if len(todo) > room:
         room = max(0, room - 1)  # the last line says how many are left out
+    # The index's character cap too (decision 420): the lines so far, the last line's reserve.
+    chars = INDEX_MAX_CHARS - js_length("\n".join([*own_lines, *map(index_line, entries)]))
+    chars -= js_length(not_indexed_line(len(todo) + len(entries))) + 1
+    written = 0
     for item in todo[:room]:
         name = slug(item.record.text, item.record.id) + ".md"
         text = render_topic(name[:-3], item.kind, item.record.text)
+        entry = _index_entry(name, text, item.record.id, current)
+        chars -= js_length(index_line(entry)) + 1
+        if chars < 0:
+            break
         _write(directory / name, text)
         manifest.files[name] = ManifestEntry(item.record.id, text_hash(text))
         report.written.append(name)
+        entries.append(entry)
+        written += 1
 
     # 4. The index: the person's lines, then a pointer per file.
-    entries = [
-        _index_entry(directory, name, e.memory_id, current) for name, e in manifest.files.items()
-    ]
-    unwritten = max(0, len(todo) - room)
+    unwritten = len(todo) - written
     index, fitted = render_index(own_lines, entries, not_written=unwritten)
     report.not_indexed = len(entries) - len(fitted) + unwritten
     if index != index_text:
@@ -202,10 +243,43 @@ def _retire_deleted(ctx: EngineContext, tenant_id: str, memory_id: str, name: st
     return f"review:{done.review_id}" if done.status == "review" else memory_id
 
 
+def _edited_pointers(
+    index_text: str, on_disk: Mapping[str, str], manifest: Manifest
+) -> list[tuple[str, str, str]]:
+    """Pointer lines a person edited since the last pass: kept (``manifest.pointer_lines``)
+    and, when the hook changed, ``(file, new hook, memory id)`` to import (decision 424).
+
+    Only when the index changed since nika wrote it, and only for files unchanged since (the
+    line nika drew for them is then exactly what it would draw now).
+    """
+    if text_hash(index_text) == manifest.index_sha256:
+        return []
+    hooks: list[tuple[str, str, str]] = []
+    for raw in index_text.splitlines():
+        line, name = raw.rstrip(), pointer_file(raw)
+        if name is None or name not in manifest.files or name not in on_disk:
+            continue
+        entry = manifest.files[name]
+        if file_state(name, text_hash(on_disk[name]), manifest) is not FileState.OURS:
+            continue
+        drawn = index_line(_index_entry(name, on_disk[name], entry.memory_id, {}))
+        if line in (drawn, manifest.pointer_lines.get(name)):
+            continue
+        manifest.pointer_lines[name] = line
+        hook = pointer_hook(line)
+        if hook and hook != pointer_hook(drawn):
+            hooks.append((name, hook, entry.memory_id))
+    return hooks
+
+
 def _index_entry(
-    directory: Path, name: str, memory_id: str, current: Mapping[str, Exportable]
+    name: str,
+    text: str,
+    memory_id: str,
+    current: Mapping[str, Exportable],
+    line: str = "",
 ) -> IndexEntry:
-    topic = parse_topic((directory / name).read_text(encoding="utf-8"))
+    topic = parse_topic(text)
     known = current.get(memory_id)
     kind = topic.kind or (known.kind if known else MemoryKind.PROJECT)
     hook = topic.description or one_line(topic.body)
@@ -216,4 +290,5 @@ def _index_entry(
         hook=one_line(hook, 120),
         kind=kind,
         newest=newest,
+        line=line,
     )

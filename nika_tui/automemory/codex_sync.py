@@ -1,7 +1,8 @@
-"""Instruction-file memories: a managed block of Codex's and Gemini CLI's global files.
+"""Instruction-file memories: a managed block of Codex's, Gemini CLI's and OpenCode's global files.
 
-Codex reads ``$CODEX_HOME/AGENTS.md`` and Gemini CLI ``$GEMINI_CLI_HOME/.gemini/GEMINI.md`` as
-global instructions in every session; neither has an auto-memory directory. nika owns only the
+Codex reads ``$CODEX_HOME/AGENTS.md``, Gemini CLI ``$GEMINI_CLI_HOME/.gemini/GEMINI.md`` and
+OpenCode ``$OPENCODE_CONFIG_DIR/AGENTS.md`` as global instructions in every session; none has an
+auto-memory directory. nika owns only the
 block between :data:`BEGIN` and :data:`END` (one ``- fact`` line per memory, the same four
 kinds, at most :data:`MAX_LINES`); everything outside it is the person's and is never touched.
 A line inside the block that nika did not write (an edit, or one a person or the agent added) is
@@ -76,6 +77,16 @@ def gemini_md(tenant_id: str, where: Roots | None = None) -> Path:
     )
 
 
+def opencode_agents_md(tenant_id: str, where: Roots | None = None) -> Path:
+    """The tenant's ``{OPENCODE_CONFIG_DIR}/AGENTS.md``.
+
+    OpenCode 1.18.33 takes its global config path from ``OPENCODE_CONFIG_DIR`` when set and
+    loads the first of ``{config}/AGENTS.md`` and ``~/.claude/CLAUDE.md`` that exists into every
+    session's system prompt, beside the project's own AGENTS.md (decision 421).
+    """
+    return agent_home_root(tenant_id, where) / HOME_VARS["OPENCODE_CONFIG_DIR"] / "AGENTS.md"
+
+
 def sync_codex(
     ctx: EngineContext, tenant_id: str, project_id: str | None = None, workdir_project: str = ""
 ) -> SyncReport:
@@ -90,6 +101,14 @@ def sync_gemini(
     """One sync pass of the managed block of the tenant's Gemini CLI ``GEMINI.md``."""
     path = gemini_md(tenant_id, ctx.settings.roots)
     return sync_block(ctx, tenant_id, path, "gemini", "gemini-cli", project_id, workdir_project)
+
+
+def sync_opencode(
+    ctx: EngineContext, tenant_id: str, project_id: str | None = None, workdir_project: str = ""
+) -> SyncReport:
+    """One sync pass of the managed block of the tenant's OpenCode global ``AGENTS.md``."""
+    path = opencode_agents_md(tenant_id, ctx.settings.roots)
+    return sync_block(ctx, tenant_id, path, "opencode", "opencode", project_id, workdir_project)
 
 
 def _vanished_projects(

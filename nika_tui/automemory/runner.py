@@ -14,8 +14,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from nika_tui.automemory.claude_projects import claude_project_root, claude_roots
 from nika_tui.automemory.claude_sync import sync_claude
-from nika_tui.automemory.codex_sync import sync_codex, sync_gemini
+from nika_tui.automemory.codex_sync import sync_codex, sync_gemini, sync_opencode
 from nika_tui.domain import protocol_replies as rep
 from nika_tui.domain import protocol_requests as req
 from nika_tui.engine.agent_ops import project_counts
@@ -32,20 +33,11 @@ MAX_DELAY_S = 60.0
 """A tenant written to without pause is still synced this often."""
 
 
-def claude_project_root(workdir: Path) -> str:
-    """The directory Claude Code keys its memory by: the git root above ``workdir``, else it."""
-    path = workdir.resolve()
-    for candidate in (path, *path.parents):
-        if (candidate / ".git").exists():
-            return str(candidate)
-    return str(path)
-
-
 def sync_tenant(
     ctx: EngineContext, tenant_id: str, project_id: str | None = None, workdir: str | None = None
 ) -> dict[str, Any]:
     """Sync every native memory of the tenant (Claude Code's auto-memory, Codex's AGENTS.md,
-    Gemini CLI's GEMINI.md).
+    Gemini CLI's GEMINI.md, OpenCode's global AGENTS.md).
 
     Args:
         ctx: engine context (the service's: imports are ingested by the single writer).
@@ -69,9 +61,17 @@ def sync_tenant(
     if project_id:
         _check_project(ctx, tenant_id, project_id, here)
     claude = sync_claude(ctx, tenant_id, root, project_id)
+    # The other projects the tenant's Claude Code worked in: each its own memory, with that
+    # project's facts (and those of no project) only.
+    others = [
+        sync_claude(ctx, tenant_id, other, project_id or project_from_cwd(other)).to_dict()
+        for other in claude_roots(tenant_id, ctx.settings.roots)
+        if other != root and (not project_id or project_from_cwd(other) == project_id)
+    ]
     codex = sync_codex(ctx, tenant_id, project_id, here)
     gemini = sync_gemini(ctx, tenant_id, project_id, here)
-    targets = [claude.to_dict(), codex.to_dict(), gemini.to_dict()]
+    opencode = sync_opencode(ctx, tenant_id, project_id, here)
+    targets = [claude.to_dict(), *others, codex.to_dict(), gemini.to_dict(), opencode.to_dict()]
     return {"tenant_id": tenant_id, "targets": targets}
 
 

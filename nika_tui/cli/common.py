@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from nika_tui.errors import NikaError
+from nika_tui.errors import NikaError, ValidationFailed
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -56,3 +56,28 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
 def print_json(data: Any) -> None:
     """Print ``data`` as JSON on stdout."""
     print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def parse_seed(raw: str | None) -> int | None:
+    """``--seed``'s value as an int in 0 … 2³² − 1 (None when not given).
+
+    Parsed here, not by argparse, so a bad value is our one-line error and hint, exit 2.
+
+    Raises:
+        ValidationFailed: not a whole number, or out of range.
+    """
+    from nika_tui.domain.recall_params import SEED_MAX, seed_problem
+
+    if raw is None:
+        return None
+    hint = "e.g. --seed 7 (the same seed repeats the same run)"
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ValidationFailed(
+            f"--seed must be a whole number from 0 to {SEED_MAX}, got {raw!r}", hint
+        ) from None
+    problem = seed_problem(value)
+    if problem is not None:
+        raise ValidationFailed(problem, hint)
+    return value

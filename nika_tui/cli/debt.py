@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from nika_tui.cli.common import add_json_flag, print_json
+from nika_tui.cli.common import add_json_flag, parse_seed, print_json
 from nika_tui.domain import protocol_requests as req
 from nika_tui.domain.protocol_codec import Request
 from nika_tui.engine.builder import build_local_context
@@ -64,7 +64,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     audit = sub.add_parser("audit", help="memory-debt metrics against their thresholds")
     audit.add_argument("--tenant", default=None, help="one tenant (default: every tenant)")
     audit.add_argument("--sample", type=int, default=1000, help="points sampled for duplicates")
-    audit.add_argument("--seed", type=int, default=None, help="random seed (reproducible)")
+    audit.add_argument("--seed", default=None, help="random seed (reproducible), 0 … 2^32-1")
     audit.add_argument(
         "--no-act", action="store_true", help="measure and record only: no action, no pause"
     )
@@ -116,7 +116,8 @@ def _status_line(m: Mapping[str, Any]) -> str:
 def _audit(args: argparse.Namespace) -> int:
     if args.sample < 1:
         raise ValidationFailed("--sample must be at least 1", "e.g. --sample 1000")
-    result = run_op(req.AuditRequest(args.tenant or None, args.sample, not args.no_act, args.seed))
+    seed = parse_seed(args.seed)
+    result = run_op(req.AuditRequest(args.tenant or None, args.sample, not args.no_act, seed))
     if args.json:
         print_json(result)
         return 0

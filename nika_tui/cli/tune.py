@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from nika_tui.cli.common import add_json_flag, print_json
+from nika_tui.cli.common import add_json_flag, parse_seed, print_json
 
 TUNE_TIMEOUT_S = 600.0
 """A tuning embeds the labelled queries once, then runs in memory: minutes at most."""
@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     rec = tsub.add_parser("recall", help="search recall's parameters on the tenant's labels")
     rec.add_argument("--tenant", required=True, help="tenant id")
     rec.add_argument("--trials", type=int, default=40, help="TPE trials (default 40)")
-    rec.add_argument("--seed", type=int, default=0, help="sampler and bootstrap seed")
+    rec.add_argument("--seed", default=None, help="sampler and bootstrap seed, 0 … 2^32-1")
     add_json_flag(rec)
     rec.set_defaults(handler=tune_cmd)
 
@@ -68,11 +68,12 @@ def tune_cmd(args: argparse.Namespace) -> int:
     from nika_tui.services.memory_client import MemoryClient
 
     load_tenant(args.tenant)
+    seed = parse_seed(args.seed) or 0
     if args.trials < 1:  # the service refuses it too; no need to ask
         raise ValidationFailed(
             f"--trials must be at least 1, got {args.trials}", "e.g. --trials 40"
         )
-    request = TuneRecallRequest(args.tenant, args.trials, args.seed)
+    request = TuneRecallRequest(args.tenant, args.trials, seed)
     result = MemoryClient.from_env().send(request, timeout=TUNE_TIMEOUT_S).report
     if args.json:
         print_json(result)

@@ -30,6 +30,9 @@ from nika_tui.domain.memory import MemoryRecord
 INDEX_NAME = "MEMORY.md"
 INDEX_MAX_LINES = 200
 """Claude Code loads only the first 200 lines of ``MEMORY.md``."""
+INDEX_MAX_CHARS = 25_000
+"""…and only its first 25,000 characters (``Zce=25000`` in ``claude`` 2.1.197, counted as a
+JavaScript string's length, i.e. UTF-16 code units, on the trimmed text; decision 420)."""
 KIND_TAG_PREFIX = "automemory:"
 """Entity id that pins a memory's kind (set on memories imported from auto-memory)."""
 
@@ -86,9 +89,44 @@ def classify(record: MemoryRecord) -> MemoryKind | None:
     return None
 
 
+PROJECT_DIR_MAX = 200
+"""Longer directory names are cut here and suffixed with a hash (``rtt`` in claude 2.1.197)."""
+
+
+def js_string_hash(text: str) -> int:
+    """Claude Code's ``h = (h << 5) - h + code unit``, in 32-bit signed arithmetic."""
+    h = 0
+    units = text.encode("utf-16-le")
+    for i in range(0, len(units), 2):
+        h = (h * 31 + int.from_bytes(units[i : i + 2], "little")) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def _base36(n: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        n, r = divmod(n, 36)
+        out = digits[r] + out
+        if not n:
+            return out
+
+
 def project_dir_name(workdir: str) -> str:
-    """Claude Code's directory name for a project: every non-alphanumeric character → ``-``."""
-    return re.sub(r"[^A-Za-z0-9]", "-", workdir)
+    """Claude Code's directory name for a project root (``$E`` in claude 2.1.197, decision 422).
+
+    Every UTF-16 code unit that is not an ASCII letter or digit becomes ``-`` (so an emoji,
+    two units, gives ``--``); a name longer than 200 is cut there and suffixed with ``-`` and
+    the base-36 absolute value of :func:`js_string_hash` of the whole path.
+    """
+    units = workdir.encode("utf-16-le")
+    name = "".join(
+        chr(u) if u < 128 and chr(u).isalnum() else "-"
+        for u in (int.from_bytes(units[i : i + 2], "little") for i in range(0, len(units), 2))
+    )
+    if len(name) <= PROJECT_DIR_MAX:
+        return name
+    return f"{name[:PROJECT_DIR_MAX]}-{_base36(abs(js_string_hash(workdir)))}"
 
 
 def text_hash(text: str) -> str:
@@ -165,6 +203,30 @@ class IndexEntry:
     kind: MemoryKind
     newest: float
     """Sort key within a kind (valid time as a timestamp; larger first)."""
+    line: str = ""
+    """A person's own wording of this pointer, kept verbatim instead of the drawn one."""
+
+
+def js_length(text: str) -> int:
+    """Length as Claude Code (JavaScript) counts it: UTF-16 code units, so an emoji is 2."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def index_line(entry: IndexEntry) -> str:
+    """The index's pointer line for one entry (a person's edit of it, when there is one)."""
+    return entry.line or f"- [{entry.title}]({entry.file}) — {entry.hook}"
+
+
+def pointer_hook(line: str) -> str:
+    """The hook of a pointer line: what follows the link and its dash, if anything."""
+    match = _POINTER.match(line)
+    rest = line[match.end() :] if match else ""
+    return rest.strip().lstrip("—–-:").strip()
+
+
+def not_indexed_line(left: int) -> str:
+    """The index's last line when ``left`` memories are not indexed."""
+    return f"- ({left} more memories are not indexed)"
 
 
 def render_index(
@@ -172,22 +234,35 @@ def render_index(
     entries: Sequence[IndexEntry],
     max_lines: int = INDEX_MAX_LINES,
     not_written: int = 0,
+    max_chars: int = INDEX_MAX_CHARS,
 ) -> tuple[str, list[IndexEntry]]:
-    """``MEMORY.md``: the person's own lines kept first, then pointers, within ``max_lines``.
+    """``MEMORY.md``: the person's own lines kept first, then pointers, within ``max_lines``
+    lines and ``max_chars`` characters (Claude Code cuts the index at whichever comes first).
 
     Returns the text and the entries that fit. When some do not (or ``not_written`` memories
     got no file for want of room), the last line says how many are left out.
     """
     lines = [ln for ln in own_lines if ln.strip()][:max_lines]
     ordered = sorted(entries, key=lambda e: (KIND_ORDER.index(e.kind), -e.newest, e.file))
-    room = max_lines - len(lines)
-    if len(ordered) > room or (not_written and len(ordered) == room):
-        room = max(0, room - 1)
-    fitted = ordered[:room]
-    lines += [f"- [{e.title}]({e.file}) — {e.hook}" for e in fitted]
+    pointers = [index_line(e) for e in ordered]
+    # Each line costs its length plus the newline that joins it to the previous one.
+    used = js_length("\n".join(lines))
+    every = used + sum(js_length(p) + 1 for p in pointers)
+    if not not_written and len(lines) + len(pointers) <= max_lines and every <= max_chars:
+        return "\n".join(lines + pointers) + "\n", list(ordered)
+    # Something is left out: keep room for the line that says so (its count at its widest).
+    reserve = js_length(not_indexed_line(len(ordered) + not_written)) + 1
+    fitted: list[IndexEntry] = []
+    for entry, pointer in zip(ordered, pointers, strict=True):
+        cost = js_length(pointer) + 1
+        if len(lines) + 2 > max_lines or used + cost + reserve > max_chars:
+            break
+        lines.append(pointer)
+        used += cost
+        fitted.append(entry)
     left = len(ordered) - len(fitted) + not_written
-    if left and len(lines) < max_lines:
-        lines.append(f"- ({left} more memories are not indexed)")
+    if len(lines) < max_lines and used + reserve <= max_chars:
+        lines.append(not_indexed_line(left))
     return "\n".join(lines) + "\n", fitted
 
 
@@ -207,6 +282,8 @@ class Manifest:
     index_sha256: str = ""
     imported_lines: list[str] = field(default_factory=list)
     """Hashes of the person's own index lines already imported."""
+    pointer_lines: dict[str, str] = field(default_factory=dict)
+    """File → a person's edit of its pointer line, kept verbatim while the file stays."""
 
     def to_json(self) -> dict[str, object]:
         """JSON-ready dict."""
@@ -217,6 +294,7 @@ class Manifest:
             },
             "index_sha256": self.index_sha256,
             "imported_lines": list(self.imported_lines),
+            "pointer_lines": dict(self.pointer_lines),
         }
 
     @classmethod
@@ -231,10 +309,14 @@ class Manifest:
                         str(entry.get("memory_id", "")), str(entry.get("sha256", ""))
                     )
         lines = raw.get("imported_lines")
+        pointers = raw.get("pointer_lines")
         return cls(
             files=files,
             index_sha256=str(raw.get("index_sha256", "")),
             imported_lines=[str(x) for x in lines] if isinstance(lines, list) else [],
+            pointer_lines=(
+                {str(k): str(v) for k, v in pointers.items()} if isinstance(pointers, dict) else {}
+            ),
         )
 
 

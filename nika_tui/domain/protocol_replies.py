@@ -266,7 +266,7 @@ class SnapshotImportReply(Report):
 
 @dataclass(frozen=True)
 class AutomemorySyncReply(Message):
-    """One report per native memory target (Claude, Codex, Gemini)."""
+    """One report per native memory target (Claude, Codex, Gemini, OpenCode)."""
 
     OP = Op.AUTOMEMORY_SYNC
     tenant_id: str

@@ -12,6 +12,17 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
+SEED_MAX = 2**32 - 1
+"""Largest seed: Optuna's TPE sampler seeds numpy, which takes 0 … 2³² − 1 only."""
+
+
+def seed_problem(seed: int) -> str | None:
+    """Why ``seed`` cannot seed a tuning, or None when it can."""
+    if 0 <= seed <= SEED_MAX:
+        return None
+    return f"--seed must be a whole number from 0 to {SEED_MAX}, got {seed}"
+
+
 DEFAULT_PALACE_FLOOR = 0.40
 """= ``engine.recall.PALACE_MIN_COSINE`` (chosen in docs/memory.md); a test keeps them equal."""
 EVAL_K = 5

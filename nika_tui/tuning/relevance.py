@@ -8,6 +8,7 @@ mark of an id wins. Written by ``nika memory feedback``; read by the tuner.
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -30,7 +31,8 @@ def mark(
     """Record one mark of a recall's results and return it.
 
     Raises:
-        ValidationFailed: nothing to record, or ``--none`` together with useful ids.
+        ValidationFailed: nothing to record, ``--none`` together with useful ids, an id that
+            is not a memory id, or one id marked both useful and not useful.
     """
     if not query.strip():
         raise ValidationFailed("the query is empty", "pass the query the results answered")
@@ -43,6 +45,12 @@ def mark(
             "--none says no memory answers the query, yet ids are marked useful",
             "pass one or the other",
         )
+    useful, not_useful = _memory_ids(useful, "--useful"), _memory_ids(not_useful, "--not-useful")
+    both = sorted(set(useful) & set(not_useful))
+    if both:
+        raise ValidationFailed(
+            f"{both[0]} is marked both useful and not useful", "pass each id under one of them"
+        )
     record = {
         "at": at,
         "query": query.strip(),
@@ -54,6 +62,21 @@ def mark(
     }
     append_jsonl(tuning_dir(tenant_id, where) / "relevance.jsonl", record)
     return record
+
+
+def _memory_ids(ids: Sequence[str], option: str) -> list[str]:
+    """The ids as stored (memory ids are UUIDs: lower case, dashed), or a refusal naming the
+    first that is not one: a typo would label nothing and be counted as a query's answer."""
+    out: list[str] = []
+    for raw in ids:
+        try:
+            out.append(str(uuid.UUID(raw.strip())))
+        except ValueError:
+            raise ValidationFailed(
+                f"{option} {raw!r} is not a memory id",
+                "copy the full id from `nika memory recall --json` (a UUID)",
+            ) from None
+    return out
 
 
 def merge(lines: Iterable[Mapping[str, Any]]) -> list[Judged]:

@@ -33,6 +33,7 @@ from nika_tui.domain.recall_params import (
     decide,
     query_score,
     rank_candidates,
+    seed_problem,
 )
 from nika_tui.domain.tenant import AutoMode
 from nika_tui.engine.context import EngineContext
@@ -232,6 +233,9 @@ def _apply(
 def tune_recall_op(ctx: EngineContext, r: req.TuneRecallRequest) -> rep.TuneRecallReply:
     # `is None`, not `or`: 0 trials is a mistake to refuse, not a request for the default.
     trials = DEFAULT_TRIALS if r.trials is None else r.trials
+    problem = seed_problem(r.seed or 0)
+    if problem is not None:  # numpy would refuse it deep in Optuna, as a traceback
+        raise ValidationFailed(problem, "e.g. --seed 7")
     report = tune(ctx, r.tenant_id, trials=trials, seed=r.seed or 0)
     return rep.TuneRecallReply(report)
 

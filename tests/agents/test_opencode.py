@@ -169,3 +169,34 @@ def test_a_tool_call_is_billed_from_the_plugin(opencode: OpenCode) -> None:
     assert "acme-api" in json.dumps(ran[-1].body["messages"][-1])  # the tool's own result
     assert report["tool_calls_by_tool"] == {"read": 1}
     assert report["total"]["tokens"] > 0  # every answer's usage, from the plugin's Stop
+
+
+def test_a_synced_fact_reaches_a_new_session_from_the_tenants_agents_md(
+    opencode: OpenCode, running_service: RunningService
+) -> None:
+    # Issue 20, decision 421: OpenCode reads {OPENCODE_CONFIG_DIR}/AGENTS.md into every session.
+    from datetime import UTC, datetime
+
+    from nika_tui.automemory.codex_sync import BEGIN, opencode_agents_md
+    from nika_tui.domain.envelope import NikaMeta
+    from nika_tui.domain.requests import RememberRequest
+
+    fact = "The acme-api deploys to production every Thursday at 10:00"
+    meta = NikaMeta(timestamp=datetime.now(UTC), project_id="acme-api")
+    req = RememberRequest(tenant_id=TENANT, text=fact, meta=meta, idempotency_key="oc-automem")
+    client = running_service.client
+    client.wait_ingested(TENANT, client.remember(req), timeout=60)
+    sync = subprocess.run(
+        [sys.executable, "-m", "nika_tui", "automemory", "sync", "--tenant", TENANT,
+         "--workdir", str(opencode.project), "--json"],
+        capture_output=True, text=True, timeout=180, env=opencode.env,
+    )  # fmt: skip
+    assert sync.returncode == 0, sync.stderr
+    path = opencode_agents_md(TENANT)
+    assert path.parent == opencode_config_dir(TENANT) and fact in path.read_text()
+    question = "On which day does the api go to production?"
+    opencode.run(question)
+    asked = [r for r in _agent_requests(opencode.server) if question in r.text()]
+    assert asked, "the new session's question never reached the model"
+    system = asked[-1].system()
+    assert BEGIN in system and fact in system  # in the system prompt, inside nika's block

@@ -77,10 +77,13 @@ def test_cli_sync_json_and_bad_tenant(running_service: RunningService, tmp_path:
     out = _cli("automemory", "sync", "--tenant", "acme", "--json")
     assert out.returncode == 0, out.stderr
     targets = {t["target"]: t for t in json.loads(out.stdout)["targets"]}
-    assert set(targets) == {"claude", "codex", "gemini"}
+    assert set(targets) == {"claude", "codex", "gemini", "opencode"}
     assert Path(targets["codex"]["path"]).read_text().count("Thursday") == 1
     gemini = Path(targets["gemini"]["path"])
     assert gemini.name == "GEMINI.md" and gemini.read_text().count("Thursday") == 1
+    opencode = Path(targets["opencode"]["path"])
+    assert (opencode.parent.name, opencode.name) == ("opencode", "AGENTS.md")
+    assert opencode.read_text().count("Thursday") == 1
     bad = _cli("automemory", "sync", "--tenant", "nobody", "--json")
     assert bad.returncode != 0 and "nobody" in bad.stderr and bad.stderr.count("\n") == 1
 

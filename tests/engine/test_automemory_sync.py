@@ -11,10 +11,24 @@ from pathlib import Path
 import pytest
 
 from nika_tui.automemory.claude_sync import memory_dir, sync_claude
-from nika_tui.automemory.codex_sync import BEGIN, END, agents_md, sync_codex
-from nika_tui.domain.automemory import INDEX_MAX_LINES, MemoryKind, parse_topic, pointer_file
+from nika_tui.automemory.codex_sync import (
+    BEGIN,
+    END,
+    agents_md,
+    opencode_agents_md,
+    sync_codex,
+    sync_opencode,
+)
+from nika_tui.domain.automemory import (
+    INDEX_MAX_CHARS,
+    INDEX_MAX_LINES,
+    MemoryKind,
+    js_length,
+    parse_topic,
+    pointer_file,
+)
 from nika_tui.domain.envelope import ActionType, Intent, NikaMeta, Trigger
-from nika_tui.domain.memory import Layer, Status
+from nika_tui.domain.memory import Layer, MemoryRecord, Status
 from nika_tui.domain.ports import PointFilter
 from nika_tui.domain.requests import RememberRequest
 from nika_tui.domain.tenant import TenantConfig
@@ -132,11 +146,12 @@ def test_retired_memory_file_removed_and_hand_edit_kept(
 def test_index_stays_within_200_lines(
     engine_ctx: EngineContext, make_tenant: Callable[..., TenantConfig]
 ) -> None:
+    # Short facts (~100-character pointers): the 200 lines run out before 25,000 characters.
     make_tenant("acme")
     reqs = [
         RememberRequest(
             tenant_id="acme",
-            text=f"Customer number {i} of the web project pays by invoice in region R{i}",
+            text=f"Customer {i} pays in region R{i}",
             meta=NikaMeta(timestamp=T0 + timedelta(minutes=i), project_id="web"),
         )
         for i in range(230)
@@ -145,14 +160,47 @@ def test_index_stays_within_200_lines(
     assert all(isinstance(o, IngestOutcome) for o in outcomes)
     directory = memory_dir("acme", WORKDIR, engine_ctx.settings.roots)
     report = sync_claude(engine_ctx, "acme", WORKDIR)
-    lines = (directory / "MEMORY.md").read_text().splitlines()
+    index = (directory / "MEMORY.md").read_text()
+    lines = index.splitlines()
     assert len(lines) == INDEX_MAX_LINES
+    assert js_length(index.strip()) < INDEX_MAX_CHARS
     assert lines[-1] == f"- ({230 - (INDEX_MAX_LINES - 1)} more memories are not indexed)"
     assert len(_topics(directory)) == INDEX_MAX_LINES - 1 == len(report.written)
     assert report.not_indexed == 230 - (INDEX_MAX_LINES - 1)
     # The newest memories are the ones indexed.
     bodies = "\n".join(_topics(directory).values())
     assert "in region R229\n" in bodies and "in region R0\n" not in bodies
+
+
+def test_index_of_long_facts_stays_within_25000_characters(
+    engine_ctx: EngineContext, make_tenant: Callable[..., TenantConfig]
+) -> None:
+    # Facts of ~200 characters: 230 pointers would be ~31,500 characters, past Claude's cap.
+    make_tenant("acme")
+    tail = "invoiced monthly through the regional billing desk, with a purchase order number"
+    reqs = [
+        RememberRequest(
+            tenant_id="acme",
+            text=f"Customer account number {i} of the web project, based in region R{i}, is {tail}",
+            meta=NikaMeta(timestamp=T0 + timedelta(minutes=i), project_id="web"),
+        )
+        for i in range(230)
+    ]
+    assert all(isinstance(o, IngestOutcome) for o in ingest_batch(engine_ctx, reqs))
+    directory = memory_dir("acme", WORKDIR, engine_ctx.settings.roots)
+    report = sync_claude(engine_ctx, "acme", WORKDIR)
+    index = (directory / "MEMORY.md").read_text()
+    lines = index.splitlines()
+    assert js_length(index.strip()) <= INDEX_MAX_CHARS
+    assert len(lines) < INDEX_MAX_LINES  # the characters ran out before the lines
+    pointed = [pointer_file(ln) for ln in lines[:-1]]
+    # Only what the index points to gets a file (decision 122): no unindexed topic files.
+    assert sorted(pointed) == sorted(_topics(directory)) == sorted(report.written)
+    assert lines[-1] == f"- ({230 - len(pointed)} more memories are not indexed)"
+    assert report.not_indexed == 230 - len(pointed)
+    again = sync_claude(engine_ctx, "acme", WORKDIR)
+    assert (again.written, again.removed) == ([], [])
+    assert (directory / "MEMORY.md").read_text() == index
 
 
 def test_codex_agents_md_block(
@@ -180,3 +228,33 @@ def test_codex_agents_md_block(
         next(Path(engine_ctx.env["NIKA_OS_DATA_DIR"]).rglob("codex-all.json")).read_text()
     )
     assert len(manifest["files"]) == 2
+
+
+def test_opencode_global_agents_md_block(
+    engine_ctx: EngineContext, make_tenant: Callable[..., TenantConfig]
+) -> None:
+    # OpenCode reads {OPENCODE_CONFIG_DIR}/AGENTS.md (the tenant's own), not the repo's file.
+    make_tenant("acme")
+    _add(engine_ctx, "The web app deploys to production on Thursdays at 10:00")
+    path = opencode_agents_md("acme", engine_ctx.settings.roots)
+    assert path.parent.name == "opencode" and path.name == "AGENTS.md"
+    first = sync_opencode(engine_ctx, "acme")
+    text = path.read_text()
+    assert BEGIN in text and END in text and "Thursdays" in text and len(first.written) == 1
+    assert path.stat().st_mode & 0o077 == 0 and path.parent.stat().st_mode & 0o077 == 0
+    # The agent (or a person) adds a line: imported as OpenCode's, kept; a second pass is quiet.
+    path.write_text(
+        "Use pnpm, not npm.\n" + text.replace(END, "- Staging resets on Mondays\n" + END)
+    )
+    second = sync_opencode(engine_ctx, "acme")
+    assert len(second.imported) == 1 and path.read_text().startswith("Use pnpm, not npm.\n")
+    records = {
+        r.text: r
+        for r in (
+            MemoryRecord.from_payload(dict(p.payload))
+            for p in engine_ctx.vectors.scroll("acme", Layer.SEMANTIC, PointFilter())
+        )
+    }
+    assert records["Staging resets on Mondays"].meta.agent_type == "opencode"
+    again = sync_opencode(engine_ctx, "acme")
+    assert (again.imported, again.written, again.removed) == ([], [], [])

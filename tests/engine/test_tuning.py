@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import random
 import stat
+import uuid
 from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import timedelta
@@ -137,12 +138,13 @@ def test_escalate_queues_a_confirmation_and_off_adopts_nothing(debt_ctx: EngineC
 
 
 def test_feedback_marks_make_the_set_and_too_few_are_refused(debt_ctx: EngineContext) -> None:
-    mark("acme", "when do we deploy", "2026-12-01T00:00:00+00:00", useful=["a", "b"])
-    mark("acme", "when do we deploy", "2026-12-01T00:01:00+00:00", not_useful=["b"])
+    a, b = str(uuid.uuid4()), str(uuid.uuid4())
+    mark("acme", "when do we deploy", "2026-12-01T00:00:00+00:00", useful=[a, b])
+    mark("acme", "when do we deploy", "2026-12-01T00:01:00+00:00", not_useful=[b])
     mark("acme", "office wifi password", "2026-12-01T00:02:00+00:00", expect_none=True)
     labels = {j.query: j for j in load_set("acme")}
-    assert labels["when do we deploy"].useful == {"a"}
-    assert labels["when do we deploy"].not_useful == {"b"}
+    assert labels["when do we deploy"].useful == {a}
+    assert labels["when do we deploy"].not_useful == {b}
     assert labels["office wifi password"].expect_none
     with pytest.raises(ValidationFailed, match="needs 8"):
         tune(debt_ctx, "acme", trials=5)
