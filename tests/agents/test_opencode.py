@@ -15,6 +15,7 @@ import pytest
 import redis
 
 from nika_tui.services import redis_keys
+from nika_tui.services.opencode_settings import opencode_config_dir
 from tests.agents.headless import run_ok, stored_fact
 from tests.agents.mock_gemini_openai_chat import Logged, MockModelServer
 from tests.agents.opencode_home import TENANT, WINDOW, OpenCode
