@@ -1,16 +1,26 @@
-"""Agent-hook cost: wall time of ``nika hook claude EVENT`` as Claude Code runs it, and of the
-context-fill read on growing transcripts.
+"""Agent-hook cost: wall time of ``nika hook CLI EVENT`` for each agent CLI's events that do
+work before the agent goes on (Claude Code and Codex SessionStart / UserPromptSubmit, Gemini
+CLI SessionStart / BeforeAgent, OpenCode's first UserPromptSubmit), and of the context-fill
+read on growing transcripts.
 
-Runs against a private embedded Redis in a temp dir with the memory service running and idle
-(``--no-service``: without it, SessionStart then skips its recall). Each hook run is timed
-through the hook server (the default path) and in-process (``NIKA_HOOKD=0``), interleaved with
-``python -c pass`` — the physical floor of any Python hook — so that all three see the same
-load; the report gives the ratio, and from the hooks log the time inside each run to its answer
-and to its end (the agent waits for the answer only; captures and bookkeeping run after it).
-Bytecode is cached, as in an installed package. Prints JSON, writes
+Runs against a private embedded Redis in a temp dir with the memory service running and idle,
+on a tenant seeded with ``--facts`` facts across six projects through the real ingest
+(:mod:`benchmarks.hooks_latency_setup`), so every SessionStart builds a real digest and every
+prompt runs a real recall. Payloads are the fields each CLI sends, a new session and a distinct
+question (about a seeded fact of the checkout's project) per run. Each run is timed:
+
+- **warm**: through a hook server that has already served runs (the steady state);
+- **cold**: the first run after the hook server starts (a server is started, waited for,
+  used once and stopped, ``--cold-runs`` times per event);
+
+each run meeting an idle service (the previous run's captures ingested first), interleaved
+with the floor: ``python -c pass`` (the physical floor of any Python hook) and the service op
+the answer waits for, alone, from this process (a prompt's ``recall`` for the same question:
+the RPC, the embedding and the search; SessionStart's ``recent`` for the project). Bytecode
+is cached, as in an installed package. Prints JSON, writes
 ``benchmarks/results/hooks_latency.json``.
 
-    .venv/bin/python benchmarks/hooks_latency.py [--runs 20] [--no-service]
+    .venv/bin/python benchmarks/hooks_latency.py [--runs 20] [--cold-runs 5] [--facts 300]
 """
 
 from __future__ import annotations
@@ -24,9 +34,16 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks import hooks_latency_setup as setup  # noqa: E402
+
 DATA = ROOT / "tests" / "data" / "claude"
 
 
@@ -43,70 +60,174 @@ def _timed(argv: list[str], env: dict[str, str], data: bytes | None = None) -> f
 
 def _summary(times: list[float]) -> dict[str, float]:
     return {
-        "p50_s": round(statistics.median(times), 4),
-        "p95_s": round(_pct(times, 0.95), 4),
-        "max_s": round(max(times), 4),
+        "p50_ms": round(1000 * statistics.median(times), 1),
+        "p95_ms": round(1000 * _pct(times, 0.95), 1),
+        "max_ms": round(1000 * max(times), 1),
+        "n": len(times),
     }
 
 
-def hook_runs(env: dict[str, str], tmp: Path, runs: int) -> dict[str, dict[str, float]]:
-    """Each event's wall time through the hook server (the default path) and in-process
-    (``NIKA_HOOKD=0``, the path before the server), interleaved run by run with
-    ``python -c pass`` so that all three see the same machine load."""
-    transcript = tmp / "session.jsonl"
-    shutil.copy(DATA / "transcript_session.jsonl", transcript)
-    in_process = {**env, "NIKA_HOOKD": "0"}
-    hook = [sys.executable, "-m", "nika_tui", "hook", "claude"]
-    # One run starts the server (a first run pays the in-process cost once, then never again).
-    _timed([*hook, "Notification"], env, b"{}")
-    out: dict[str, dict[str, float]] = {}
-    floor: list[float] = []
-    for event, sample in (
-        ("SessionStart", "hook_session_start.json"),
-        ("UserPromptSubmit", "hook_user_prompt_submit.json"),
-        ("Stop", "hook_stop.json"),
-        ("PreCompact", "hook_pre_compact.json"),
-    ):
-        payload = json.loads((DATA / sample).read_text())
-        payload["transcript_path"] = str(transcript)
-        payload["cwd"] = str(tmp)
-        served: list[float] = []
-        direct: list[float] = []
-        floor_here: list[float] = []  # this event's own floor: the load drifts between events
-        for i in range(runs):
-            if event == "UserPromptSubmit":  # distinct prompts: no idempotent short-cut
-                payload["prompt"] = f"benchmark prompt number {i} about the retry policy"
-            data = json.dumps(payload).encode()
-            floor_here.append(_timed([sys.executable, "-c", "pass"], env))
-            served.append(_timed([*hook, event], env, data))
-            direct.append(_timed([*hook, event], in_process, data))
-        floor += floor_here
-        out[event] = {
-            **_summary(served),
-            "in_process_p50_s": round(statistics.median(direct), 4),
-            "python_startup_p50_s": round(statistics.median(floor_here), 4),
-            "p50_over_python_startup": round(
-                statistics.median(served) / statistics.median(floor_here), 2
-            ),
-            **_child_times(env, event),
+class HookServer:
+    """A hook server of this benchmark's own (so that cold runs can start and stop it)."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        from nika_tui.hookd.client import socket_path
+
+        self.env = env
+        self.path = socket_path(env)
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        import socket
+
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "nika_tui.hookd.server", self.path],
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # ready once it accepts (it preloads first)
+            if self.proc.poll() is not None:
+                raise SystemExit("the hook server exited at start")
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+                try:
+                    probe.connect(self.path)
+                except OSError:
+                    time.sleep(0.02)
+                    continue
+            return
+        raise SystemExit("the hook server did not start")
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(timeout=30)
+            self.proc = None
+        Path(self.path).unlink(missing_ok=True)
+
+
+class Bench:
+    """The seeded tenant, its checkouts and transcripts, and one question pool per project."""
+
+    def __init__(self, env: dict[str, str], tmp: Path, facts: list[setup.Fact]) -> None:
+        from nika_tui.services.memory_client import MemoryClient
+
+        self.env = env
+        self.dirs = setup.checkouts(tmp)
+        self.paths = setup.transcripts(tmp)
+        self.facts = facts
+        self.client = MemoryClient.from_env(env)
+        self.turn = 0
+        self.last = facts[0]
+
+    def next_run(self, cli: str, event: str) -> tuple[bytes, setup.Fact]:
+        fact = self.facts[self.turn % len(self.facts)]
+        self.turn += 1
+        session = str(uuid.uuid4())
+        body = setup.payload(
+            cli, event, session, self.dirs[fact.project], fact.question, self.paths
+        )
+        return json.dumps(body).encode(), fact
+
+    def settle(self, cli: str) -> None:
+        """Wait until the last run's deferred work is done and the service has ingested every
+        capture: each run meets an idle service, as a person's next prompt would."""
+        from nika_tui.hooks.dispatch import wait_settled
+        from nika_tui.services import redis_keys
+
+        wait_settled(self.env, setup.TENANT, cli, timeout_s=60)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            groups = self.client.redis.xinfo_groups(redis_keys.INGEST_STREAM)
+            if all(g.get("pending", 0) == 0 and not g.get("lag") for g in groups):
+                return
+            time.sleep(0.05)
+
+    def hook(self, cli: str, event: str) -> float:
+        """One hook run as the CLI runs it (in the checkout, payload on stdin): wall seconds."""
+        self.settle(cli)
+        data, fact = self.next_run(cli, event)
+        argv = [sys.executable, "-m", "nika_tui", "hook", cli, event]
+        start = time.perf_counter()
+        subprocess.run(
+            argv, input=data, capture_output=True, env=self.env, check=True,
+            cwd=self.dirs[fact.project],
+        )  # fmt: skip
+        self.last = fact
+        return time.perf_counter() - start
+
+    def op_alone(self, event: str, fact: setup.Fact) -> float:
+        """The service op the event's answer waits for, from this process: SessionStart's
+        ``recent`` (the digest's newest facts), a prompt's ``recall``."""
+        from nika_tui.domain.requests import RecallQuery
+
+        start = time.perf_counter()
+        if event == "SessionStart":
+            self.client.recent(setup.TENANT, fact.project, 12)
+        else:
+            q = RecallQuery(
+                tenant_id=setup.TENANT, query=fact.question, project_id=fact.project, limit=5
+            )
+            self.client.recall(q)
+        return time.perf_counter() - start
+
+
+def hook_runs(bench: Bench, server: HookServer, runs: int, cold_runs: int) -> dict[str, Any]:
+    """Warm and cold wall times per (CLI, event), each beside its own floor."""
+    out: dict[str, Any] = {}
+    floor_all: list[float] = []
+    recall_all: list[float] = []
+    server.start()
+    bench.hook("claude", "Notification")  # the server's first run, untimed
+    for cli, event in setup.CASES:
+        warm: list[float] = []
+        floor: list[float] = []
+        recall: list[float] = []
+        for _ in range(runs):
+            floor.append(_timed([sys.executable, "-c", "pass"], bench.env))
+            warm.append(bench.hook(cli, event))
+            recall.append(bench.op_alone(event, bench.last))
+        out[f"{cli} {event}"] = {
+            "warm": _summary(warm),
+            "python_c_pass": _summary(floor),
+            "service_op_alone": _summary(recall),
         }
-    out["python_startup_only"] = _summary(floor)
+        floor_all += floor
+        recall_all += recall
+    server.stop()
+    for cli, event in setup.CASES:
+        cold: list[float] = []
+        for _ in range(cold_runs):
+            server.start()
+            cold.append(bench.hook(cli, event))
+            server.stop()
+        out[f"{cli} {event}"]["cold"] = _summary(cold)
+    out["python_c_pass_all"] = _summary(floor_all)
+    out["service_op_alone_all"] = _summary(recall_all)
+    out["inside_the_run"] = _child_times(bench.env)
     return out
 
 
-def _child_times(env: dict[str, str], event: str) -> dict[str, float]:
-    """From the hooks log: inside the run, when the answer was ready and when the run ended
-    (the work after the answer — captures, bookkeeping — is not in the wall time above, so it
-    is shown here)."""
+def _child_times(env: dict[str, str]) -> dict[str, dict[str, float]]:
+    """From the hooks log: inside each run, when the answer was ready and when the run ended
+    (captures and bookkeeping run after the answer: not in the wall time the agent waits)."""
     log = Path(env["NIKA_OS_DATA_DIR"]) / "logs" / "hooks.log"
     entries = [json.loads(line) for line in log.read_text().splitlines()]
-    mine = [e for e in entries if e.get("event") == event and "answer_ms" in e]
-    if not mine:
-        return {}
-    return {
-        "run_answer_p50_ms": round(statistics.median(e["answer_ms"] for e in mine), 1),
-        "run_total_p50_ms": round(statistics.median(e["ms"] for e in mine), 1),
-    }
+    out: dict[str, dict[str, float]] = {}
+    for cli, event in setup.CASES:
+        mine = [
+            e
+            for e in entries
+            if e.get("event") == event and e.get("cli") == cli and "answer_ms" in e
+        ]
+        if mine:
+            out[f"{cli} {event}"] = {
+                "answer_p50_ms": round(statistics.median(e["answer_ms"] for e in mine), 1),
+                "total_p50_ms": round(statistics.median(e["ms"] for e in mine), 1),
+            }
+    return out
 
 
 def _start_service(env: dict[str, str]) -> subprocess.Popen[bytes]:
@@ -149,12 +270,10 @@ def fill_reads(tmp: Path) -> dict[str, float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=20)
-    parser.add_argument(
-        "--no-service", action="store_true", help="without the memory service (no recall)"
-    )
+    parser.add_argument("--runs", type=int, default=20, help="warm runs per event")
+    parser.add_argument("--cold-runs", type=int, default=5, help="cold runs per event")
+    parser.add_argument("--facts", type=int, default=300, help="facts seeded (≤ 336)")
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT))
     from nika_tui.services.redis_server import ensure_embedded, stop_embedded
 
     with tempfile.TemporaryDirectory() as raw:
@@ -163,7 +282,8 @@ def main() -> int:
             **os.environ,
             "NIKA_OS_DATA_DIR": str(tmp / "data"),
             "NIKA_OS_CONFIG_DIR": str(tmp / "config"),
-            "NIKA_TENANT_ID": "bench",
+            "NIKA_TENANT_ID": setup.TENANT,
+            "NIKA_HOOKD_IDLE_S": "3600",
         }
         env.pop("REDIS_URL", None)
         # Bytecode is cached, as in an installed package (pip compiles it), but in the temp dir
@@ -171,22 +291,34 @@ def main() -> int:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
         env["REDIS_URL"] = ensure_embedded(env)
-        service = None if args.no_service else _start_service(env)
+        setup.configure(env)
+        service = _start_service(env)
+        server = HookServer(env)
         try:
+            facts = setup.facts(args.facts)
+            seeded = setup.seed(env, facts)
+            bench = Bench(env, tmp, facts)
+            # The service's first query embedding is a cold start of the model, not a hook's.
+            bench.op_alone("UserPromptSubmit", facts[0])
             report = {
-                "runs_per_event": args.runs,
-                "service": "idle" if service else "not running",
+                "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+                "cpus": os.cpu_count(),
+                "service": "idle",
                 "bytecode": "cached (PYTHONPYCACHEPREFIX in the temp dir)",
+                "seeded": seeded,
+                "warm_runs_per_event": args.runs,
+                "cold_runs_per_event": args.cold_runs,
                 "load_avg_1m_before": round(os.getloadavg()[0], 2),
-                "hook_wall_time": hook_runs(env, tmp, args.runs),
+                "hook_wall_time": hook_runs(bench, server, args.runs, args.cold_runs),
                 "fill": fill_reads(tmp),
                 "load_avg_1m_after": round(os.getloadavg()[0], 2),
             }
         finally:
-            if service is not None:
-                service.terminate()
-                service.wait(timeout=60)
+            server.stop()
+            service.terminate()
+            service.wait(timeout=60)
             stop_embedded(env)
+            shutil.rmtree(tmp / "work", ignore_errors=True)
     print(json.dumps(report, indent=2))
     results = ROOT / "benchmarks" / "results"
     results.mkdir(exist_ok=True)

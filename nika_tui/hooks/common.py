@@ -19,8 +19,9 @@ from nika_tui.domain.secret_patterns import mask_secrets
 from nika_tui.errors import StoreUnavailable
 from nika_tui.hooks import bridge_turn
 from nika_tui.hooks.context import MAX_CONTEXT_BYTES, RPC_TIMEOUT_S, HookContext, preview
-from nika_tui.services import kernel_store, redis_keys, wm_store
+from nika_tui.services import agent_sessions, kernel_store, redis_keys, wm_store
 from nika_tui.services.bus import open_bus
+from nika_tui.services.kernel_agents import HOOK_AGENT_NAMES
 from nika_tui.services.memory_client import MemoryClient
 from nika_tui.services.transcripts.common import ContextFill, TranscriptDigest
 from nika_tui.services.transcripts.read import read_digest, read_fill
@@ -189,6 +190,34 @@ def record_fired(ctx: HookContext) -> None:
     )
 
 
+LAST_PROMPT_CHARS = 2000
+
+
+def note_session(ctx: HookContext, event: str) -> None:
+    """Inside the tenant's kernel: the window's open session (for the watcher's handoff when
+    the agent dies without SessionEnd, :mod:`nika_tui.services.agent_sessions`); cleared at
+    SessionEnd, which hands off itself. Codex ``notify`` names a thread, not a session: the
+    hooks that carry ``session_id`` keep the record."""
+    session_id = str(ctx.payload.get("session_id") or "")
+    if not session_id or ctx.tmux != f"nika-tenant-{ctx.tenant_id}":
+        return
+    window = HOOK_AGENT_NAMES.get(ctx.cli, ctx.cli)
+    if event == "SessionEnd":
+        agent_sessions.record_closed(ctx.redis, ctx.tenant_id, window, session_id)
+        return
+    raw = ctx.payload.get("transcript_path")
+    prompt = ctx.payload.get("prompt") if event == "UserPromptSubmit" else ""
+    session = agent_sessions.OpenSession(
+        window,
+        session_id,
+        ctx.cli,
+        raw if isinstance(raw, str) else "",
+        ctx.cwd,
+        redact(prompt)[:LAST_PROMPT_CHARS] if isinstance(prompt, str) else "",
+    )
+    agent_sessions.record_open(ctx.redis, ctx.tenant_id, session)
+
+
 def bookkeeping(
     ctx: HookContext, kernel_event: str | None = None, transcript: Path | None = None
 ) -> ContextFill | None:
@@ -200,6 +229,7 @@ def bookkeeping(
     # Billing and the daily token quota: the transcript's new usage lines (issue 18).
     ctx.step("billing", lambda: bill_transcript(ctx, transcript))
     event = kernel_event or ctx.event
+    ctx.step("agent_session", lambda: note_session(ctx, event))
     ctx.step(
         "kernel_state",
         lambda: kernel_store.record_hook_event(

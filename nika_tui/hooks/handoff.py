@@ -7,6 +7,7 @@ SessionEnd publishes one for the project, for the next agent.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 
@@ -30,11 +31,12 @@ from nika_tui.hooks.common import (
     recent_files,
     redact,
     remember,
+    update_fill,
 )
 from nika_tui.hooks.context import HookContext
 from nika_tui.hooks.inject import forget_shown
 from nika_tui.services import kernel_store, redis_keys
-from nika_tui.services.transcripts.common import ContextFill, TranscriptDigest
+from nika_tui.services.transcripts.common import ContextFill, TranscriptDigest, TranscriptFormat
 from nika_tui.services.wm_store import read_stream
 
 RECENT_QUERIES = 10
@@ -126,17 +128,22 @@ def _packet_for(
     reason: str,
     digest: TranscriptDigest | None = None,
     fill: ContextFill | None = None,
+    record: bool = True,
 ) -> tuple[StoredPacket, NikaMeta] | None:
     """Build this session's packet now (None when there is nothing to hand off).
 
     ``digest`` and ``fill`` stand in for a transcript's when the CLI keeps none that nika reads
-    (OpenCode: its plugin sends the last ask, answer and usage).
+    (OpenCode: its plugin sends the last ask, answer and usage). ``record=False`` (no hook
+    fired: the kernel watcher builds it) reads the fill without the hook bookkeeping.
     """
     digest = digest or digest_of(ctx)
-    if reason == "session-end" and (digest is None or not digest.prompts):
+    if reason in ("session-end", "agent-exit") and (digest is None or not digest.prompts):
         return None  # a session that never got a prompt has nothing to hand off
     # The fill and the hook record come first so the packet includes this very event.
-    fill = bookkeeping(ctx) or fill
+    if record:
+        fill = bookkeeping(ctx) or fill
+    else:
+        fill = ctx.step("fill", lambda: update_fill(ctx)) or fill
     rag = ctx.step("rag_state", lambda: rag_state(ctx)) or []
     fired = ctx.step("hooks_fired_read", lambda: hooks_fired(ctx)) or []
     packet = build_packet(ctx, digest, fill, rag, fired)
@@ -270,3 +277,22 @@ def session_end(ctx: HookContext) -> str:
     ctx.step("handoff_publish", lambda: _publish(ctx, stored, own=False))
     ctx.notes.append("session-end handoff packet published for the project")
     return ""
+
+
+def exit_handoff(ctx: HookContext, window: str, last_prompt: str = "") -> StoredPacket | None:
+    """The agent's process ended without SessionEnd (a crash, a kill, a stop on quota): the
+    packet SessionEnd would have published, built from the transcript by the kernel watcher
+    (``ctx.payload`` carries the session, transcript, cwd and why it ended; no hook fired, so
+    nothing is recorded as one). A killed CLI may not have flushed its transcript's tail: the
+    last prompt its hook saw is then the packet's last ask. None when the session had no
+    prompt to hand off."""
+    digest = digest_of(ctx)
+    if (digest is None or not digest.prompts) and last_prompt:
+        base = digest or TranscriptDigest(format=TranscriptFormat(window))
+        digest = dataclasses.replace(base, prompts=[(None, last_prompt)])
+    built = _packet_for(ctx, "agent-exit", digest, record=False) if ctx.session_id else None
+    if built is None:
+        return None
+    stored, _meta = built
+    ctx.step("handoff_publish", lambda: _publish(ctx, stored, own=False))
+    return stored

@@ -14,7 +14,9 @@ agent CLI (Claude Code and Codex directly, Gemini CLI's ``BeforeAgent`` and Open
   given already. After a compaction, this session's own packet if no SessionStart showed it.
 
 What a context was given (memory ids, packet keys) is a Redis set per session
-(``session_context``), emptied when the context is compacted. Recalls are bounded in time
+(``session_context``), emptied when the context is compacted (but for the compaction's time:
+what the session itself said since then — its captured prompts and replies — is in its
+context too, :func:`in_context`). Recalls are bounded in time
 (:data:`PROMPT_RECALL_TIMEOUT_S`: Claude Code waits for UserPromptSubmit before it sends the
 prompt) and skipped at once when the memory service is not running.
 """
@@ -25,6 +27,7 @@ import json
 import re
 import time
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 
 from nika_tui.domain.handoff import HANDOFF_MARKER
 from nika_tui.domain.handoff_select import StoredPacket, select_handoff
@@ -46,6 +49,8 @@ DIGEST_FACTS = 12
 DIGEST_LINE_CHARS = 300
 """A fact's line is cut here, so one long fact does not crowd out the others."""
 SESSION_CONTEXT_TTL_S = 24 * 3600
+COMPACTED_MARK = "compacted@"
+"""A member of a session's shown set: when its context was last compacted (ISO time)."""
 MAX_PACKET_CHARS = 3500
 """A packet's share of the SessionStart budget (the rest is the project digest)."""
 
@@ -75,21 +80,45 @@ def mark_shown(ctx: HookContext, keys: Iterable[str]) -> None:
 
 
 def forget_shown(ctx: HookContext) -> None:
-    """The context was compacted: what it was given is gone from it."""
-    ctx.redis.delete(redis_keys.session_context(ctx.tenant_id, ctx.session_id))
+    """The context was compacted: what it was given is gone from it, and so are the turns it
+    held (the mark says since when this context holds its own captures again)."""
+    key = redis_keys.session_context(ctx.tenant_id, ctx.session_id)
+    pipe = ctx.redis.pipeline(transaction=True)
+    pipe.delete(key)
+    pipe.sadd(key, f"{COMPACTED_MARK}{ctx.now.isoformat()}")
+    pipe.expire(key, SESSION_CONTEXT_TTL_S)
+    pipe.execute()
+
+
+def in_context(record: MemoryRecord, session_id: str, already: set[str]) -> bool:
+    """True when this context holds ``record`` already: an injection gave it, or this very
+    session said it (a prompt or reply captured from it) since its last compaction."""
+    if record.id in already:
+        return True
+    if not session_id or record.meta.session_id != session_id:
+        return False
+    marks = [m.removeprefix(COMPACTED_MARK) for m in already if m.startswith(COMPACTED_MARK)]
+    if not marks:
+        return True  # never compacted: every turn of the session is still in its context
+    try:
+        since = max(datetime.fromisoformat(m) for m in marks)
+    except ValueError:
+        return False
+    return record.meta.timestamp >= since
 
 
 def relevant_hits(
-    result: RecallResult | None, already: set[str], echo: str = ""
+    result: RecallResult | None, already: set[str], echo: str = "", session_id: str = ""
 ) -> list[RecallHit]:
-    """Hits that passed PALACE, are not handoff packets, not already given, not the prompt."""
+    """Hits that passed PALACE, are not handoff packets, not in this context already
+    (:func:`in_context`), not the prompt."""
     if result is None or result.palace or not result.hits:
         return []
     echo_norm = " ".join(echo.split()).lower()
     out: list[RecallHit] = []
     for hit in result.hits:
         text = hit.record.text
-        if hit.record.id in already or text.startswith(HANDOFF_MARKER):
+        if in_context(hit.record, session_id, already) or text.startswith(HANDOFF_MARKER):
             continue
         if echo_norm and " ".join(text.split()).lower() == echo_norm:
             continue  # the prompt itself, stored by an earlier identical prompt
@@ -187,18 +216,18 @@ def _norm(text: str) -> str:
 
 
 def digest_facts(
-    records: Sequence[MemoryRecord], already: set[str], said: str
+    records: Sequence[MemoryRecord], already: set[str], said: str, session_id: str = ""
 ) -> list[MemoryRecord]:
     """The facts worth a digest line, most recent first: current (the service sends only
     those; a reply from an older one must not revive a retired fact), not a handoff packet,
-    not given to this context already, and not quoted by the packet shown with it (its last
-    ask is often the fact itself)."""
+    not in this context already (:func:`in_context`: a resumed session holds its own turns),
+    and not quoted by the packet shown with it (its last ask is often the fact itself)."""
     said_norm = _norm(said)
     kept = [
         r
         for r in records
         if r.status is Status.CURRENT
-        and r.id not in already
+        and not in_context(r, session_id, already)
         and not r.text.startswith(HANDOFF_MARKER)
         and _norm(r.text) not in said_norm
     ]
@@ -253,7 +282,7 @@ def session_start_context(ctx: HookContext, event_name: str = "SessionStart") ->
         keys.append(packet.key)
     client = MemoryClient(ctx.redis, timeout=SESSION_START_RECALL_TIMEOUT_S)
     said = "\n".join("\n".join(lines) for _, lines in sections)
-    facts = digest_facts(_newest_facts(ctx, client), already, said)
+    facts = digest_facts(_newest_facts(ctx, client), already, said, ctx.session_id)
     lines = [record_line(r, DIGEST_LINE_CHARS) for r in facts]
     fit = _fitting(ctx, sections, DIGEST_TITLE, lines, SESSION_START_MAX_BYTES)
     if fit:
@@ -274,7 +303,7 @@ def prompt_context(ctx: HookContext, prompt: str, event_name: str = "UserPromptS
         keys.append(packet.key)
     client = MemoryClient(ctx.redis, timeout=PROMPT_RECALL_TIMEOUT_S)
     result = _recall(ctx, client, prompt, PROMPT_RECALL_LIMIT)
-    hits = relevant_hits(result, already, echo=prompt)
+    hits = relevant_hits(result, already, echo=prompt, session_id=ctx.session_id)
     if hits:
         sections.append((PROMPT_TITLE, [hit_line(h) for h in hits]))
         keys += [h.record.id for h in hits]

@@ -182,6 +182,13 @@ def handoff_project(tenant_id: str, project_id: str) -> str:
     return tenant_key(tenant_id, f"handoff-project:{project_id or '-'}")
 
 
+def agent_sessions(tenant_id: str) -> str:
+    """Hash: kernel window (``claude-code``, ``codex``, …) → its agent's open session (JSON:
+    session id, hook CLI, transcript, cwd), written by the hooks run inside the kernel and
+    removed at SessionEnd; what the kernel watcher hands off when the agent dies without one."""
+    return tenant_key(tenant_id, "agent-sessions")
+
+
 def session_context(tenant_id: str, session_id: str) -> str:
     """Set with TTL: what this agent context was already given (memory ids, packet keys), so
     nothing is injected twice; emptied when the context is compacted."""

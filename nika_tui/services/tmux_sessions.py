@@ -49,9 +49,16 @@ def _tmux_error() -> type[Exception]:
 
 OWNER_OPTION = "@nika_tenant"
 PANE_WIDTH, PANE_HEIGHT = 200, 50
-RUN_SHIM = ("/bin/sh", "-c", '"$0" "$@"; s=$?; printf \'\\n[exited %d]\\n\' "$s"; exit "$s"')
+# A killed full-screen CLI leaves the terminal raw (no CR on LF) and its screen drawn: the mark
+# starts its own line (CR LF) and clears what is left of it (ESC [K).
+RUN_SHIM = (
+    "/bin/sh",
+    "-c",
+    '"$0" "$@"; s=$?; printf \'\\r\\n[exited %d]\\033[K\\r\\n\' "$s"; exit "$s"',
+)
 """Constant shell text; the agent's argv follows as positional parameters."""
-EXIT_MARK = re.compile(r"^\[exited (\d+)\]$")
+EXIT_MARK = re.compile(r"^\[exited (\d+)\]")
+"""The shim's line; a screen remnant after it (a terminal that ignored ESC [K) does not hide it."""
 _PLACEHOLDER = "cat"
 """What the session runs until ``respawn-pane`` replaces it (constant text)."""
 

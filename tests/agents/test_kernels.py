@@ -13,9 +13,10 @@ import pytest
 
 from nika_tui.domain.tenant import AgentCli, KernelConfig
 from nika_tui.engine.kernels.manager import KernelManager
-from nika_tui.services.agent_homes import claude_config_dir, codex_home
+from nika_tui.services.agent_homes import codex_home
 from nika_tui.services.codex_daemon import daemon_pids
 from nika_tui.services.config_store import load_tenant, save_tenant
+from tests.agents.claude_onboarding import onboarded_claude
 from tests.helpers import retry_until
 
 pytestmark = [pytest.mark.agents, pytest.mark.tmux]
@@ -67,7 +68,7 @@ def test_claude_code_kernel_runs_interactively_with_live_hooks_and_stops_cleanly
     claude_bin: Path, agent_tenant: Any, tmux_server: Any, redis_client: Any
 ) -> None:
     tenant = agent_tenant(["claude-code"])
-    settings = _onboarded_claude(tenant)
+    settings = onboarded_claude(tenant)
     config = load_tenant(tenant.tenant_id)
     save_tenant(
         config.model_copy(
@@ -109,31 +110,11 @@ def test_claude_code_kernel_runs_interactively_with_live_hooks_and_stops_cleanly
     assert stopped.stopped and not stopped.forced, stopped.message
 
 
-def _onboarded_claude(tenant: Any) -> dict[str, Any]:
-    """A tenant whose person completed Claude Code's onboarding once (the first run checks
-    api.anthropic.com and exits offline) and trusted the project; the key comes from a helper
-    command, so no credential sits in the tmux environment. Returns its settings."""
-    cfg_dir = claude_config_dir(tenant.tenant_id)
-    (cfg_dir / ".claude.json").write_text(
-        json.dumps(
-            {
-                "hasCompletedOnboarding": True,
-                "theme": "dark",
-                "projects": {str(tenant.project): {"hasTrustDialogAccepted": True}},
-            }
-        )
-    )
-    settings: dict[str, Any] = json.loads((cfg_dir / "settings.json").read_text())
-    settings["apiKeyHelper"] = "echo sk-ant-test-not-a-secret"
-    (cfg_dir / "settings.json").write_text(json.dumps(settings))
-    return settings
-
-
 def test_two_agents_of_one_tenant_run_in_one_kernel_a_window_each(
     claude_bin: Path, codex_bin: Path, agent_tenant: Any, tmux_server: Any, redis_client: Any
 ) -> None:
     tenant = agent_tenant(["claude-code", "codex"])
-    _onboarded_claude(tenant)
+    onboarded_claude(tenant)
     config = load_tenant(tenant.tenant_id)
     path = os.pathsep.join([str(codex_bin.parent), str(claude_bin.parent), os.environ["PATH"]])
     save_tenant(

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from nika_tui.domain.kernel_state import COMBINE_ORDER, KernelState, StateSource
 from nika_tui.domain.pane_patterns import classify_pane
+from nika_tui.engine.kernels.exit_handoff import hand_off_dead
 from nika_tui.errors import KernelError
 from nika_tui.services import kernel_store
 from nika_tui.services.kernel_agents import agent_hook_is_fresh, agent_statuses
@@ -157,6 +158,7 @@ def poll_agents(
                 )  # fmt: skip
                 body = {"action": "exit", "agent": agent, "state": state.value, "reason": reason}
                 manager.bus_event(tenant_id, "kernel.event", body)
+                hand_off_dead(manager, tenant_id, [agent], reason)
             continue
         if first_text is None and agent == cli:
             first_text = text

@@ -27,6 +27,7 @@ from nika_tui.domain.tenant_id import check_tenant_id, is_valid_tenant_id
 from nika_tui.engine.kernels import agents as kernel_agents
 from nika_tui.engine.kernels import compaction as kernel_compaction
 from nika_tui.engine.kernels import stopping
+from nika_tui.engine.kernels.exit_handoff import hand_off_dead
 from nika_tui.engine.kernels.hook_install import install_for_tenant
 from nika_tui.engine.kernels.results import (
     SESSION_PREFIX,
@@ -238,6 +239,7 @@ class KernelManager:
         else:
             state, reason = kernel_agents.exit_reason(self, name, pane, during_spawn)
             self.tmux.kill(name)
+        hand_off_dead(self, tenant_id, None, reason)  # a session left without its SessionEnd
         kernel_store.end_kernel(
             self.redis, tenant_id, state, self.now(), event="exit", reason=reason
         )

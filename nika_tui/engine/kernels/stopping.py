@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from nika_tui.domain.agent_cli_table import spec_for
 from nika_tui.domain.kernel_state import KernelState
 from nika_tui.domain.tenant_id import check_tenant_id
+from nika_tui.engine.kernels.exit_handoff import hand_off_dead
 from nika_tui.engine.kernels.results import RestartResult, StopResult, session_name
 from nika_tui.errors import KernelError, NikaError
 from nika_tui.services import kernel_launch, kernel_store
@@ -64,6 +65,8 @@ def stop_kernel(
     )  # fmt: skip
     body = {"action": "stop", "session": name, "forced": forced}
     manager.bus_event(tenant_id, "kernel.event", body)
+    # An agent killed by the stop, or one that exits without SessionEnd, still hands off.
+    hand_off_dead(manager, tenant_id, None, f"stopped by nika ({how})")
     return StopResult(tenant_id, name, True, forced, f"kernel {tenant_id} stopped ({how})")
 
 
