@@ -14,10 +14,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Header, Static
+from textual.widgets import Static
 
 from nika_tui.dashboard.model import Snapshot
 from nika_tui.ui.host import DashboardHost
+from nika_tui.ui.widgets.header import NikaHeader
 from nika_tui.ui.widgets.key_bar import KeyBar
 from nika_tui.ui.widgets.status_bar import StatusBar
 
@@ -64,7 +65,7 @@ class DashboardScreen(Screen[None]):
     """What this screen shows, in a paragraph of Markdown, under its keys in the help."""
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield NikaHeader()
         banner = Static(PREVIEW_BANNER, classes="preview-banner")
         banner.display = self.dashboard.preview  # the welcome's preview turns it on later
         yield banner
