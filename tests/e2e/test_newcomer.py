@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,10 @@ pytestmark = [
 
 REPO = Path(__file__).resolve().parents[2]
 DONE = "__NIKA_STEP_DONE__"
+
+
+def _matches(search: Callable[[str], object], screen: str) -> bool:
+    return search(screen) is not None
 
 
 def first_session_commands(readme: str) -> list[str]:
@@ -211,11 +216,14 @@ def test_readme_first_session_in_a_fresh_clone(pane: list[str], tmp_path: Path) 
             _quit_dashboard(tmux)
             continue
         _keys(tmux, "clear", "Enter")
-        _keys(tmux, f"{command}; echo {DONE}$?", "Enter")
-        screen = _wait_for(
-            tmux, lambda screen: re.search(DONE + r"\d", screen) is not None, command, 180
-        )
-        assert f"{DONE}0" in screen, f"{command!r} failed:\n{screen}"
+        # A marker of this step's own: under load the screen can still show the previous
+        # step's marker when this one is typed (`clear` not yet run), and a shared marker
+        # made the wait return before the command had printed anything.
+        done = f"{DONE}{len(outputs)}_"
+        _keys(tmux, f"{command}; echo {done}$?", "Enter")
+        finished = re.compile(re.escape(done) + r"\d").search
+        screen = _wait_for(tmux, partial(_matches, finished), command, 180)
+        assert f"{done}0" in screen, f"{command!r} failed:\n{screen}"
         outputs[command] = screen
     recall_staging = next(v for k, v in outputs.items() if "staging server?" in k)
     assert "staging-2.acme.internal" in recall_staging
