@@ -288,3 +288,33 @@ def test_a_recall_answered_by_a_reader_is_logged_after_its_reply(
     assert redis_client.hget(redis_keys.metrics(TENANT), "recalls") == "1"
     held = redis_client.hget(redis_keys.ACTIVE_REFS, f"{TENANT}:{result.hits[0].record.id}")
     assert held and "anonymous" in held
+
+
+@pytest.mark.parametrize("op", ["recent", "projects", "timeline"])
+def test_the_other_read_only_ops_are_answered_while_the_loop_is_inside_an_ingest_batch(
+    serve: Callable[..., Served], op: str
+) -> None:
+    # SessionStart's digest asks `recent` (issue 13): through the loop it waited for the batch
+    # in hand and then for a store flush (~190 ms on every session start, hooks_latency.py).
+    s = serve(gated=["upsert"])
+    first = s.client.remember(_fact(1))
+    s.client.wait_ingested(TENANT, first)
+
+    s.store.open.clear()
+    second = s.client.remember(_fact(2))
+    retry_until(s.store.waiting.is_set, timeout=60, what="the loop inside the batch's upsert")
+
+    try:
+        if op == "recent":
+            texts = [r.text for r in s.client.recent(TENANT, "p1", 5, timeout=10.0)]
+        elif op == "projects":
+            texts = list(s.client.projects(TENANT))
+        else:
+            q = RecallQuery(tenant_id=TENANT, query="which port does service-1 listen on?")
+            reply = s.client.call("timeline", q.model_dump(mode="json"), 10.0)
+            texts = [v["text"] for timeline in reply["timelines"] for v in timeline]
+        assert s.store.waiting.is_set(), "the ingest batch was still in progress"
+    finally:
+        s.store.open.set()  # a failed ask must not leave the loop at the gate for teardown
+    assert (["p1"] if op == "projects" else [_fact(1).text]) == texts[:1]
+    assert s.client.wait_ingested(TENANT, second)["status"]
