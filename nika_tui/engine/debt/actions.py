@@ -38,6 +38,7 @@ from nika_tui.domain.sampling import percentile_estimate
 from nika_tui.domain.verdicts import Fact, Verdict
 from nika_tui.engine.audit.inventory import inventory
 from nika_tui.engine.context import EngineContext
+from nika_tui.engine.debt.pause import memory_fingerprint
 from nika_tui.engine.judge_pairs import recent_judged_pairs
 from nika_tui.engine.recall import RECENCY_TAU_DAYS, RECENCY_WEIGHT, write_tuning
 from nika_tui.errors import JudgeError, NikaError, ValidationFailed
@@ -281,19 +282,6 @@ def apply_confirmation(ctx: EngineContext, tenant_id: str, confirmation_id: str)
         ctx.redis.set(redis_keys.debt_noop(tenant_id, action), memory_fingerprint(ctx, tenant_id))
     result["summary"] = describe_result(action, result)
     return result
-
-
-def memory_fingerprint(ctx: EngineContext, tenant_id: str) -> str:
-    """Current / retired counts per layer: what "the memories changed" compares."""
-    from nika_tui.engine.rem.run import counts
-
-    return json.dumps(counts(ctx, tenant_id), sort_keys=True)
-
-
-def unchanged_since_noop(ctx: EngineContext, tenant_id: str, action: str) -> bool:
-    """True when an approved ``action`` changed nothing and the memories have not moved since."""
-    held = ctx.redis.get(redis_keys.debt_noop(tenant_id, action))
-    return held is not None and str(held) == memory_fingerprint(ctx, tenant_id)
 
 
 def debt_apply_op(ctx: EngineContext, r: req.DebtApplyRequest) -> rep.DebtApplyReply:

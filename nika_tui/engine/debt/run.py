@@ -21,7 +21,8 @@ from nika_tui.domain.debt_tables import Decision
 from nika_tui.engine.audit.history import HISTORY_MAXLEN, requested_tenants
 from nika_tui.engine.audit.measure import DUPLICATE_SAMPLE, measure
 from nika_tui.engine.context import EngineContext
-from nika_tui.engine.debt.actions import apply_action, unchanged_since_noop
+from nika_tui.engine.debt.actions import apply_action
+from nika_tui.engine.debt.pause import unchanged_since_noop
 from nika_tui.errors import NikaError
 from nika_tui.services import redis_keys
 from nika_tui.services.confirmation_queue import pending_confirmation, queue_confirmation
