@@ -13,6 +13,9 @@ test's own site-packages after it, and its ``.installed`` stamp is fresh, so ``m
 the four pip steps and runs everything after them for real: ``make install`` (the symlink and
 the PATH note), ``.venv/bin/nika``, the welcome screen, the wizard. The first-session commands
 are parsed from README.md, so the test fails when the README drifts from what works.
+
+The ``export PATH=…`` line ``make install`` prints when ``~/.local/bin`` is off PATH is checked
+on its own: ``nika`` is not found in a fresh shell without it, and runs with it.
 """
 
 from __future__ import annotations
@@ -222,3 +225,43 @@ def test_readme_first_session_in_a_fresh_clone(pane: list[str], tmp_path: Path) 
     assert "staging-1.acme.internal" not in recall_staging.split("recall", 1)[-1]
     peru = next(v for k, v in outputs.items() if "Peru" in k)
     assert "no memory for" in peru
+
+
+def test_the_path_line_make_install_prints_works_in_a_fresh_shell(tmp_path: Path) -> None:
+    """`make install` with ``~/.local/bin`` off PATH prints an ``export PATH=…`` line; typed in a
+    fresh shell (no rc file, the same PATH), it makes the README's ``nika`` a command there."""
+    from nika_tui import __version__
+
+    clone = tmp_path / "nika-os"
+    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
+    _reuse_venv(clone)
+    home = tmp_path / "home"
+    home.mkdir()
+    system_path = ":".join(
+        dict.fromkeys(("/usr/local/bin", "/usr/bin", "/bin",
+                       str(Path(shutil.which("make") or "/usr/bin/make").parent)))
+    )  # fmt: skip
+    env = {"HOME": str(home), "PATH": system_path, "LANG": "C.UTF-8"}
+    made = subprocess.run(
+        ["make", "install"], cwd=clone, env=env, capture_output=True, text=True, check=True
+    )
+    bindir = home / ".local" / "bin"
+    assert (bindir / "nika").is_symlink(), made.stdout
+    line = re.search(r'export PATH="[^"]+"', made.stdout)
+    assert line is not None, f"no export line printed:\n{made.stdout}"
+
+    def fresh_shell(script: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["bash", "--norc", "--noprofile", "-c", script],
+            cwd=home,  # not the clone: the command must not depend on where it is typed
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    before = fresh_shell("nika --version")
+    assert before.returncode == 127, before  # command not found: the line is what fixes it
+    after = fresh_shell(f"{line.group(0)}\ncommand -v nika\nnika --version")
+    assert after.returncode == 0, after
+    assert after.stdout.splitlines() == [str(bindir / "nika"), f"nika-os {__version__}"]
