@@ -35,24 +35,13 @@ from nika_tui.ui.screens.base import DashboardScreen
 from nika_tui.ui.widgets.memory_text import (
     STATUS_STYLE,
     detail_text,
+    refusal,
     short,
     source_text,
     span_bar,
     time_range,
     when,
 )
-
-
-def _refusal(run: str, m: MemoryView) -> str:
-    """Why ``run`` cannot apply to ``m`` ('' when it can): said instead of asking for nothing."""
-    if run == "retire" and m.status == "retired":
-        return "is already retired (`u` restores it)"
-    if run == "restore" and m.status != "retired":
-        return f"is {m.status}: only a retired memory can be restored"
-    if run == "review" and m.status == "in review":
-        return "is already in the review queue"
-    return ""
-
 
 # The text early: at 80 columns the last columns are off-screen, and a memory is its text.
 COLUMNS = ("Status", "Valid from", "Text", "Until", "Layer", "Project", "Source")
@@ -300,7 +289,7 @@ why; the reason is kept and shown in the memory's history in the pane."""
         if m is None:
             self.notify("no memory selected", severity="warning")
             return
-        refused = _refusal(run, m)
+        refused = refusal(run, m)
         if refused:
             self.notify(f"{m.id} {refused}", title=verb, severity="warning")
             return
