@@ -4,17 +4,22 @@ The welcome screen's button starts ``nika setup`` in a fresh process, and the fi
 show within a second. Importing the whole wizard (pydantic models, the secret store, httpx) took
 2-4 s on the 2-core box, and questionary alone (prompt_toolkit) 1.25 s under load. So
 :func:`read_tenant_id` asks the tenant id with the standard library (``input`` with GNU
-readline: the default is pre-filled and editable, as in the other prompts), and the CLI imports
-questionary and the wizard in a background thread started once the prompt is on screen.
+readline; the suggested id in brackets, Enter takes it), and the CLI imports
+questionary and the wizard in a background thread started as the prompt is shown (with
+SIGINT blocked in it, so that Ctrl-C reaches ``input``).
 :func:`ask_tenant_id` is the same question on a :class:`Prompter` (the wizard's own path).
 """
 
 from __future__ import annotations
 
 import getpass
+import os
 import re
+import select
+import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, TextIO
 
 from nika_tui.domain.tenant_id import check_tenant_id_answer
@@ -51,13 +56,15 @@ def read_tenant_id(
 ) -> str:
     """Print the welcome line and ask the tenant id with the standard library's ``input``.
 
-    The suggested id is pre-filled and editable (GNU readline); an invalid answer prints its
-    reason and is asked again with the typed text kept, so nothing typed is lost.
+    The suggested id is shown in brackets and Enter takes it; the line is edited with GNU
+    readline when there is one. An invalid answer prints itself and the reason, and the
+    question is asked again. No readline hook pre-fills the line: a Ctrl-C that lands in a
+    Python hook is dropped by readline, and the prompt then did not quit.
 
     Args:
         out: Where the welcome line and the reasons go (the terminal).
-        on_shown: Called once, when the prompt is on screen (the CLI starts its imports then,
-            so they do not slow the prompt down).
+        on_shown: Called once, just before the prompt is read (the CLI starts its imports
+            then, in a thread, while the person reads and types).
         read: ``input`` (tests pass another reader).
 
     Returns:
@@ -68,64 +75,87 @@ def read_tenant_id(
     """
     out.write(WELCOME + "\n")
     out.flush()
-    prefill = suggest_tenant_id(getpass.getuser())
-    shown = [False]
-
-    def first_show() -> None:
-        if not shown[0]:
-            shown[0] = True
-            on_shown()
-
+    suggested = suggest_tenant_id(getpass.getuser())
+    try:
+        import readline  # noqa: F401 - importing it gives ``input`` line editing
+    except ImportError:  # a Python without it: plain ``input``
+        wrap: Callable[[str], str] = str
+    else:
+        # \001 / \002 around escapes: readline must not count them in the prompt's width.
+        wrap = lambda code: f"\001{code}\002"  # noqa: E731
+    bold, dim, reset = wrap(_BOLD), wrap(_DIM), wrap(_RESET)
+    prompt = f"{bold}? {QUESTION}{reset} {dim}{INSTRUCTION} [{suggested}]{reset} "
+    on_shown()
     while True:
-        answer = _read_line(prefill, first_show, read).strip()
+        try:
+            with _ctrl_c_reaches_input():
+                answer = read(prompt).strip() or suggested
+        except EOFError as exc:
+            raise KeyboardInterrupt from exc
         reason = check_tenant_id_answer(answer)
         if reason is None:
             return answer
-        out.write(f"{_RED}  ✗ {reason}{_RESET}\n")
+        out.write(f"{_RED}  ✗ {answer[:60]!r}: {reason}{_RESET}\n")
         out.flush()
-        prefill = answer
 
 
-def _prompt(wrap: Callable[[str], str]) -> str:
-    """The question, styled as the other prompts; ``wrap`` marks escapes for readline."""
-    bold, dim, reset = wrap(_BOLD), wrap(_DIM), wrap(_RESET)
-    return f"{bold}? {QUESTION}{reset} {dim}{INSTRUCTION}{reset} "
+@contextmanager
+def _ctrl_c_reaches_input() -> Iterator[None]:
+    """Make a Ctrl-C end ``input`` even when it comes before readline waits for a key.
 
+    readline notices a signal only when it interrupts its ``select``; one that arrives while
+    the prompt is being drawn is recorded and then waits for the next key. The signal also
+    wakes this helper (``set_wakeup_fd``), which sends it to the main thread again a moment
+    later, into the wait. Main thread only (``set_wakeup_fd``); a no-op elsewhere.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    previous = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+    done = threading.Event()
+    main = threading.main_thread().ident
 
-def _read_line(prefill: str, shown: Callable[[], None], read: Callable[[str], str]) -> str:
+    def kick() -> None:
+        while not done.is_set():
+            if select.select([r], [], [], 0.1)[0]:
+                os.read(r, 64)
+                if not done.wait(0.05) and main is not None:
+                    signal.pthread_kill(main, signal.SIGINT)
+
+    helper = _unsignalled_thread(kick, "nika-first-prompt-sigint")
     try:
-        import readline
-    except ImportError:  # no GNU readline (a minimal Python): the default is taken on Enter
-        shown()
-        try:
-            return read(f"{_prompt(str)}[{prefill}] ") or prefill
-        except EOFError as exc:
-            raise KeyboardInterrupt from exc
-
-    def fill() -> None:
-        readline.insert_text(prefill)
-        readline.redisplay()
-        shown()
-
-    readline.set_pre_input_hook(fill)
-    try:
-        # \001 / \002 around escapes: readline must not count them in the prompt's width.
-        return read(_prompt(lambda code: f"\001{code}\002"))
-    except EOFError as exc:
-        raise KeyboardInterrupt from exc
+        yield
     finally:
-        readline.set_pre_input_hook(None)
-        shown()  # idempotent; a reader that is not readline's never ran the hook
+        done.set()
+        signal.set_wakeup_fd(previous)
+        helper.join()
+        os.close(r)
+        os.close(w)
+
+
+def _unsignalled_thread(target: Callable[[], None], name: str) -> threading.Thread:
+    """A started daemon thread with SIGINT blocked: the kernel hands Ctrl-C to the main thread."""
+    thread = threading.Thread(target=target, name=name, daemon=True)
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # inherited by the thread
+    try:
+        thread.start()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    return thread
 
 
 def preload(*modules: str) -> threading.Thread:
-    """Import ``modules`` in a daemon thread (join it before using them)."""
+    """Import ``modules`` in a daemon thread (join it before using them).
+
+    The thread blocks SIGINT: a Ctrl-C the kernel handed to it would not wake the main
+    thread's ``input`` (readline waits in ``select``), and the first prompt would not quit.
+    """
     import importlib
 
     def run() -> None:
         for name in modules:
             importlib.import_module(name)
 
-    thread = threading.Thread(target=run, name="nika-wizard-preload", daemon=True)
-    thread.start()
-    return thread
+    return _unsignalled_thread(run, "nika-wizard-preload")

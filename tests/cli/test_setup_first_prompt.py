@@ -10,10 +10,12 @@ validates, keeps what was typed, and hands over to the questionary prompts that 
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pty
 import subprocess
 import sys
+import termios
 from pathlib import Path
 
 from tests.cli.test_setup_tty import ROOT, _read_until
@@ -28,6 +30,12 @@ heavy = sorted(m for m in ("questionary", "prompt_toolkit", "pydantic", "yaml", 
                            "nika_tui.wizard.prompts", "textual", "torch") if m in sys.modules)
 print(",".join(heavy))
 """
+
+
+def _own_terminal() -> None:
+    """In the child: a new session whose controlling terminal is the pty on stdin."""
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
 
 def test_first_prompt_needs_no_heavy_import() -> None:
@@ -45,9 +53,9 @@ def test_suggested_tenant_id_is_valid() -> None:
 
 
 def test_an_invalid_id_says_why_keeps_the_typing_and_the_wizard_goes_on(tmp_path: Path) -> None:
-    """On a pty: the suggested id is pre-filled; ``_Bad`` appended makes it invalid, the reason
-    is shown and the same text is offered again; Ctrl-U and a valid id reach the next prompt,
-    a questionary one (imported meanwhile), and Ctrl-C there writes nothing."""
+    """On a pty: the suggested id is offered in brackets; an invalid answer is shown back with
+    the reason and asked again; a valid id reaches the next prompt, a questionary one
+    (imported meanwhile), and Ctrl-C there writes nothing."""
     from nika_tui.wizard.first_prompt import suggest_tenant_id
 
     master, slave = pty.openpty()
@@ -71,15 +79,49 @@ def test_an_invalid_id_says_why_keeps_the_typing_and_the_wizard_goes_on(tmp_path
     )
     os.close(slave)
     try:
-        first = _read_until(master, suggest_tenant_id("jo.doe").encode())  # pre-filled
+        first = _read_until(master, f"[{suggest_tenant_id('jo.doe')}]".encode())  # offered
         assert b"Tenant id" in first
-        os.write(master, b"_Bad\r")
+        os.write(master, b"Jo_Bad\r")
         reason = b"lowercase letters, digits and '-'"
-        after = _read_until(master, reason).split(reason, 1)[1]
-        if b"jo-doe_Bad" not in after:  # the answer offered again, as typed
-            _read_until(master, b"jo-doe_Bad")
-        os.write(master, b"\x15acme\r")  # Ctrl-U: the line wiped
+        shown = _read_until(master, reason)
+        assert b"'Jo_Bad'" in shown  # what was typed, with why it is refused
+        after = shown.split(reason, 1)[1]
+        if b"Tenant id" not in after:  # asked again
+            _read_until(master, b"Tenant id")
+        os.write(master, b"acme\r")
         _read_until(master, b"Display name")
+        os.write(master, b"\x03")
+        tail = _read_until(master, b"nothing was written")
+        assert proc.wait(timeout=30) == 130, tail
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(master)
+    assert not (tmp_path / "xdg" / "nika-os" / "tenants").exists()
+
+
+def test_ctrl_c_as_soon_as_the_first_prompt_shows_quits(tmp_path: Path) -> None:
+    """Ctrl-C the moment "Tenant id" is on the terminal exits 130 with nothing written (a
+    Ctrl-C that landed in readline's hook was lost, and the prompt stayed)."""
+    master, slave = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NIKA_OS_", "XDG_"))} | {
+        "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "PYTHONPATH": str(ROOT),
+        "TERM": "xterm",
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nika_tui", "setup"],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        close_fds=True,
+        preexec_fn=_own_terminal,  # Ctrl-C must be the terminal's SIGINT, as in a real one
+    )
+    os.close(slave)
+    try:
+        _read_until(master, b"Tenant id")
         os.write(master, b"\x03")
         tail = _read_until(master, b"nothing was written")
         assert proc.wait(timeout=30) == 130, tail
