@@ -8,7 +8,8 @@ Two actions, each in a real tmux pane on a private socket with fresh config/data
   button: time from that key to the prompt.
 
 Interleaved run by run with ``python -c pass`` typed in the same pane (time to its echo
-marker), the floor of any Python command there under the same load. The pane is polled with
+marker), the floor of any Python command there under the same load; ``ratio_to_floor_p50``
+divides each action's median by the floor's. The pane is polled with
 ``capture-pane`` every 10 ms, so each time is late by at most that plus one tmux round trip.
 Bytecode is cached (one warm-up run first), as in an installed package. Prints JSON, writes
 ``benchmarks/results/wizard_first_prompt.json``.
@@ -171,6 +172,11 @@ def run(runs: int) -> dict[str, object]:
         pane.kill()
         shutil.rmtree(tmp, ignore_errors=True)
     result: dict[str, object] = {name: _summary(values) for name, values in times.items()}
+    floor = statistics.median(times["floor"])
+    # The ratio to a bare `python -c pass` in the same pane: what the load cannot explain.
+    result["ratio_to_floor_p50"] = {
+        name: round(statistics.median(times[name]) / floor, 2) for name in ("spawn", "button")
+    }
     result.update(
         runs=runs,
         load_1m_after=round(os.getloadavg()[0], 2),

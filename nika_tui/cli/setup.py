@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -93,25 +94,26 @@ def run_setup(args: argparse.Namespace) -> int:
 
 
 def _interactive(args: argparse.Namespace) -> int:
-    from nika_tui.wizard.first_prompt import ask_tenant_id, preload
-    from nika_tui.wizard.prompts import Prompter
+    from nika_tui.wizard.first_prompt import preload, read_tenant_id
 
-    prompter = Prompter()
     tenant_id = args.tenant
     if tenant_id is None and args.section is None:
-        # The first prompt before the heavy imports, which run while the person types.
-        loading = preload(
-            "nika_tui.wizard.flow", "nika_tui.wizard.apply", "nika_tui.cli.setup_batch"
-        )
-        tenant_id = ask_tenant_id(prompter, sys.stdout)
-        loading.join()
+        # The first prompt before the heavy imports (questionary included), which start once
+        # it is on screen and run while the person types.
+        loading: list[threading.Thread] = []
+        heavy = ("nika_tui.wizard.prompts", "nika_tui.wizard.flow", "nika_tui.wizard.apply",
+                 "nika_tui.cli.setup_batch")  # fmt: skip
+        tenant_id = read_tenant_id(sys.stdout, lambda: loading.append(preload(*heavy)))
+        for thread in loading:
+            thread.join()
     from nika_tui.cli.setup_batch import summarize
     from nika_tui.services.secrets import SecretStore
     from nika_tui.wizard.apply import write_setup
     from nika_tui.wizard.flow import SetupWizard
+    from nika_tui.wizard.prompts import Prompter
 
     wizard = SetupWizard(
-        prompter,
+        Prompter(),
         out=sys.stdout,
         store_factory=lambda tid: SecretStore(tid, allow_insecure=args.insecure_storage),
         verify=args.verify,

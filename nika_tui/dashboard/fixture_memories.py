@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from nika_tui.dashboard.memory_parse import chain_of, history_from_bus, matches, parse_memory
 from nika_tui.dashboard.memory_views import (
+    PAGE,
     ChainVersion,
     MemoryEvent,
     MemoryFilter,
@@ -19,8 +20,6 @@ from nika_tui.dashboard.memory_views import (
     MemoryView,
 )
 from nika_tui.errors import ValidationFailed
-
-PAGE = 500
 
 
 class FixtureMemories:
@@ -42,13 +41,13 @@ class FixtureMemories:
     def _views(self, tenant_id: str) -> list[MemoryView]:
         return [parse_memory(r) for r in self._t(tenant_id).get("memories") or []]
 
-    def memories(self, tenant_id: str, flt: MemoryFilter) -> MemoryList:
-        """The fixture's memories matching ``flt``, newest valid time first."""
+    def memories(self, tenant_id: str, flt: MemoryFilter, offset: int = 0) -> MemoryList:
+        """A page of the fixture's memories matching ``flt``, newest valid time first."""
         self._need_service()
         with self._lock:
             views = [v for v in self._views(tenant_id) if matches(v, flt)]
         views.sort(key=lambda v: (v.valid_from is not None, v.valid_from, v.id), reverse=True)
-        return MemoryList(tenant_id, tuple(views[:PAGE]), len(views))
+        return MemoryList(tenant_id, tuple(views[offset : offset + PAGE]), len(views))
 
     def memory_chain(self, tenant_id: str, memory_id: str) -> tuple[ChainVersion, ...]:
         """The chain through ``memory_id`` among the fixture's memories."""

@@ -15,6 +15,8 @@ MemoryStatus = Literal["current", "retired", "in review", "unreadable"]
 STATUS_FILTERS: tuple[str, ...] = ("", "current", "retired", "review")
 """The browser's status filter, cycled by a key ("" = every status)."""
 LAYER_FILTERS: tuple[str, ...] = ("", "semantic", "episodic")
+PAGE = 500
+"""Memories per page of the browser (the service's ``memory.list`` cap)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,12 +60,17 @@ class MemoryFilter:
 
 @dataclass(frozen=True, slots=True)
 class MemoryList:
-    """One page of the browser: the newest memories matching a filter."""
+    """The memories matching a filter, newest first: one page, or the pages loaded so far."""
 
     tenant_id: str
     memories: tuple[MemoryView, ...] = ()
     total: int = 0
-    """How many matched before the page cap."""
+    """How many matched in all (more than ``memories`` when pages are left to load)."""
+
+    @property
+    def more(self) -> int:
+        """Matches not loaded yet (the next pages)."""
+        return max(0, self.total - len(self.memories))
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +96,9 @@ class MemoryEvent:
 class MemoryBrowserPort(Protocol):
     """What the memory browser reads and does (both sources implement it)."""
 
-    def memories(self, tenant_id: str, flt: MemoryFilter) -> MemoryList:
-        """The tenant's memories matching ``flt``, newest valid time first."""
+    def memories(self, tenant_id: str, flt: MemoryFilter, offset: int = 0) -> MemoryList:
+        """One page of the tenant's memories matching ``flt``, newest valid time first: at most
+        :data:`PAGE` after the first ``offset`` (``total`` counts every match)."""
         ...
 
     def memory_chain(self, tenant_id: str, memory_id: str) -> tuple[ChainVersion, ...]:

@@ -126,6 +126,9 @@ class DebtView:
     held: tuple[str, ...] = ()
     """Metrics whose approved action changed nothing and is not asked again until the memories
     change (decision 221): nothing more nika can do about them."""
+    pause_waived: tuple[str, ...] = ()
+    """Critical reasons that do not pause bulk ingestion, their approved action having changed
+    nothing (decision 446)."""
 
     @property
     def needs_person(self) -> bool:

@@ -234,6 +234,7 @@ def parse_debt(
         metrics=tuple(metrics),
         ingest_paused=ingest_paused,
         held=_held_metrics(latest.get("actions")),
+        pause_waived=tuple(_str(r) for r in latest.get("pause_waived") or () if r),
     )
 
 

@@ -10,7 +10,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from nika_tui.dashboard.memory_parse import chain_from_history, history_from_bus, parse_memory_list
-from nika_tui.dashboard.memory_views import ChainVersion, MemoryEvent, MemoryFilter, MemoryList
+from nika_tui.dashboard.memory_views import (
+    PAGE,
+    ChainVersion,
+    MemoryEvent,
+    MemoryFilter,
+    MemoryList,
+)
 from nika_tui.dashboard.redis_reads import RedisReads, bus_files
 from nika_tui.domain import protocol_requests as req
 
@@ -23,8 +29,8 @@ HISTORY_BUS_FILES = 3
 class RedisMemories(RedisReads):
     """The :class:`~nika_tui.dashboard.memory_views.MemoryBrowserPort` of the live source."""
 
-    def memories(self, tenant_id: str, flt: MemoryFilter) -> MemoryList:
-        """The tenant's memories matching ``flt`` (raises when the service is down)."""
+    def memories(self, tenant_id: str, flt: MemoryFilter, offset: int = 0) -> MemoryList:
+        """A page of the tenant's memories matching ``flt`` (raises when the service is down)."""
         request = req.MemoryListRequest(
             tenant_id,
             text=flt.text or None,
@@ -32,6 +38,8 @@ class RedisMemories(RedisReads):
             project_id=flt.project or None,
             status=flt.status or None,
             as_of=flt.as_of.isoformat() if flt.as_of is not None else None,
+            limit=PAGE,
+            offset=offset or None,
         )
         return parse_memory_list(tenant_id, self._ask(request, LIST_TIMEOUT_S))
 

@@ -159,6 +159,7 @@ class MemoryListRequest(Request[rep.MemoryListReply]):
     text: str | None = None  # a substring of the text, or an exact id
     as_of: str | None = None  # ISO time: what was current then, by valid time
     limit: int | None = None
+    offset: int | None = None  # matches skipped (newest first): the browser's next page
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 A person (not an agent) acts here, so a retire is applied at once (as ``nika review`` approving
 a pair would be) and restore is allowed; both are logged on the bus with who asked. The list is
 one scroll of the tenant's layers (the store has no ordered index): linear in the tenant's size,
-fine for a screen opened by hand, and capped at :data:`LIST_MAX` rows.
+fine for a screen opened by hand, and a page is at most :data:`LIST_MAX` rows (``offset`` gives
+the next page, so every memory can be reached).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from nika_tui.engine.review import ReviewStatus, enqueue_many, list_items, new_i
 from nika_tui.errors import ValidationFailed
 
 LIST_MAX = 500
-"""Most rows one ``memory.list`` returns (newest valid time first)."""
+"""Most rows one ``memory.list`` returns (newest valid time first): one page."""
 SCROLL_BATCH = 512
 
 
@@ -51,12 +52,12 @@ def _matches(rec: MemoryRecord, flt: req.MemoryListRequest, review: dict[str, st
 
 
 def list_memories(ctx: EngineContext, flt: req.MemoryListRequest) -> rep.MemoryListReply:
-    """Every memory of a tenant matching the filters, newest valid time first (at most
-    ``limit``, itself at most :data:`LIST_MAX`).
+    """The memories of a tenant matching the filters, newest valid time first: the page of at
+    most ``limit`` (itself at most :data:`LIST_MAX`) after the first ``offset`` matches.
 
     Returns:
-        The records (each with its ``valid_until`` and ``review_id``) and the total matched
-        before the cap.
+        The page's records (each with its ``valid_until`` and ``review_id``) and the total
+        matched.
     """
     tenant_id = flt.tenant_id
     ctx.tenant(tenant_id)
@@ -66,6 +67,7 @@ def list_memories(ctx: EngineContext, flt: req.MemoryListRequest) -> rep.MemoryL
     except ValueError as exc:
         raise ValidationFailed(f"invalid memory filter: {exc}", "fix the filter") from exc
     limit = max(1, min(LIST_MAX if flt.limit is None else flt.limit, LIST_MAX))
+    start = max(0, flt.offset or 0)
     review = _in_review(ctx, tenant_id)
     every: dict[str, MemoryRecord] = {}
     for layer in layers:
@@ -87,7 +89,7 @@ def list_memories(ctx: EngineContext, flt: req.MemoryListRequest) -> rep.MemoryL
             "valid_until": until.isoformat() if until else None,
             "review_id": review.get(rec.id, ""),
         }
-        for rec, until in rows[:limit]
+        for rec, until in rows[start : start + limit]
     ]
     return rep.MemoryListReply(records, len(rows))
 

@@ -8,9 +8,12 @@ reports back with :class:`ActionDone`.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -23,6 +26,21 @@ from nika_tui.ui.navigation import ScreenNavigation
 if TYPE_CHECKING:
     from nika_tui.dashboard.model import DashboardSource, Snapshot
     from nika_tui.ui.app import DashboardOptions
+
+
+@contextlib.contextmanager
+def _ctrl_c_is_the_childs() -> Iterator[None]:
+    """While a command has the terminal, its Ctrl-C (a SIGINT to the whole foreground group,
+    the wizard's first prompt reads in cooked mode) must not end the dashboard too. A no-op
+    handler rather than SIG_IGN: an ignored signal would be inherited by the command."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, lambda *_: None)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 class ActionDone(Message):
@@ -131,7 +149,7 @@ class KernelActions(ScreenNavigation):
         """
         env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
         try:
-            with self.suspend():
+            with self.suspend(), _ctrl_c_is_the_childs():
                 return subprocess.call(list(argv), env=env)
         except SuspendNotSupported:
             if self.is_headless:

@@ -1,24 +1,41 @@
 """The wizard's first prompt does not wait for the heavy imports (issue 17, point 2).
 
-Measured on the loaded 2-core box: 2.5-3.7 s from spawn to the "Tenant id" prompt before,
-0.5-0.9 s after. A wall-clock bound would be flaky there, so the test holds the cause instead:
-what the first prompt needs imports neither pydantic, yaml, httpx nor the secret store.
+Measured on the loaded 2-core box: 2.5-3.7 s from spawn to the "Tenant id" prompt with every
+import before it, 2.0 s with only questionary before it (prompt_toolkit: 1.25 s of it); see
+``benchmarks/wizard_first_prompt.py`` for the figures since. A wall-clock bound would be flaky
+there, so the test holds the cause instead: the start path up to the first prompt imports
+neither questionary nor prompt_toolkit nor anything heavier; and on a real terminal that prompt
+validates, keeps what was typed, and hands over to the questionary prompts that follow.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
+import pty
 import subprocess
 import sys
+import termios
+from pathlib import Path
+
+from tests.cli.test_setup_tty import ROOT, _read_until
 
 _PROBE = """
 import sys
 from nika_tui.cli import build_parser, FAST_PATHS
 build_parser(FAST_PATHS["setup"]).parse_args(["setup"])
-import nika_tui.wizard.first_prompt, nika_tui.wizard.prompts
-heavy = sorted(m for m in ("pydantic", "yaml", "httpx", "keyring", "nika_tui.services.secrets",
-                           "nika_tui.domain.tenant", "textual", "torch") if m in sys.modules)
+import nika_tui.wizard.first_prompt, readline
+heavy = sorted(m for m in ("questionary", "prompt_toolkit", "pydantic", "yaml", "httpx",
+                           "keyring", "nika_tui.services.secrets", "nika_tui.domain.tenant",
+                           "nika_tui.wizard.prompts", "textual", "torch") if m in sys.modules)
 print(",".join(heavy))
 """
+
+
+def _own_terminal() -> None:
+    """In the child: a new session whose controlling terminal is the pty on stdin."""
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
 
 def test_first_prompt_needs_no_heavy_import() -> None:
@@ -33,3 +50,83 @@ def test_suggested_tenant_id_is_valid() -> None:
 
     assert suggest_tenant_id("John.Doe") == "john-doe"
     assert suggest_tenant_id("___") == "default"
+
+
+def test_an_invalid_id_says_why_keeps_the_typing_and_the_wizard_goes_on(tmp_path: Path) -> None:
+    """On a pty: the suggested id is offered in brackets; an invalid answer is shown back with
+    the reason and asked again; a valid id reaches the next prompt, a questionary one
+    (imported meanwhile), and Ctrl-C there writes nothing."""
+    from nika_tui.wizard.first_prompt import suggest_tenant_id
+
+    master, slave = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NIKA_OS_", "XDG_"))} | {
+        "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+        "PYTHONPATH": str(ROOT),
+        "TERM": "xterm",
+        "USER": "jo.doe",
+        "LOGNAME": "jo.doe",
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nika_tui", "setup"],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        close_fds=True,
+        start_new_session=True,
+    )
+    os.close(slave)
+    try:
+        first = _read_until(master, f"[{suggest_tenant_id('jo.doe')}]".encode())  # offered
+        assert b"Tenant id" in first
+        os.write(master, b"Jo_Bad\r")
+        reason = b"lowercase letters, digits and '-'"
+        shown = _read_until(master, reason)
+        assert b"'Jo_Bad'" in shown  # what was typed, with why it is refused
+        after = shown.split(reason, 1)[1]
+        if b"Tenant id" not in after:  # asked again
+            _read_until(master, b"Tenant id")
+        os.write(master, b"acme\r")
+        _read_until(master, b"Display name")
+        os.write(master, b"\x03")
+        tail = _read_until(master, b"nothing was written")
+        assert proc.wait(timeout=30) == 130, tail
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(master)
+    assert not (tmp_path / "xdg" / "nika-os" / "tenants").exists()
+
+
+def test_ctrl_c_as_soon_as_the_first_prompt_shows_quits(tmp_path: Path) -> None:
+    """Ctrl-C the moment "Tenant id" is on the terminal exits 130 with nothing written (a
+    Ctrl-C that landed in readline's hook was lost, and the prompt stayed)."""
+    master, slave = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NIKA_OS_", "XDG_"))} | {
+        "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "PYTHONPATH": str(ROOT),
+        "TERM": "xterm",
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nika_tui", "setup"],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        close_fds=True,
+        preexec_fn=_own_terminal,  # Ctrl-C must be the terminal's SIGINT, as in a real one
+    )
+    os.close(slave)
+    try:
+        _read_until(master, b"Tenant id")
+        os.write(master, b"\x03")
+        tail = _read_until(master, b"nothing was written")
+        assert proc.wait(timeout=30) == 130, tail
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(master)
+    assert not (tmp_path / "xdg" / "nika-os" / "tenants").exists()

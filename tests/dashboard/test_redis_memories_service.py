@@ -143,3 +143,34 @@ def test_the_chain_pane_shows_why_each_version_was_replaced(
     pane = detail_text(current, chain).plain
     assert f"[{old}]" in pane and f"→ {new}" in pane
     assert f"replaced because: {why}" in pane
+
+
+def test_pages_through_the_service_reach_every_memory(
+    running_service: RunningService, make_tenant: Callable[..., TenantConfig]
+) -> None:
+    """1,150 memories: the service answers 500 per page, ``offset`` gives the next one, and the
+    pages together hold every memory once, newest valid time first."""
+    import random
+    from datetime import timedelta
+
+    from nika_tui.dashboard.memory_views import PAGE
+    from tests.plugins.debt import make_record, put, unit
+
+    make_tenant("acme")
+    rng = random.Random(7)
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    records = [
+        make_record("acme", f"fact {i}", valid_from=start + timedelta(hours=i)) for i in range(1150)
+    ]
+    put(running_service.ctx, [(r, unit(rng)) for r in records])
+    src = RedisDashboardSource(dict(os.environ))
+
+    pages = []
+    while not pages or sum(len(p.memories) for p in pages) < pages[0].total:
+        pages.append(src.memories("acme", MemoryFilter(), sum(len(p.memories) for p in pages)))
+        assert pages[-1].memories, "an empty page before every memory was read"
+    assert [len(p.memories) for p in pages] == [PAGE, PAGE, 150]
+    assert {p.total for p in pages} == {1150}
+    ids = [m.id for p in pages for m in p.memories]
+    assert ids == [r.id for r in reversed(records)]  # each once, newest first, across pages
+    assert src.memories("acme", MemoryFilter(), 1150).memories == ()  # past the end: empty

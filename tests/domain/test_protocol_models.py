@@ -38,7 +38,9 @@ SAMPLES: dict[Op, tuple[Message, Message]] = {
         rep.ReviewResolveReply(ITEM),
     ),
     Op.MEMORY_LIST: (
-        req.MemoryListRequest("acme", layer="semantic", status="review", as_of="2026-01-01"),
+        req.MemoryListRequest(
+            "acme", layer="semantic", status="review", as_of="2026-01-01", offset=500
+        ),
         rep.MemoryListReply([RECORD], 1),
     ),
     Op.MEMORY_RETIRE: (

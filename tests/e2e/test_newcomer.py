@@ -13,6 +13,9 @@ test's own site-packages after it, and its ``.installed`` stamp is fresh, so ``m
 the four pip steps and runs everything after them for real: ``make install`` (the symlink and
 the PATH note), ``.venv/bin/nika``, the welcome screen, the wizard. The first-session commands
 are parsed from README.md, so the test fails when the README drifts from what works.
+
+The ``export PATH=…`` line ``make install`` prints when ``~/.local/bin`` is off PATH is checked
+on its own: ``nika`` is not found in a fresh shell without it, and runs with it.
 """
 
 from __future__ import annotations
@@ -149,21 +152,6 @@ def _answer(tmux: list[str], prompt: str, *keys: str) -> None:
     _keys(tmux, *keys)
 
 
-def _clear_default(tmux: list[str], prompt: str) -> None:
-    """Wipe a prompt's pre-filled default. The prompt can be drawn a moment before the terminal
-    is in raw mode, when Ctrl-U is the line discipline's (the default then stays and the answer
-    is appended to it): the keys are sent again until the line shows no default."""
-    _wait(tmux, prompt)
-
-    def cleared() -> bool:
-        _keys(tmux, "C-e", "C-u")
-        lines = [ln for ln in _screen(tmux).splitlines() if prompt in ln]
-        # The instruction "(…)" with nothing after it (the prompt may be mid-redraw: try again).
-        return bool(lines) and lines[-1].rstrip().endswith(")")
-
-    retry_until(cleared, timeout=30, what=f"{prompt!r} default wiped")
-
-
 def test_readme_first_session_in_a_fresh_clone(pane: list[str], tmp_path: Path) -> None:
     tmux = pane
     clone = tmp_path / "nika-os"
@@ -191,8 +179,7 @@ def test_readme_first_session_in_a_fresh_clone(pane: list[str], tmp_path: Path) 
     _keys(tmux, "clear", "Enter")
     subprocess.run([*tmux, "clear-history", "-t", "newcomer"], check=True)
     _keys(tmux, commands[0], "Enter")  # `nika setup`, exactly as the README writes it
-    _clear_default(tmux, "Tenant id")
-    _keys(tmux, "acme", "Enter")
+    _answer(tmux, "Tenant id", "acme", "Enter")  # the suggested id is in brackets, not typed
     _answer(tmux, "Display name", "Enter")
     _answer(tmux, "Language", "Enter")
     _answer(tmux, "Plan level", "Enter")
@@ -230,3 +217,43 @@ def test_readme_first_session_in_a_fresh_clone(pane: list[str], tmp_path: Path) 
     assert "staging-1.acme.internal" not in recall_staging.split("recall", 1)[-1]
     peru = next(v for k, v in outputs.items() if "Peru" in k)
     assert "no memory for" in peru
+
+
+def test_the_path_line_make_install_prints_works_in_a_fresh_shell(tmp_path: Path) -> None:
+    """`make install` with ``~/.local/bin`` off PATH prints an ``export PATH=…`` line; typed in a
+    fresh shell (no rc file, the same PATH), it makes the README's ``nika`` a command there."""
+    from nika_tui import __version__
+
+    clone = tmp_path / "nika-os"
+    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
+    _reuse_venv(clone)
+    home = tmp_path / "home"
+    home.mkdir()
+    system_path = ":".join(
+        dict.fromkeys(("/usr/local/bin", "/usr/bin", "/bin",
+                       str(Path(shutil.which("make") or "/usr/bin/make").parent)))
+    )  # fmt: skip
+    env = {"HOME": str(home), "PATH": system_path, "LANG": "C.UTF-8"}
+    made = subprocess.run(
+        ["make", "install"], cwd=clone, env=env, capture_output=True, text=True, check=True
+    )
+    bindir = home / ".local" / "bin"
+    assert (bindir / "nika").is_symlink(), made.stdout
+    line = re.search(r'export PATH="[^"]+"', made.stdout)
+    assert line is not None, f"no export line printed:\n{made.stdout}"
+
+    def fresh_shell(script: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["bash", "--norc", "--noprofile", "-c", script],
+            cwd=home,  # not the clone: the command must not depend on where it is typed
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    before = fresh_shell("nika --version")
+    assert before.returncode == 127, before  # command not found: the line is what fixes it
+    after = fresh_shell(f"{line.group(0)}\ncommand -v nika\nnika --version")
+    assert after.returncode == 0, after
+    assert after.stdout.splitlines() == [str(bindir / "nika"), f"nika-os {__version__}"]

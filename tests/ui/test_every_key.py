@@ -183,6 +183,7 @@ CASES: list[Key] = [
     Key("MemoryBrowserScreen", "u", said("only a retired memory can be restored")),
     Key("MemoryBrowserScreen", "v", on("AskReason")),
     Key("MemoryBrowserScreen", "ctrl+r", holds(lambda s: s.listing.total == 5)),
+    Key("MemoryBrowserScreen", "n", said("all 4 memories are shown")),  # one page holds them
     Key("DebtScreen", "escape", ON_ROOT),
     Key("DebtScreen", "r", did("audit", "acme")),
     Key("DebtScreen", "m", on("MemoryBrowserScreen")),

@@ -72,6 +72,30 @@ def test_debt_screen_metrics_and_run_audit(build_app: Build, fixture_source: Fix
     run(scenario())
 
 
+def test_debt_screen_says_a_critical_metric_no_longer_pauses_ingestion(
+    build_app: Build, fixture_source: FixtureSource
+) -> None:
+    """The audit's ``pause_waived`` (decision 446) is said under the title, not left silent."""
+    reason = "duplicate_rate = 0.12 ratio (>= 1.5 x 0.05)"
+    with fixture_source._lock:
+        reports = fixture_source._t("beta")["debt_reports"]
+        reports[-1] = {**reports[-1], "pause_waived": [reason]}
+
+    async def scenario() -> None:
+        async with build_app(fixture_source).run_test(size=SIZE) as pilot:
+            app = await ready(pilot)
+            await pilot.press("d")
+            await screen_is(pilot, "DebtScreen")
+
+            def title() -> str:
+                return str(app.screen.query_one("#debt-title", Static).render())
+
+            await wait_for(pilot, lambda: "not paused" in title(), "the waived line")
+            assert "the action you approved changed nothing" in title() and reason in title()
+
+    run(scenario())
+
+
 def test_review_approve_keep_skip_and_batch(
     build_app: Build, fixture_source: FixtureSource
 ) -> None:

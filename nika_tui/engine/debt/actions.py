@@ -38,6 +38,7 @@ from nika_tui.domain.sampling import percentile_estimate
 from nika_tui.domain.verdicts import Fact, Verdict
 from nika_tui.engine.audit.inventory import inventory
 from nika_tui.engine.context import EngineContext
+from nika_tui.engine.debt.pause import memory_fingerprint, settle_after_noop
 from nika_tui.engine.judge_pairs import recent_judged_pairs
 from nika_tui.engine.recall import RECENCY_TAU_DAYS, RECENCY_WEIGHT, write_tuning
 from nika_tui.errors import JudgeError, NikaError, ValidationFailed
@@ -248,7 +249,9 @@ def apply_confirmation(ctx: EngineContext, tenant_id: str, confirmation_id: str)
     """Apply a pending ``debt.{action}`` confirmation (a person approved it).
 
     The confirmation is marked ``approved`` (with ``resolved_at``) and ``confirmation.resolved``
-    goes on the bus, then the action runs.
+    goes on the bus, then the action runs. When it changed nothing, it is held (not proposed
+    again until the memories change) and the debt pause is decided again without it; the
+    ``summary`` says both.
 
     Raises:
         ValidationFailed: No pending debt confirmation has that id.
@@ -276,24 +279,17 @@ def apply_confirmation(ctx: EngineContext, tenant_id: str, confirmation_id: str)
     )
     action = kind.removeprefix("debt.")
     result = apply_action(ctx, tenant_id, action)
+    summary = describe_result(action, result)
     if changed_nothing(action, result):
-        # Approved and useless: the next audits must not ask the same until the data moves.
+        # Approved and useless: the next audits must not ask the same until the data moves,
+        # nor keep bulk ingestion paused waiting for it (decision 446).
         ctx.redis.set(redis_keys.debt_noop(tenant_id, action), memory_fingerprint(ctx, tenant_id))
-    result["summary"] = describe_result(action, result)
+        ingest = settle_after_noop(ctx, tenant_id)
+        if ingest:
+            result["ingest"] = ingest
+            summary = f"{summary}; {ingest}"
+    result["summary"] = summary
     return result
-
-
-def memory_fingerprint(ctx: EngineContext, tenant_id: str) -> str:
-    """Current / retired counts per layer: what "the memories changed" compares."""
-    from nika_tui.engine.rem.run import counts
-
-    return json.dumps(counts(ctx, tenant_id), sort_keys=True)
-
-
-def unchanged_since_noop(ctx: EngineContext, tenant_id: str, action: str) -> bool:
-    """True when an approved ``action`` changed nothing and the memories have not moved since."""
-    held = ctx.redis.get(redis_keys.debt_noop(tenant_id, action))
-    return held is not None and str(held) == memory_fingerprint(ctx, tenant_id)
 
 
 def debt_apply_op(ctx: EngineContext, r: req.DebtApplyRequest) -> rep.DebtApplyReply:

@@ -1,6 +1,6 @@
 """One audit run that acts: measure, record in ``debt_history`` and on the bus, then apply or
 queue the actions the tenant's auto-actions allow, and pause bulk ingestion past the critical
-level.
+level (not for a metric whose approved action changed nothing: :mod:`.pause`).
 
 The measuring lives in :mod:`nika_tui.engine.audit`; this module sits above it and above the
 executors (:mod:`nika_tui.engine.debt.actions`), so neither imports the other back.
@@ -21,13 +21,11 @@ from nika_tui.domain.debt_tables import Decision
 from nika_tui.engine.audit.history import HISTORY_MAXLEN, requested_tenants
 from nika_tui.engine.audit.measure import DUPLICATE_SAMPLE, measure
 from nika_tui.engine.context import EngineContext
-from nika_tui.engine.debt.actions import apply_action, unchanged_since_noop
+from nika_tui.engine.debt.actions import apply_action
+from nika_tui.engine.debt.pause import WAIVED_WHY, held_actions, settle_pause
 from nika_tui.errors import NikaError
 from nika_tui.services import redis_keys
 from nika_tui.services.confirmation_queue import pending_confirmation, queue_confirmation
-
-PAUSE_PREFIX = "debt:"
-"""Value prefix of an ``ingest_paused`` set by the audit (it only clears its own pause)."""
 
 
 @dataclass
@@ -39,6 +37,8 @@ class AuditOutcome:
     actions: list[dict[str, Any]] = field(default_factory=list)
     review_request: str | None = None
     ingest_paused: bool = False
+    pause_waived: list[str] = field(default_factory=list)
+    """Critical reasons that do not pause ingestion: their approved action changed nothing."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (the ``nika audit --json`` document for one tenant)."""
@@ -47,6 +47,7 @@ class AuditOutcome:
         data["actions"] = self.actions
         data["review_request"] = self.review_request
         data["ingest_paused"] = self.ingest_paused
+        data["pause_waived"] = self.pause_waived
         return data
 
 
@@ -88,13 +89,12 @@ def run_audit(
     config = ctx.tenant(tenant_id)
     now = report.at
     if act:
+        held = held_actions(ctx, tenant_id, report.metrics)
         for decision in debt.decide_actions(report, config.auto_actions):
             entry = decision.to_dict()
             if decision.decision is Decision.APPLY:
                 entry["result"] = _apply(ctx, tenant_id, decision.action)
-            elif decision.decision is Decision.CONFIRM and unchanged_since_noop(
-                ctx, tenant_id, decision.action.value
-            ):
+            elif decision.decision is Decision.CONFIRM and decision.action.value in held:
                 entry["skipped"] = f"approved before and changed nothing; {NOT_ASKED_AGAIN}"
             elif decision.decision is Decision.CONFIRM:
                 kind = f"debt.{decision.action.value}"
@@ -118,7 +118,6 @@ def run_audit(
         reset_entry = decide_reset(ctx, tenant_id, report.strategies)  # strategy A (issue 22)
         if reset_entry is not None:
             outcome.actions.append(reset_entry)
-        paused_key = redis_keys.ingest_paused(tenant_id)
         if report.critical:
             line = ctx.bus(tenant_id).append(
                 "debt.review_request",
@@ -126,13 +125,13 @@ def run_audit(
                 now=now,
             )
             outcome.review_request = str(line["id"])
-            reason = PAUSE_PREFIX + "; ".join(report.critical_reasons)
-            ctx.redis.set(paused_key, reason[:500], ex=debt_tables.PAUSE_TTL_S)
-            outcome.ingest_paused = True
-        else:
-            held = ctx.redis.get(paused_key)
-            if held is not None and str(held).startswith(PAUSE_PREFIX):
-                ctx.redis.delete(paused_key)
+        pause = settle_pause(ctx, tenant_id, report.metrics, held)
+        outcome.ingest_paused = bool(pause.reasons)
+        outcome.pause_waived = pause.waived
+        if pause.waived:  # said, not silent: critical, yet bulk writes go on (decision 446)
+            ctx.bus(tenant_id).append(
+                "debt.pause_waived", {"reasons": pause.waived, "why": WAIVED_WHY}, now=now
+            )
     data = outcome.to_dict()
     ctx.redis.xadd(
         redis_keys.debt_history(tenant_id),

@@ -86,6 +86,12 @@ whether the tenant's auto-actions would apply it; under it, the metric over the 
             title.append(" · no audit yet (press r)", style="dim")
         if debt.ingest_paused:
             title.append(f"\nbulk ingestion paused: {debt.ingest_paused}", style="bold red")
+        if debt.pause_waived:
+            title.append(
+                "\ncritical, yet bulk ingestion is not paused for it (the action you approved "
+                f"changed nothing): {'; '.join(debt.pause_waived)}",
+                style="yellow",
+            )
         self.query_one("#debt-title", Static).update(title)
         if debt == self._shown:
             return

@@ -4,7 +4,9 @@ One DataTable row per memory (status, layer, valid time, project, source, text);
 below shows the one under the cursor in full with its supersede chain. ``T`` turns the table
 into a timeline over valid time (a bar per memory, ``│`` at the as-of date); the as-of box
 keeps what was current then (issue 21). Retire, restore and send-to-review ask first, then go
-through the memory service like ``nika review`` does.
+through the memory service like ``nika review`` does. The list comes in pages of
+:data:`~nika_tui.dashboard.memory_views.PAGE`; ``n`` (or the cursor reaching the last row)
+appends the next one, so every memory of the tenant can be reached.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from textual.widgets import DataTable, Input, Static
 
 from nika_tui.dashboard.memory_views import (
     LAYER_FILTERS,
+    PAGE,
     STATUS_FILTERS,
     ChainVersion,
     MemoryEvent,
@@ -35,24 +38,13 @@ from nika_tui.ui.screens.base import DashboardScreen
 from nika_tui.ui.widgets.memory_text import (
     STATUS_STYLE,
     detail_text,
+    refusal,
     short,
     source_text,
     span_bar,
     time_range,
     when,
 )
-
-
-def _refusal(run: str, m: MemoryView) -> str:
-    """Why ``run`` cannot apply to ``m`` ('' when it can): said instead of asking for nothing."""
-    if run == "retire" and m.status == "retired":
-        return "is already retired (`u` restores it)"
-    if run == "restore" and m.status != "retired":
-        return f"is {m.status}: only a retired memory can be restored"
-    if run == "review" and m.status == "in review":
-        return "is already in the review queue"
-    return ""
-
 
 # The text early: at 80 columns the last columns are off-screen, and a memory is its text.
 COLUMNS = ("Status", "Valid from", "Text", "Until", "Layer", "Project", "Source")
@@ -70,6 +62,7 @@ class MemoryBrowserScreen(DashboardScreen):
         Binding("r", "retire", "Retire"),
         Binding("u", "restore", "Restore"),
         Binding("v", "send_review", "To review"),
+        Binding("n", "more", "More"),
         Binding("ctrl+r", "reload", "Reload", show=False),
     ]
     HELP_TITLE = "Memory browser"
@@ -80,15 +73,21 @@ full with its supersede chain. `/` searches (a substring or an exact id; `enter`
 search, project and *as of* boxes); *as of* keeps what was current at that date. `l` / `t`
 cycle the layer / status filters; `T` draws each memory's valid time as a bar (the timeline),
 `│` at the as-of date. `r` retire, `u` restore, `v` send to review: each asks first and asks
-why; the reason is kept and shown in the memory's history in the pane."""
+why; the reason is kept and shown in the memory's history in the pane. The list loads 500 at a
+time: `n` (or moving past the last row) loads the next 500; the title says how many are left."""
 
     class Listed(Message):
-        """The list came back (``error`` set when it failed)."""
+        """The list came back (``error`` set when it failed): the pages from ``offset`` on,
+        read for the filters ``flt``."""
 
-        def __init__(self, listing: MemoryList | None, error: str = "") -> None:
+        def __init__(
+            self, listing: MemoryList | None, error: str, flt: MemoryFilter, offset: int
+        ) -> None:
             super().__init__()
             self.listing = listing
             self.error = error
+            self.flt = flt
+            self.offset = offset
 
     class Chained(Message):
         """The chain and the history of the memory under the cursor came back."""
@@ -115,6 +114,8 @@ why; the reason is kept and shown in the memory's history in the pane."""
         self.flt = flt or MemoryFilter()
         """The filters in force (the search, as-of and project boxes, the layer and status keys)."""
         self.listing = MemoryList(tenant_id)
+        self._loading_more = False
+        """A next page is on its way (``n`` and the cursor at the end ask once)."""
         self.timeline = False
         """True when the table shows valid-time bars (``T``)."""
         self._chain: tuple[str, tuple[ChainVersion, ...]] = ("", ())
@@ -146,13 +147,21 @@ why; the reason is kept and shown in the memory's history in the pane."""
 
     # --- reads --------------------------------------------------------------------------
     @work(thread=True, exclusive=True, exit_on_error=False, group="memories")
-    def _load(self) -> None:
+    def _load(self, offset: int = 0, upto: int = 0) -> None:
+        """Read the pages from ``offset`` until at least ``upto`` rows (one page at least): a
+        reload keeps as many rows as were loaded, so the cursor stays where it was."""
+        flt, source = self.flt, self.dashboard.source
         try:
-            listing = self.dashboard.source.memories(self.tenant_id, self.flt)
+            listing = source.memories(self.tenant_id, flt, offset)
+            rows = list(listing.memories)
+            while listing.memories and offset + len(rows) < min(upto, listing.total):
+                listing = source.memories(self.tenant_id, flt, offset + len(rows))
+                rows.extend(listing.memories)
         except Exception as exc:  # noqa: BLE001 - UI edge: shown in the pane
-            self.post_message(self.Listed(None, str(exc)))
+            self.post_message(self.Listed(None, str(exc), flt, offset))
             return
-        self.post_message(self.Listed(listing))
+        page = MemoryList(self.tenant_id, tuple(rows), listing.total)
+        self.post_message(self.Listed(page, "", flt, offset))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="memory-chain")
     def _load_chain(self, memory_id: str) -> None:
@@ -168,13 +177,23 @@ why; the reason is kept and shown in the memory's history in the pane."""
         self.post_message(self.Chained(memory_id, chain, history))
 
     def on_memory_browser_screen_listed(self, message: Listed) -> None:
+        if message.flt != self.flt:
+            return  # read for filters changed since: the newer read follows
+        self._loading_more = False
         if message.listing is None:
             self.query_one("#mem-detail", Static).update(
                 Text(f"memories unavailable: {message.error}", style="red")
             )
             return
-        self.listing = message.listing
-        self._fill()
+        keep = self.current()  # read before the rows change under the cursor
+        if message.offset == 0:
+            self.listing = message.listing
+        elif message.offset == len(self.listing.memories):  # the next page: appended
+            memories = self.listing.memories + message.listing.memories
+            self.listing = MemoryList(self.tenant_id, memories, message.listing.total)
+        else:
+            return  # a page for rows replaced meanwhile (a reload came first)
+        self._fill(keep)
 
     def on_memory_browser_screen_chained(self, message: Chained) -> None:
         self._chain = (message.memory_id, message.chain)
@@ -192,6 +211,8 @@ why; the reason is kept and shown in the memory's history in the pane."""
         text = Text(f"{self.tenant_id}: memories", style="bold")
         shown, total = len(self.listing.memories), self.listing.total
         text.append(f" · {shown} shown" + (f" of {total}" if total > shown else ""))
+        if self.listing.more:
+            text.append(f" · n loads {min(PAGE, self.listing.more)} more", style="bold")
         text.append(f" · layer {f.layer or 'all'} · status {f.status or 'all'}", style="dim")
         if f.as_of is not None:
             text.append(f" · current as of {f.as_of:%Y-%m-%d %H:%M}", style="magenta")
@@ -199,9 +220,9 @@ why; the reason is kept and shown in the memory's history in the pane."""
             text.append(" · timeline (valid time)", style="cyan")
         self.query_one("#mem-title", Static).update(text)
 
-    def _fill(self) -> None:
+    def _fill(self, current: MemoryView | None = None) -> None:
         table = self.query_one("#mem-table", DataTable)
-        current = self.current()
+        current = current or self.current()
         table.clear()
         memories = self.listing.memories
         lo, hi = time_range(memories, self.dashboard.clock())
@@ -216,8 +237,9 @@ why; the reason is kept and shown in the memory's history in the pane."""
                 cells += (m.project, short(source_text(m), 28))
             table.add_row(*cells, key=m.id)
         ids = [m.id for m in memories]
-        if current is not None and current.id in ids:
-            table.move_cursor(row=ids.index(current.id), animate=False)
+        # The same memory under the cursor, else the top (not the last row: that loads more).
+        at = ids.index(current.id) if current is not None and current.id in ids else 0
+        table.move_cursor(row=at, animate=False)
         self._title()
         self._show_current()
 
@@ -231,6 +253,18 @@ why; the reason is kept and shown in the memory's history in the pane."""
 
     def on_data_table_row_highlighted(self) -> None:
         self._show_current()
+        table = self.query_one("#mem-table", DataTable)
+        if self.listing.more and table.row_count and table.cursor_row >= table.row_count - 1:
+            self.action_more()  # the last row reached: the next page follows it
+
+    def action_more(self) -> None:
+        """Load the next page of memories below the ones shown."""
+        if not self.listing.more:
+            self.notify(f"all {self.listing.total} memories are shown", title="memories")
+            return
+        if not self._loading_more:
+            self._loading_more = True
+            self._load(offset=len(self.listing.memories))
 
     def _show_current(self) -> None:
         pane = self.query_one("#mem-detail", Static)
@@ -248,6 +282,7 @@ why; the reason is kept and shown in the memory's history in the pane."""
     # --- filters ------------------------------------------------------------------------
     def _set_filter(self, flt: MemoryFilter) -> None:
         self.flt = flt
+        self._loading_more = False
         self._title()
         self._load()
 
@@ -291,8 +326,8 @@ why; the reason is kept and shown in the memory's history in the pane."""
         self._fill()
 
     def action_reload(self) -> None:
-        """Read the list again."""
-        self._load()
+        """Read the list again (as many rows as are loaded)."""
+        self._load(upto=len(self.listing.memories))
 
     # --- actions ------------------------------------------------------------------------
     def _ask(self, verb: str, detail: str, run: str, default_reason: str) -> None:
@@ -300,7 +335,7 @@ why; the reason is kept and shown in the memory's history in the pane."""
         if m is None:
             self.notify("no memory selected", severity="warning")
             return
-        refused = _refusal(run, m)
+        refused = refusal(run, m)
         if refused:
             self.notify(f"{m.id} {refused}", title=verb, severity="warning")
             return
@@ -361,5 +396,5 @@ why; the reason is kept and shown in the memory's history in the pane."""
         else:
             self.notify(message.outcome, title="memory")
         self._chain = ("", ())
-        self._load()
+        self._load(upto=len(self.listing.memories))
         self.dashboard.request_refresh()

@@ -180,7 +180,15 @@ tenant detail answers the same ones. Click a header to sort."""
         self._pending = None
         self._render_rows(snapshot)
 
+    def _warm_up_if_shown(self) -> None:
+        # Not under the welcome screen (first run): its button must answer at once, and the
+        # import blocked the UI thread for 0.2-0.6 s (decision 448). Done on resume instead.
+        if self.app.screen is self:  # not `is_current`: true behind the welcome too
+            self.dashboard.warm_up_once()
+
     def on_screen_resume(self) -> None:
+        if not self.dashboard.warmed_up:  # back from the welcome screen: after this frame
+            self.call_after_refresh(self._warm_up_if_shown)
         if self._pending is not None:
             snapshot, self._pending = self._pending, None
             self._render_rows(snapshot)
@@ -217,7 +225,7 @@ tenant detail answers the same ones. Click a header to sort."""
             self._cells.pop(gone, None)
         if not self.dashboard.warmed_up:
             # After this frame is painted: the kernel manager, which the frame did not need.
-            self.call_after_refresh(self.dashboard.warm_up_once)
+            self.call_after_refresh(self._warm_up_if_shown)
         empty = self.query_one("#overview-empty")
         show_empty = not rows and bool(snapshot.tenants)
         if empty.display != show_empty:  # an unchanged assignment still costs a style pass

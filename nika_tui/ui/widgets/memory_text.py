@@ -73,6 +73,17 @@ def time_range(memories: Sequence[MemoryView], now: datetime) -> tuple[datetime,
     return (min(starts) if starts else now), now
 
 
+def refusal(run: str, m: MemoryView) -> str:
+    """Why ``run`` cannot apply to ``m`` ('' when it can): said instead of asking for nothing."""
+    if run == "retire" and m.status == "retired":
+        return "is already retired (`u` restores it)"
+    if run == "restore" and m.status != "retired":
+        return f"is {m.status}: only a retired memory can be restored"
+    if run == "review" and m.status == "in review":
+        return "is already in the review queue"
+    return ""
+
+
 def detail_text(
     m: MemoryView, chain: Sequence[ChainVersion], history: Sequence[MemoryEvent] = ()
 ) -> Text:
