@@ -141,7 +141,12 @@ def _pick(group: Sequence[DigestMemory], limit: int) -> list[DigestLine]:
             picked.append(i)
             folded[i] = [ordered[i].id]
     lines = [DigestLine(ordered[i].text, tuple(folded[i]), ordered[i].valid_from) for i in picked]
-    return sorted(lines, key=lambda line: (line.valid_from or datetime.min, line.ids[0]))
+    return sorted(lines, key=_by_time)
+
+
+def _by_time(line: DigestLine) -> tuple[datetime, str]:
+    """Valid time, then the first id (a stable order for lines of one instant)."""
+    return (line.valid_from or datetime.min, line.ids[0] if line.ids else "")
 
 
 def synthesise(
@@ -192,13 +197,14 @@ def synthesise(
         digest.memory_count = len(group)
         digest.scope = _scope(node, by_id)
         decisions = [m for m in group if _DECISION.search(m.text)]
-        digest.decided = _pick(decisions, picks)
+        decided = _pick(decisions, picks)
         if status in FINISHED:
-            digest.decided += [
-                line
-                for line in _pick(group, picks)
-                if line.ids[0] not in {d.ids[0] for d in digest.decided}
-            ]
+            # A finished node keeps its decisions first, then what else its work left, within
+            # the one section's cap; the section reads in valid time like the others.
+            taken = {i for line in decided for i in line.ids}
+            rest = [line for line in _pick(group, picks) if not taken & set(line.ids)]
+            decided += rest[: max(0, picks - len(decided))]
+        digest.decided = sorted(decided, key=_by_time)
         digest.current = [DigestLine(f"status: {status} (from the hierarchy)", ())]
         digest.current += _pick(group, picks) if status not in FINISHED else []
         ids = {m.id for m in group}

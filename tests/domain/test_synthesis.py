@@ -57,6 +57,27 @@ def test_digest_sections_and_ids() -> None:
     job = digests["done-job"]
     assert job.status == "done" and len(job.current) == 1  # finished: all in "decided"
     assert {i for line in job.decided for i in line.ids} == {"a", "b", "b2", "c"}
+    times = [line.valid_from for line in job.decided]
+    assert times == sorted(times)  # decisions and the rest, one section in valid time
+
+
+def test_a_finished_nodes_decided_section_is_capped_and_in_valid_time() -> None:
+    # Two decisions and eight other facts, all distinct: one section, at most `picks` lines.
+    def m(i: int, text: str, vec: list[float]) -> DigestMemory:
+        return DigestMemory(f"m{i}", text, T0 + timedelta(days=(7 * i) % 10), "p", "done-job",
+                            "", _unit(vec))  # fmt: skip
+
+    def axis(i: int) -> list[float]:
+        return [1.0 if k == i else 0.0 for k in range(10)]  # no two alike: nothing folds
+
+    memories = [m(i, f"We decided on option {i}", axis(i)) for i in range(2)]
+    memories += [m(i, f"Service {i} runs in zone {i}", axis(i)) for i in range(2, 10)]
+    digests = synthesise(memories, _nodes(), [], T0, picks=5)
+    job = next(d for d in digests if d.node_id == "done-job")
+    assert len(job.decided) == 5  # two decisions and three of the rest, not 2 + 5
+    assert {"m0", "m1"} <= {i for line in job.decided for i in line.ids}  # decisions first
+    times = [line.valid_from for line in job.decided]
+    assert times == sorted(times)
 
 
 def test_digest_is_deterministic() -> None:
