@@ -69,6 +69,16 @@ def git(repo: Path, *args: str, env: Mapping[str, str] | None = None, hint: str 
         ) from exc
     except subprocess.CalledProcessError as exc:
         lines = [ln for ln in (exc.stderr or exc.stdout or "").strip().splitlines() if ln.strip()]
+        lock = _stale_lock(lines)
+        if lock:
+            # A git command killed mid-way (a reset killed while it committed, say) leaves its
+            # lock; git's own last line ("remove the file manually") does not name the file.
+            raise PublishFailed(
+                f"git {args[0]} failed in {repo}: {lock} exists (a git command was killed "
+                "there, or is still running)",
+                f"if no git command is running in {repo}, remove {lock} and run again; "
+                "the memory store is unchanged",
+            ) from exc
         detail = scrub(lines[-1].strip())[:200] if lines else f"exit {exc.returncode}"
         raise PublishFailed(
             f"git {args[0]} failed in {repo}: {detail}",
@@ -76,6 +86,14 @@ def git(repo: Path, *args: str, env: Mapping[str, str] | None = None, hint: str 
             or "check the repository (a valid, writable git work tree); the store is unchanged",
         ) from exc
     return out.stdout
+
+
+def _stale_lock(lines: Sequence[str]) -> str:
+    """The ``*.lock`` file git could not create, from its ``Unable to create '…': File exists``."""
+    for line in lines:
+        if "Unable to create '" in line and ".lock'" in line and "File exists" in line:
+            return line.split("Unable to create '", 1)[1].split("'", 1)[0]
+    return ""
 
 
 def ensure_work_tree(repo: Path, env: Mapping[str, str] | None = None) -> Path:

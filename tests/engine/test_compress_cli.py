@@ -91,3 +91,20 @@ def test_a_repo_that_is_not_a_work_tree(seeded_live: int, tmp_path: Path) -> Non
     assert error == f"error: {notes} is not a git work tree" and f"git init {notes}" in hint
     assert sorted(p.name for p in notes.iterdir()) == ["todo.txt"]
     _untouched(seeded_live)
+
+
+def test_a_lock_left_by_a_killed_git_is_named_with_what_to_do(
+    seeded_live: int, tmp_path: Path
+) -> None:
+    # A reset killed while it committed leaves .git/index.lock: the next one must say which
+    # file stops it (git's own last line, "remove the file manually to continue", does not).
+    work = tmp_path / "knowledge"
+    subprocess.run(["git", "init", "-q", str(work)], check=True)
+    lock = work / ".git" / "index.lock"
+    lock.write_text("")
+    save_tenant(load_tenant(TENANT).model_copy(update={"knowledge_repo": str(work)}))
+    error, hint = _one_error(_nika("compress", "--tenant", TENANT, "--reset"))
+    assert f"{lock} exists" in error
+    assert f"remove {lock}" in hint and "the memory store is unchanged" in hint
+    assert lock.exists()  # never removed for the person: a git command may still be running
+    _untouched(seeded_live)
