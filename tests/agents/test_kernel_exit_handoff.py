@@ -19,6 +19,7 @@ from nika_tui.domain.tenant import KernelConfig
 from nika_tui.engine.kernel_watch import KernelWatcher
 from nika_tui.hooks.inject import HANDOFF_OTHER_TITLE
 from nika_tui.services.config_store import load_tenant, save_tenant
+from nika_tui.settings import Settings
 from tests.agents.claude_onboarding import onboarded_claude
 from tests.helpers import retry_until
 
@@ -48,7 +49,7 @@ def test_a_killed_claude_code_kernel_leaves_a_handoff_for_the_next_session(
             }
         )
     )
-    watcher = KernelWatcher(tenant.env)
+    watcher = KernelWatcher(Settings.from_env(tenant.env), tenant.env)
     manager = watcher.manager
     assert manager.spawn(tenant.tenant_id).spawned
     try:
