@@ -50,8 +50,13 @@ def test_the_redis_source_writes_the_relevance_set(
 ) -> None:
     make_tenant("acme")
     source = RedisDashboardSource()
-    assert "marked useful" in source.mark_recall("acme", "vat rounding", "m-881-full-id", True)
-    source.mark_recall("acme", "vat rounding", "m-900", False)
+    # Memory ids are UUIDs; a mark of anything else is refused (decision 423).
+    useful, not_useful = (
+        "0f3c2a9e-4b1d-4c2e-9a7f-1d2e3f4a5b6c",
+        "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+    )
+    assert "marked useful" in source.mark_recall("acme", "vat rounding", useful, True)
+    source.mark_recall("acme", "vat rounding", not_useful, False)
     [judged] = load_set("acme")
-    assert judged.useful == frozenset({"m-881-full-id"})
-    assert judged.not_useful == frozenset({"m-900"})
+    assert judged.useful == frozenset({useful})
+    assert judged.not_useful == frozenset({not_useful})
