@@ -68,3 +68,22 @@ READ_ONLY_OPS: frozenset[Op] = frozenset(
 """Ops that write nothing: the service's readers answer them beside the writer loop, with no
 store flush. Any other op goes through the loop, which flushes the store before replying (an
 op missing here is slow, not wrong: SessionStart's ``recent`` waited ~190 ms for a flush)."""
+
+
+SYNC_AFTER_OPS: frozenset[Op] = frozenset(
+    {
+        Op.MEMORY_RETIRE,
+        Op.MEMORY_RESTORE,
+        Op.AGENT_RETIRE,
+        Op.REVIEW_RESOLVE,
+        Op.AGENT_REVIEW_RESOLVE,
+        Op.DEBT_APPLY,
+        Op.PURGE_APPLY,
+        Op.PURGE_RESTORE,
+        Op.COMPRESS_RESET,
+        Op.SNAPSHOT_IMPORT,
+    }
+)
+"""Ops that can change which of a tenant's memories are current without an ingest: the
+service syncs the agents' native memories after them (as after an ingest batch or a REM pass),
+so a retired fact leaves ``MEMORY.md`` and the instruction files."""

@@ -15,7 +15,7 @@ from nika_tui.automemory.runner import (
     AutoMemoryScheduler,
     claude_project_root,
 )
-from nika_tui.domain.protocol_requests import RemRunRequest
+from nika_tui.domain.protocol_requests import MemoryRetireRequest, RemRunRequest
 from nika_tui.domain.tenant import KernelConfig, TenantConfig
 from nika_tui.errors import StoreUnavailable
 from nika_tui.services.config_store import save_tenant
@@ -123,3 +123,29 @@ def test_the_end_of_a_rem_pass_syncs_the_tenant(
         what="MEMORY.md written by the sync that follows the REM pass",
     )
     assert "release train" in synced
+
+
+@pytest.mark.embedder
+def test_a_retirement_through_the_service_syncs_the_tenant(
+    running_service: RunningService, tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    save_tenant(
+        TenantConfig(tenant_id="acme", display_name="Acme", kernel=KernelConfig(workdir=str(work)))
+    )
+    # Stored without ingest: only the retirement can make the service sync this tenant.
+    kept = "The acme release train leaves every second Tuesday from the main branch"
+    gone = "The acme release train leaves every Friday from the release branch"
+    records = [make_record("acme", t, entity_ids=("automemory:project",)) for t in (kept, gone)]
+    embed = running_service.ctx.embedder.embed
+    put(running_service.ctx, [(r, embed([r.text])[0]) for r in records])
+    index = memory_dir("acme", claude_project_root(work)) / "MEMORY.md"
+    assert not index.exists()
+    running_service.client.send(MemoryRetireRequest("acme", records[1].id, "moved"), timeout=60)
+    synced = retry_until(
+        lambda: index.read_text() if index.exists() else None,
+        timeout=60,
+        what="MEMORY.md written by the sync that follows the retirement",
+    )
+    assert "second Tuesday" in synced and "every Friday" not in synced

@@ -43,7 +43,7 @@ from typing import Any
 
 import redis
 
-from nika_tui.domain.protocol import READ_ONLY_OPS, Op
+from nika_tui.domain.protocol import READ_ONLY_OPS, SYNC_AFTER_OPS, Op
 from nika_tui.domain.requests import RememberRequest
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.embed_ahead import EmbedAhead
@@ -220,7 +220,10 @@ class MemoryService(IngestPipeline):
                     self.scale.tick()
                     self.reconcile.tick()
                     self.quota.tick()
-                    self.automemory.touch(d[4:] for d in done if d.startswith("rem:"))
+                    # A REM pass, or an audit's own debt actions, may retire memories.
+                    self.automemory.touch(
+                        d.split(":", 1)[1] for d in done if d.startswith(("rem:", "audit:"))
+                    )
                     self.automemory.tick()
                 except StoreUnavailable as exc:
                     log.warning("store unavailable, retrying in %.0fs: %s", RETRY_BACKOFF_S, exc)
@@ -389,4 +392,6 @@ class MemoryService(IngestPipeline):
         reply = dispatch(self.ctx, self.ops, op, raw_body, holds)
         if op == Op.REM_RUN and reply["ok"]:
             self.automemory.touch(reply["result"].get("tenants", {}) or [])
+        elif op in SYNC_AFTER_OPS and reply["ok"] and (tenant := rpc_tenant({"body": raw_body})):
+            self.automemory.touch([tenant])
         return reply
