@@ -15,8 +15,10 @@ from nika_tui.automemory.codex_sync import (
     BEGIN,
     END,
     agents_md,
+    gemini_md,
     opencode_agents_md,
     sync_codex,
+    sync_gemini,
     sync_opencode,
 )
 from nika_tui.domain.automemory import (
@@ -258,3 +260,26 @@ def test_opencode_global_agents_md_block(
     assert records["Staging resets on Mondays"].meta.agent_type == "opencode"
     again = sync_opencode(engine_ctx, "acme")
     assert (again.imported, again.written, again.removed) == ([], [], [])
+
+
+@pytest.mark.parametrize("cli", ["codex", "gemini", "opencode"])
+def test_a_retired_memory_leaves_the_instruction_files_block(
+    engine_ctx: EngineContext, make_tenant: Callable[..., TenantConfig], cli: str
+) -> None:
+    # Codex's AGENTS.md, Gemini CLI's GEMINI.md and OpenCode's global AGENTS.md: the block
+    # holds current facts only; a retirement takes its line out at the next pass.
+    make_tenant("acme")
+    sync, path = {
+        "codex": (sync_codex, agents_md), "gemini": (sync_gemini, gemini_md),
+        "opencode": (sync_opencode, opencode_agents_md),
+    }[cli]  # fmt: skip
+    kept = _add(engine_ctx, "The web app deploys to production on Thursdays at 10:00")
+    gone = _add(engine_ctx, "The nightly export job writes to bucket acme-exports-eu")
+    sync(engine_ctx, "acme")
+    before = path("acme", engine_ctx.settings.roots).read_text()
+    assert "Thursdays" in before and "acme-exports-eu" in before
+    retire(engine_ctx, "acme", Layer.SEMANTIC, gone.id, None, "the export job was removed")
+    sync(engine_ctx, "acme")
+    after = path("acme", engine_ctx.settings.roots).read_text()
+    assert "Thursdays" in after and "acme-exports-eu" not in after
+    assert {kept.id} <= set(_current_texts(engine_ctx))
