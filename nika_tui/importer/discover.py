@@ -55,9 +55,21 @@ class Unit:
     storage: Path | None = None
 
     def fingerprint(self) -> str:
-        """Size and mtime: an unchanged file need not be read again."""
+        """Size and mtime: an unchanged file need not be read again.
+
+        An OpenCode database is in WAL mode, and a running OpenCode does not checkpoint after
+        each session: its newest messages are in ``<db>-wal`` while the database file is
+        untouched, so the WAL's size and mtime are part of the database's fingerprint.
+        """
         st = self.path.stat()
-        return f"{st.st_size}:{st.st_mtime_ns}"
+        out = f"{st.st_size}:{st.st_mtime_ns}"
+        if self.kind == "opencode-db":
+            try:
+                wal = self.path.with_name(self.path.name + "-wal").stat()
+            except FileNotFoundError:
+                return out
+            out += f"+wal:{wal.st_size}:{wal.st_mtime_ns}"
+        return out
 
 
 @dataclass(frozen=True, slots=True)
