@@ -38,7 +38,7 @@ pytestmark = [pytest.mark.agents, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 FACT = "Remember this: the invoicing cron runs at 04:17 UTC on the box named quokka-7."
-OFFER = "existing Claude Code session files into 'acme'?"
+OFFER = "Import your 1 existing Claude Code session into 'acme'?"
 # The questions of a first setup, in order, each answered with its default (Enter).
 DEFAULTS = [
     "Display name",
