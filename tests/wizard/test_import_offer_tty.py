@@ -13,11 +13,8 @@ from __future__ import annotations
 
 import json
 import os
-import pty
-import select
 import shutil
 import subprocess
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -33,60 +30,12 @@ from nika_tui.services import redis_keys
 from nika_tui.services.config_store import load_tenant
 from tests.helpers import retry_until
 from tests.plugins.memory import RunningService
+from tests.wizard.setup_pty import run_setup
 
 pytestmark = [pytest.mark.agents, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parents[2]
 FACT = "Remember this: the invoicing cron runs at 04:17 UTC on the box named quokka-7."
 OFFER = "Import your 1 existing Claude Code session into 'acme'?"
-# The questions of a first setup, in order, each answered with its default (Enter).
-DEFAULTS = [
-    "Display name",
-    "Language",
-    "Plan level",
-    "Agent CLI for this tenant",
-    "Privacy mode",
-    "Cloud providers",
-    "Knowledge repository",
-    "auto-scale",
-    "auto-compress",
-    "auto-purge",
-    "auto-REM",
-    "plan quotas",
-    "Write this configuration?",
-]
-
-
-class Terminal:
-    """The wizard's side of a pty: what it printed, read up to each question in turn."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self.seen = b""
-        self.at = 0
-
-    def wait(self, needle: str, limit_s: float = 60.0) -> str:
-        """Read until ``needle`` appears after the previous one; the text in between."""
-        want = needle.encode()
-        while want not in self.seen[self.at :]:
-            ready, _, _ = select.select([self.fd], [], [], limit_s)
-            assert ready, f"no {needle!r} on the terminal; its end:\n{self.seen[-1500:]!r}"
-            try:
-                chunk = os.read(self.fd, 4096)
-            except OSError:  # the wizard exited
-                chunk = b""
-            assert chunk, f"the wizard ended before {needle!r}:\n{self.seen[-1500:]!r}"
-            self.seen += chunk
-            if b"\x1b[6n" in chunk:  # prompt_toolkit asks where the cursor is
-                os.write(self.fd, b"\x1b[1;1R")
-        start, self.at = self.at, self.seen.index(want, self.at) + len(want)
-        return self.seen[start : self.at].decode(errors="replace")
-
-    def answer(self, needle: str, keys: str) -> str:
-        """Wait for a question, then type ``keys``."""
-        shown = self.wait(needle)
-        os.write(self.fd, keys.encode())
-        return shown
 
 
 def _claude_bin() -> Path:
@@ -139,46 +88,9 @@ def claude_home(tmp_path: Path) -> tuple[Path, Path, datetime]:
 
 
 def _setup(tmp_path: Path, claude_home: tuple[Path, Path, datetime], accept: bool) -> str:
-    """Run ``nika setup`` on a pty, every question by default, the offer answered; its output."""
+    """``nika setup`` on a pty for tenant acme, the offer answered; what it printed."""
     home, binary, _started = claude_home
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    (bindir / "claude").symlink_to(binary)
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME")
-    } | {
-        "HOME": str(home),
-        "PATH": f"{bindir}:{os.environ.get('PATH', '/usr/bin:/bin')}",
-        "PYTHONPATH": str(ROOT),
-        "TERM": "xterm",
-    }
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "nika_tui", "setup"],
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        env=env,
-        close_fds=True,
-        start_new_session=True,
-    )
-    os.close(slave)
-    term = Terminal(master)
-    try:
-        term.answer("Tenant id", "acme\r")
-        for question in DEFAULTS:
-            term.answer(question, "\r")
-        term.wait("Wrote ")
-        term.answer(OFFER, "y\r" if accept else "n\r")
-        said = term.wait("Next: `nika doctor`", limit_s=120)
-        assert proc.wait(timeout=60) == 0, said
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        os.close(master)
+    said = run_setup(tmp_path, home, AgentCli.CLAUDE_CODE, binary, "acme", OFFER, accept)
     # The agent question's default was the CLI found on PATH: Claude Code, detected.
     assert load_tenant("acme").agent_cli is AgentCli.CLAUDE_CODE
     return said
