@@ -10,6 +10,10 @@ session only that session's memories are queued.
 After the first run the database file is 4 KiB and everything is in ``opencode.db-wal`` (OpenCode
 does not checkpoint on exit): the import reads the WAL too. A session only in the WAL while the
 file is unchanged is ``tests/importer/test_opencode_wal.py``.
+
+The last test is the wizard's side: ``nika setup`` on a pty, on the HOME those runs used, with
+that OpenCode on PATH, offers an OpenCode tenant its sessions (counted in the database) and a
+"yes" puts them into the tenant through the memory service.
 """
 
 from __future__ import annotations
@@ -29,9 +33,13 @@ import redis
 from nika_tui.cli import main
 from nika_tui.domain.memory import Layer, MemoryRecord
 from nika_tui.domain.requests import RecallQuery
+from nika_tui.domain.tenant import AgentCli
 from nika_tui.importer.sessions import parse_time
+from nika_tui.services.config_store import load_tenant
 from tests.agents.opencode_home import OpenCode
+from tests.helpers import retry_until
 from tests.plugins.memory import RunningService
+from tests.wizard.setup_pty import run_setup
 
 pytestmark = [pytest.mark.agents, pytest.mark.embedder, pytest.mark.slow]
 
@@ -50,8 +58,8 @@ def _import() -> dict[str, Any]:
     return dict(json.loads(out.getvalue()))
 
 
-def _imported(client: Any, query: str, needle: str) -> list[MemoryRecord]:
-    found = client.recall(RecallQuery(tenant_id=IMPORTED, query=query, limit=20))
+def _imported(client: Any, query: str, needle: str, tenant: str = IMPORTED) -> list[MemoryRecord]:
+    found = client.recall(RecallQuery(tenant_id=tenant, query=query, limit=20))
     return [h.record for h in found.hits if needle in h.record.text]
 
 
@@ -123,3 +131,36 @@ def test_opencode_sessions_import_with_their_real_time_once(
     assert third["queued"] >= 1, third
     assert _imported(running_service.client, "what is the audit bucket called", "wombat-archive-9")
     assert len(_imported(running_service.client, "invoicing cron box", "quokka-7")) == 1
+
+
+def test_the_wizard_offers_an_opencode_tenant_what_opencode_wrote(
+    opencode: OpenCode, running_service: RunningService, tmp_path: Path
+) -> None:
+    before = datetime.now(UTC)
+    opencode.run(FIRST)
+    opencode.run(SECOND)
+    began = datetime.now(UTC)
+    # "acme" is the tenant the runs' live plugin wrote to; the wizard makes a new one.
+    offer = "Import your 2 existing OpenCode sessions into 'bravo'?"
+    home = Path(opencode.env["HOME"])
+    said = run_setup(tmp_path, home, AgentCli.OPENCODE, opencode.binary, "bravo", offer, True)
+    assert "2 sessions" in said and "0 skipped" in said, said
+    # The agent question's default was the CLI found on PATH: OpenCode, detected.
+    assert load_tenant("bravo").agent_cli is AgentCli.OPENCODE
+
+    def imported() -> list[MemoryRecord]:
+        query = "when does the invoicing cron run"
+        return _imported(running_service.client, query, "quokka-7", "bravo")
+
+    [fact] = retry_until(imported, timeout=120, interval=0.2, what="the imported fact recalled")
+    assert fact.meta.agent_type == "opencode"
+    at = _message_time(fact.meta.source)
+    assert fact.valid_from == at and before <= at <= began
+    retry_until(
+        lambda: _imported(
+            running_service.client, "what is the audit bucket called", "wombat-archive-9", "bravo"
+        ),
+        timeout=120,
+        interval=0.2,
+        what="the second session's fact recalled",
+    )
