@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -55,9 +56,21 @@ class Unit:
     storage: Path | None = None
 
     def fingerprint(self) -> str:
-        """Size and mtime: an unchanged file need not be read again."""
+        """Size and mtime: an unchanged file need not be read again.
+
+        An OpenCode database is in WAL mode, and a running OpenCode does not checkpoint after
+        each session: its newest messages are in ``<db>-wal`` while the database file is
+        untouched, so the WAL's size and mtime are part of the database's fingerprint.
+        """
         st = self.path.stat()
-        return f"{st.st_size}:{st.st_mtime_ns}"
+        out = f"{st.st_size}:{st.st_mtime_ns}"
+        if self.kind == "opencode-db":
+            try:
+                wal = self.path.with_name(self.path.name + "-wal").stat()
+            except FileNotFoundError:
+                return out
+            out += f"+wal:{wal.st_size}:{wal.st_mtime_ns}"
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +179,27 @@ def discover(sources: list[str], env: Mapping[str, str]) -> tuple[list[Unit], li
             else:
                 add(Unit(path, kind))
     return units, notes
+
+
+def sessions_in(unit: Unit) -> int:
+    """How many sessions a unit holds, without reading them: an OpenCode database's top-level
+    sessions (counted in it), one for a session file, none for an instruction file or document.
+
+    A database that cannot be counted counts as one: the import itself reports why.
+    """
+    if unit.kind in ("instruction", "doc"):
+        return 0
+    if unit.kind != "opencode-db":
+        return 1
+    try:
+        db = sqlite3.connect(f"{unit.path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            row = db.execute("SELECT count(*) FROM session WHERE parent_id IS NULL").fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return 1
+    return int(row[0])
 
 
 def _walk(top: Path, real_root: Path) -> Iterator[tuple[Path, str]]:

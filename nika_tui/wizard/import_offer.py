@@ -1,8 +1,8 @@
 """After ``nika setup`` writes a tenant: offer to import the chosen agent CLI's own sessions.
 
 Asked only when that CLI's session store exists on disk (``~/.claude/projects``,
-``~/.codex/sessions``, ``~/.gemini/tmp``, OpenCode's storage) and holds files. The import
-queues memories (durable); the service ingests them when it runs.
+``~/.codex/sessions``, ``~/.gemini/tmp``, OpenCode's database or storage) and holds sessions.
+The import queues memories (durable); the service ingests them when it runs.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def offer_import(
         cli: the tenant's agent CLI.
         env: overrides of the process's environment.
     """
-    from nika_tui.importer.discover import discover
+    from nika_tui.importer.discover import discover, sessions_in
 
     keyword = KEYWORD.get(cli)
     if keyword is None:
@@ -48,11 +48,13 @@ def offer_import(
     # ``env`` overrides the process's (tests point HOME elsewhere; Redis stays the same).
     environ = {**os.environ, **(env or {})}
     units, _notes = discover([keyword], environ)
-    sessions = [u for u in units if u.kind not in ("instruction", "doc")]
+    # Sessions, not files: OpenCode keeps all of its sessions in one database file.
+    sessions = sum(sessions_in(u) for u in units)
     if not sessions:
         return False
     if not ask.confirm(
-        f"Import your {len(sessions)} existing {LABEL[cli]} session files into {tenant_id!r}? "
+        f"Import your {sessions} existing {LABEL[cli]} session{'s' * (sessions != 1)} into "
+        f"{tenant_id!r}? "
         "(prompts become facts, turns become history; re-running adds nothing)",
         default=True,
     ):

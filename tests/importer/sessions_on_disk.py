@@ -10,6 +10,7 @@ Gemini CLI's ``chats/session-*.json`` and OpenCode's storage tree (session / mes
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -325,11 +326,20 @@ def opencode_db(
     """``data_dir/opencode.db`` with OpenCode 1.2's tables (session, message, part; the
     columns its drizzle schema declares that a reader touches). ``child_of``: the last
     session is a sub-agent's (``parent_id`` set)."""
-    import sqlite3
-
     path = data_dir / "opencode.db"
     data_dir.mkdir(parents=True, exist_ok=True)
     db = sqlite3.connect(path)
+    add_opencode_sessions(db, sessions, child_of)
+    db.close()
+    return path
+
+
+def add_opencode_sessions(
+    db: sqlite3.Connection,
+    sessions: Sequence[tuple[str, str, datetime, Sequence[Turn]]],
+    child_of: str = "",
+) -> None:
+    """Write sessions into an OpenCode database (see :func:`opencode_db`), committed."""
     db.executescript(
         "CREATE TABLE IF NOT EXISTS session (id TEXT PRIMARY KEY, project_id TEXT NOT NULL,"
         " workspace_id TEXT, parent_id TEXT, slug TEXT NOT NULL, directory TEXT NOT NULL,"
@@ -385,5 +395,3 @@ def opencode_db(
                     ),
                 )
     db.commit()
-    db.close()
-    return path
