@@ -44,6 +44,14 @@ def _hook_log(env: dict[str, str], cli: str) -> list[str]:
     return [e["event"] for e in map(json.loads, filter(None, lines)) if e.get("cli") == cli]
 
 
+def _hook_notes(env: dict[str, str], cli: str) -> list[tuple[str, list[str]]]:
+    """(event, notes) of each of ``cli``'s hook runs, in order."""
+    path = Path(env["NIKA_OS_DATA_DIR"]) / "logs" / "hooks.log"
+    lines = path.read_text().splitlines() if path.exists() else []
+    entries = [e for e in map(json.loads, filter(None, lines)) if e.get("cli") == cli]
+    return [(e["event"], list(e.get("notes") or [])) for e in entries]
+
+
 def _hook_events(env: dict[str, str], cli: str) -> set[str]:
     return set(_hook_log(env, cli))
 
@@ -179,6 +187,18 @@ def test_gemini_cli_kernel_runs_interactively_with_live_hooks_and_stops_cleanly(
         assert int(wm["window"]) == 1_048_576
         assert float(wm["fill_percent"]) == pytest.approx(5.0, abs=0.01)
         _opening_reached_the_model(gemini_chat_model)
+        # nika's compaction policy types Gemini CLI's /compress: it runs as /compress (the
+        # manual PreCompress), not as whatever its completion list highlighted.
+        assert manager.send_compact(tenant_id) == "/compress"
+        retry_until(
+            lambda: any(
+                "compression due" in " ".join(n)
+                for e, n in _hook_notes(env, "gemini")
+                if e == "PreCompress"
+            ),
+            timeout=60,
+            what="Gemini CLI's manual PreCompress after /compress typed by nika",
+        )
 
     _run_kernel(
         manager,
