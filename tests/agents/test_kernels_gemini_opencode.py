@@ -110,6 +110,9 @@ def _run_kernel(
             what=what,
         )
         assert not any(d in screen for d in DIALOGS), screen
+        # The check after the stop sees the kernel's processes while it runs (the CLI's own).
+        running = tenant_processes(manager.env["NIKA_OS_DATA_DIR"], tenant_id)
+        assert any(str(spawned.command[0]) in cmd for _, cmd in running), running
         manager.send_text(tenant_id, f"Please remember this for the team: {FACT}")
         check()
     finally:
