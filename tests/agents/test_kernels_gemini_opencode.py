@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from nika_tui.domain.envelope import NikaMeta
+from nika_tui.domain.kernel_state import KernelState, StateSource
 from nika_tui.domain.requests import RememberRequest
 from nika_tui.domain.tenant import AgentCli, KernelConfig, TenantConfig
 from nika_tui.engine.kernels.manager import KernelManager
@@ -115,6 +116,13 @@ def _run_kernel(
         assert any(str(spawned.command[0]) in cmd for _, cmd in running), running
         manager.send_text(tenant_id, f"Please remember this for the team: {FACT}")
         check()
+        # The answered turn leaves the kernel idle, decided by the CLI's own hook / plugin.
+        status = retry_until(
+            lambda: (st := manager.poll(tenant_id)) and st.state is KernelState.IDLE and st,
+            timeout=30,
+            what="the kernel idle after the answer",
+        )
+        assert status.source is StateSource.HOOK, status
     finally:
         stopped = manager.stop(tenant_id, timeout_s=12)
     assert stopped.stopped and not stopped.forced, stopped.message
