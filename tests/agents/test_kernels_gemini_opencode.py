@@ -163,7 +163,9 @@ def test_gemini_cli_kernel_runs_interactively_with_live_hooks_and_stops_cleanly(
     settings.parent.mkdir(parents=True, mode=0o700)
     settings.write_text(json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}}))
     # The key where Gemini CLI reads it from its home (not the tenant config, not tmux's env).
-    (settings.parent / ".env").write_text("GEMINI_API_KEY=test-key-not-a-secret\n")
+    key_file = settings.parent / ".env"
+    key_file.touch(mode=0o600)
+    key_file.write_text("GEMINI_API_KEY=test-key-not-a-secret\n")
     save_tenant(
         TenantConfig(
             tenant_id=tenant_id,
