@@ -27,6 +27,9 @@ class AgentCliSpec:
     compaction policy decides when to send ``compact_command``."""
     session_start_hook: bool
     """True when the CLI runs a SessionStart hook that re-injects recall on (re)start."""
+    exit_keys: tuple[str, ...] = ()
+    """tmux keys that make the CLI exit, pressed one at a time *instead of* typing
+    ``exit_command`` when set (a stop): for a CLI whose slash completion can take the Enter."""
 
 
 AGENT_CLIS: dict[AgentCli, AgentCliSpec] = {
@@ -51,6 +54,11 @@ AGENT_CLIS: dict[AgentCli, AgentCliSpec] = {
         home_env="GEMINI_CLI_HOME",
         exit_command="/quit",
         compact_command="/compress",
+        # Gemini CLI 0.61 may still show the previous completion list when the Enter after a
+        # typed "/quit" arrives, and Enter runs the highlighted entry: a stop ran /clear (a new
+        # session) instead. Ctrl-C empties the input, Ctrl-D twice on an empty input quits the
+        # way /quit does (SessionEnd, the session summary, status 0).
+        exit_keys=("C-c", "C-d", "C-d"),
         # The installer also sets Gemini's own model.compressionThreshold to 0.61 (unless the
         # person set one); nika's policy still sends /compress, for a threshold set higher.
         native_compact_threshold=False,

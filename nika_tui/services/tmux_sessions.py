@@ -106,6 +106,8 @@ class PaneInfo:
 
 ECHO_WAIT_S = 2.0
 """How long :meth:`TmuxSessions.send_text` waits for a pasted line to show before Enter."""
+SETTLE_S = 0.15
+"""…and for the screen showing it to stay unchanged (the program done reacting to the paste)."""
 
 
 def escape_arg(arg: str) -> str:
@@ -390,12 +392,19 @@ class TmuxSessions:
         self.cmd("paste-buffer", "-p", "-d", "-r", "-b", buffer, "-t", info.pane_id)
         # Enter only once the program shows the text: Claude Code still takes an Enter that
         # arrives with the paste as part of it.
+        # Then once the screen has stopped changing: Gemini CLI takes an Enter within 40 ms of a
+        # paste as a newline, and on a slash command runs the first entry of a completion list
+        # it has not refiltered yet (a typed /compress ran /clear).
         tail = " ".join(text.split())[-24:]
         deadline = time.monotonic() + ECHO_WAIT_S
+        shown, since = "", time.monotonic()
         while tail and time.monotonic() < deadline:
-            if tail in " ".join(self.visible(info).split()):
+            screen = self.visible(info)
+            if screen != shown:
+                shown, since = screen, time.monotonic()
+            elif tail in " ".join(screen.split()) and time.monotonic() - since >= SETTLE_S:
                 break
-            time.sleep(0.05)
+            time.sleep(0.03)
         try:
             self._pane(info).send_keys("Enter", enter=False)
         except _tmux_error() as error:

@@ -18,6 +18,10 @@ from nika_tui.services.config_store import load_tenant
 
 if TYPE_CHECKING:
     from nika_tui.engine.kernels.manager import KernelManager
+    from nika_tui.services.tmux_sessions import PaneInfo
+
+EXIT_KEY_GAP_S = 0.4
+"""Between two exit keys: a CLI that asks for a second Ctrl-D must have seen the first."""
 
 
 def stop_kernel(
@@ -40,12 +44,14 @@ def stop_kernel(
         return StopResult(tenant_id, name, False, False, f"kernel {tenant_id} is not running")
     manager.check_owner(tenant_id, name, pane)
     cli = kernel_store.read_fields(manager.redis, tenant_id).get("cli") or "shell"
-    exit_command = spec_for(cli).exit_command
+    spec = spec_for(cli)
     forced = False
     _stop_extra_windows(manager, name, timeout / 2)
     if not pane.dead:
-        if exit_command:
-            manager.tmux.send_text(pane, exit_command)
+        if spec.exit_keys:
+            _press_exit_keys(manager, name, pane, spec.exit_keys, timeout / 4)
+        elif spec.exit_command:
+            manager.tmux.send_text(pane, spec.exit_command)
             # Codex's slash-command popup takes the first Enter: press it once more.
             if not manager.tmux.wait_dead(name, timeout / 4):
                 manager.tmux.send_key(pane, "Enter")
@@ -70,6 +76,16 @@ def stop_kernel(
     return StopResult(tenant_id, name, True, forced, f"kernel {tenant_id} stopped ({how})")
 
 
+def _press_exit_keys(
+    manager: KernelManager, name: str, pane: PaneInfo, keys: tuple[str, ...], timeout: float
+) -> None:
+    """Press a CLI's exit keys one at a time, each once the CLI had time to take the last."""
+    for key in keys:
+        manager.tmux.send_key(pane, key)
+        if manager.tmux.wait_dead(name, min(EXIT_KEY_GAP_S, timeout / len(keys))):
+            return
+
+
 def _extra_clis(manager: KernelManager, tenant_id: str) -> list[str]:
     try:
         return [c.value for c in load_tenant(tenant_id, manager.settings.roots).more_agent_clis]
@@ -87,9 +103,13 @@ def _stop_extra_windows(manager: KernelManager, name: str, timeout: float) -> No
     for window, info in windows.items():
         if info.dead or (first is not None and info.pane_id == first.pane_id):
             continue
-        command = spec_for(window).exit_command
-        if command:
-            manager.tmux.send_text(info, command)
+        spec = spec_for(window)
+        if spec.exit_keys:
+            for key in spec.exit_keys:
+                manager.tmux.send_key(info, key)
+                time.sleep(EXIT_KEY_GAP_S)
+        elif spec.exit_command:
+            manager.tmux.send_text(info, spec.exit_command)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         live = [
