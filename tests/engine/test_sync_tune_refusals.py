@@ -90,7 +90,7 @@ def test_unknown_project_is_refused_known_and_workdir_ones_are_synced(
         send(AutomemorySyncRequest("acme", "biling", None), timeout=60)
     assert "billing" in err.value.hint  # the known projects are named
     known = send(AutomemorySyncRequest("acme", "billing", None), timeout=120).to_body()
-    assert {t["target"] for t in known["targets"]} == {"claude", "codex", "gemini"}
+    assert {t["target"] for t in known["targets"]} == {"claude", "codex", "gemini", "opencode"}
     # The workdir's own project has no memory yet, and is still a project agents work in.
     mine = send(AutomemorySyncRequest("acme", "shop", str(work)), timeout=120).to_body()
     assert mine["tenant_id"] == "acme"
