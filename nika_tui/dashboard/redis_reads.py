@@ -174,19 +174,23 @@ class RedisReads:
         return MemoryClient(client, timeout=timeout).call(op, body, timeout=timeout)
 
     def warm_up(self) -> None:
-        """Import the kernel manager now (the constructor does; safe to call again).
+        """Import the kernel manager and libtmux now (the constructor does; safe to call again).
 
         libtmux reads ``sys.stdout.encoding`` at import time and Textual replaces
         ``sys.stdout`` with a capture object that has none while it runs: the real stream is
-        put back for the duration of the import (call it from the UI thread).
+        put back for the duration of the import (call it from the UI thread). The tmux adapter
+        imports libtmux only on first use (decision 452), which inside the running app would
+        be a worker thread with the capture in place: so libtmux is imported here too.
         """
-        if self._kernels is not None or "nika_tui.engine.kernels.manager" in sys.modules:
+        if self._kernels is not None or "libtmux" in sys.modules:
             return
         out = sys.stdout
         if getattr(out, "encoding", None) is None and sys.__stdout__ is not None:
             sys.stdout = sys.__stdout__
         try:
             with contextlib.suppress(ImportError):
+                import libtmux  # noqa: F401
+
                 import nika_tui.engine.kernels.manager  # noqa: F401
         finally:
             sys.stdout = out

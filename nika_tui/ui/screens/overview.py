@@ -156,6 +156,8 @@ tenant detail answers the same ones. Click a header to sort."""
         self._rows: dict[str, TenantRow] = {}
         self._cells: dict[str, tuple[Text | str, ...]] = {}
         self._pending: Snapshot | None = None
+        self._painted = False
+        """Rows were drawn once: the first frame with data is behind us."""
 
     def compose_body(self) -> ComposeResult:
         yield Static(self._filters_text(), id="overview-filters")
@@ -187,7 +189,9 @@ tenant detail answers the same ones. Click a header to sort."""
             self.dashboard.warm_up_once()
 
     def on_screen_resume(self) -> None:
-        if not self.dashboard.warmed_up:  # back from the welcome screen: after this frame
+        # Back from the welcome screen with rows drawn: warm up after this frame. Not before
+        # the first rows (the first show is a resume too): that frame must not wait for it.
+        if not self.dashboard.warmed_up and self._painted and self._pending is None:
             self.call_after_refresh(self._warm_up_if_shown)
         if self._pending is not None:
             snapshot, self._pending = self._pending, None
@@ -223,6 +227,7 @@ tenant detail answers the same ones. Click a header to sort."""
         for gone in [t for t in self._rows if t not in present]:
             del self._rows[gone]
             self._cells.pop(gone, None)
+        self._painted = True
         if not self.dashboard.warmed_up:
             # After this frame is painted: the kernel manager, which the frame did not need.
             self.call_after_refresh(self._warm_up_if_shown)
