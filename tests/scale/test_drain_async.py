@@ -45,18 +45,18 @@ def _autonomous(clouds: tuple[str, CloudState]) -> TenantConfig:
     return config
 
 
-def _scaled_out(config: TenantConfig, state: ScaleState) -> str:
+def _scaled_out(config: TenantConfig, state: ScaleState, now: datetime = NOW) -> str:
     """A worker created on the stand-in through the real apply path; its worker id."""
-    plan = Plan("0123456789abcdef", config.tenant_id, PlanKind.SCALE_OUT, NOW.isoformat(), (),
+    plan = Plan("0123456789abcdef", config.tenant_id, PlanKind.SCALE_OUT, now.isoformat(), (),
                 Provider.SCALEWAY, "PRO2-S", "fr-par-2", 0.11)  # fmt: skip
     state.save_plan(plan, "pending")
-    apply_plan(plan.plan_id, config, state, default_factory(), NOW)
+    apply_plan(plan.plan_id, config, state, default_factory(), now)
     return worker_id_for(plan.plan_id)
 
 
-def _decommission_plan(config: TenantConfig, state: ScaleState) -> Plan:
+def _decommission_plan(config: TenantConfig, state: ScaleState, now: datetime = NOW) -> Plan:
     [worker] = state.workers(config.tenant_id)
-    return Plan("decom", config.tenant_id, PlanKind.DECOMMISSION, NOW.isoformat(), ("calm",),
+    return Plan("decom", config.tenant_id, PlanKind.DECOMMISSION, now.isoformat(), ("calm",),
                 worker.provider, instance_id=worker.instance_id)  # fmt: skip
 
 
@@ -103,12 +103,15 @@ def test_the_service_serves_other_tenants_while_a_decommission_drains(
     config = _autonomous(clouds)
     make_tenant("globex")
     state = ScaleState(client=redis_client)
-    joined = _scaled_out(config, state)
+    # The real leader checks the drain's deadline against the real clock: the plan starts
+    # now, not when the module was imported (in a full run, 20 minutes earlier).
+    now = datetime.now(UTC)
+    joined = _scaled_out(config, state, now)
     # The worker on the instance still holds a tenant: its drain cannot end before it lets go.
     held = Leases(redis_client, joined, 600).acquire("tenant0")
     assert held is not None
-    out = act(_decommission_plan(config, state), config, state, default_factory(), redis_client,
-              NOW)  # fmt: skip
+    out = act(_decommission_plan(config, state, now), config, state, default_factory(),
+              redis_client, now)  # fmt: skip
     assert out["action"] == "draining", "the autonomous path returned without waiting"
 
     # The real service loop, leading strategy B, with the drain in progress.
@@ -124,7 +127,7 @@ def test_the_service_serves_other_tenants_while_a_decommission_drains(
     try:
         retry_until(client.service_alive, timeout=60, what="service heartbeat")
         for i in range(3):
-            meta = NikaMeta(timestamp=NOW, project_id="p")
+            meta = NikaMeta(timestamp=now, project_id="p")
             client.remember(RememberRequest(tenant_id="globex", text=f"globex fact {i}: port {i}",
                                             meta=meta))  # fmt: skip
         retry_until(
