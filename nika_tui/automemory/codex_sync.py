@@ -28,8 +28,8 @@ from nika_tui.automemory.common import (
 from nika_tui.domain.automemory import KIND_ORDER, ManifestEntry, MemoryKind, one_line, text_hash
 from nika_tui.domain.memory import Layer
 from nika_tui.engine.context import EngineContext
-from nika_tui.paths import Roots, ensure_private_dir
-from nika_tui.services.agent_homes import HOME_VARS, agent_home_root, codex_home
+from nika_tui.paths import ensure_private_dir
+from nika_tui.services.agent_homes import agents_md, gemini_md, opencode_agents_md
 from nika_tui.services.files import atomic_write_text
 
 TARGET = "codex"
@@ -40,11 +40,6 @@ MAX_LINES = 100
 _KIND_LABEL = re.compile(r"\((" + "|".join(k.value for k in MemoryKind) + r")\)\s*")
 EDIT_MIN_RATIO = 0.5
 """How alike a new line and a vanished one must be for the new one to count as its edit."""
-
-
-def agents_md(tenant_id: str, where: Roots | None = None) -> Path:
-    """The tenant's ``{CODEX_HOME}/AGENTS.md``."""
-    return codex_home(tenant_id, where) / "AGENTS.md"
 
 
 def _split(text: str) -> tuple[str, list[str], str]:
@@ -68,23 +63,6 @@ def _kind_and_fact(line: str) -> tuple[MemoryKind | None, str]:
     if match is None:
         return None, text
     return MemoryKind(match.group(1)), text[match.end() :].strip()
-
-
-def gemini_md(tenant_id: str, where: Roots | None = None) -> Path:
-    """The tenant's ``{GEMINI_CLI_HOME}/.gemini/GEMINI.md``."""
-    return (
-        agent_home_root(tenant_id, where) / HOME_VARS["GEMINI_CLI_HOME"] / ".gemini" / "GEMINI.md"
-    )
-
-
-def opencode_agents_md(tenant_id: str, where: Roots | None = None) -> Path:
-    """The tenant's ``{OPENCODE_CONFIG_DIR}/AGENTS.md``.
-
-    OpenCode 1.18.33 takes its global config path from ``OPENCODE_CONFIG_DIR`` when set and
-    loads the first of ``{config}/AGENTS.md`` and ``~/.claude/CLAUDE.md`` that exists into every
-    session's system prompt, beside the project's own AGENTS.md (decision 421).
-    """
-    return agent_home_root(tenant_id, where) / HOME_VARS["OPENCODE_CONFIG_DIR"] / "AGENTS.md"
 
 
 def sync_codex(

@@ -44,3 +44,25 @@ def agent_home_env(tenant_id: str, where: Roots | None = None) -> dict[str, str]
     for var, sub in HOME_VARS.items():
         out[var] = str(ensure_private_dir(root / sub))
     return out
+
+
+def agents_md(tenant_id: str, where: Roots | None = None) -> Path:
+    """The tenant's ``{CODEX_HOME}/AGENTS.md``."""
+    return codex_home(tenant_id, where) / "AGENTS.md"
+
+
+def gemini_md(tenant_id: str, where: Roots | None = None) -> Path:
+    """The tenant's ``{GEMINI_CLI_HOME}/.gemini/GEMINI.md``."""
+    return (
+        agent_home_root(tenant_id, where) / HOME_VARS["GEMINI_CLI_HOME"] / ".gemini" / "GEMINI.md"
+    )
+
+
+def opencode_agents_md(tenant_id: str, where: Roots | None = None) -> Path:
+    """The tenant's ``{OPENCODE_CONFIG_DIR}/AGENTS.md``.
+
+    OpenCode 1.18.33 takes its global config path from ``OPENCODE_CONFIG_DIR`` when set and
+    loads the first of ``{config}/AGENTS.md`` and ``~/.claude/CLAUDE.md`` that exists into every
+    session's system prompt, beside the project's own AGENTS.md (decision 421).
+    """
+    return agent_home_root(tenant_id, where) / HOME_VARS["OPENCODE_CONFIG_DIR"] / "AGENTS.md"
