@@ -36,6 +36,7 @@ from nika_tui.domain.requests import RecallHit, RecallQuery, RecallResult
 from nika_tui.errors import ServiceBusy, ServiceNotRunning
 from nika_tui.hooks.common import hit_line, note_hits, record_line, render_context
 from nika_tui.hooks.context import HookContext
+from nika_tui.hooks.native import native_text
 from nika_tui.services import redis_keys
 from nika_tui.services.memory_client import MemoryClient
 
@@ -108,13 +109,19 @@ def in_context(record: MemoryRecord, session_id: str, already: set[str]) -> bool
 
 
 def relevant_hits(
-    result: RecallResult | None, already: set[str], echo: str = "", session_id: str = ""
+    result: RecallResult | None,
+    already: set[str],
+    echo: str = "",
+    session_id: str = "",
+    loaded: str = "",
 ) -> list[RecallHit]:
     """Hits that passed PALACE, are not handoff packets, not in this context already
-    (:func:`in_context`), not the prompt."""
+    (:func:`in_context`), not the prompt, not quoted by what the CLI loads by itself
+    (``loaded``: its native instruction file, :mod:`nika_tui.hooks.native`)."""
     if result is None or result.palace or not result.hits:
         return []
     echo_norm = " ".join(echo.split()).lower()
+    loaded_norm = _norm(loaded)
     out: list[RecallHit] = []
     for hit in result.hits:
         text = hit.record.text
@@ -122,6 +129,8 @@ def relevant_hits(
             continue
         if echo_norm and " ".join(text.split()).lower() == echo_norm:
             continue  # the prompt itself, stored by an earlier identical prompt
+        if loaded_norm and _norm(text) in loaded_norm:
+            continue
         out.append(hit)
     return out
 
@@ -282,6 +291,7 @@ def session_start_context(ctx: HookContext, event_name: str = "SessionStart") ->
         keys.append(packet.key)
     client = MemoryClient(ctx.redis, timeout=SESSION_START_RECALL_TIMEOUT_S)
     said = "\n".join("\n".join(lines) for _, lines in sections)
+    said += "\n" + native_text(ctx.cli, ctx.tenant_id, ctx.roots)  # the CLI loads it itself
     facts = digest_facts(_newest_facts(ctx, client), already, said, ctx.session_id)
     lines = [record_line(r, DIGEST_LINE_CHARS) for r in facts]
     fit = _fitting(ctx, sections, DIGEST_TITLE, lines, SESSION_START_MAX_BYTES)
@@ -303,7 +313,8 @@ def prompt_context(ctx: HookContext, prompt: str, event_name: str = "UserPromptS
         keys.append(packet.key)
     client = MemoryClient(ctx.redis, timeout=PROMPT_RECALL_TIMEOUT_S)
     result = _recall(ctx, client, prompt, PROMPT_RECALL_LIMIT)
-    hits = relevant_hits(result, already, echo=prompt, session_id=ctx.session_id)
+    loaded = native_text(ctx.cli, ctx.tenant_id, ctx.roots)
+    hits = relevant_hits(result, already, prompt, ctx.session_id, loaded)
     if hits:
         sections.append((PROMPT_TITLE, [hit_line(h) for h in hits]))
         keys += [h.record.id for h in hits]

@@ -201,3 +201,6 @@ def test_a_synced_fact_reaches_a_new_session_from_the_tenants_agents_md(
     assert asked, "the new session's question never reached the model"
     system = asked[-1].system()
     assert BEGIN in system and fact in system  # in the system prompt, inside nika's block
+    # Once: the digest and the prompt recall do not inject what the CLI already loaded.
+    messages = json.dumps(asked[-1].body["messages"], ensure_ascii=False)
+    assert messages.count("every Thursday at 10:00") == 1
