@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pytest
 
+from nika_tui.paths import tenants_dir
 from tests.helpers import retry_until
 
 pytestmark = [
@@ -152,7 +153,9 @@ def _answer(tmux: list[str], prompt: str, *keys: str) -> None:
     _keys(tmux, *keys)
 
 
-def test_readme_first_session_in_a_fresh_clone(pane: list[str], tmp_path: Path) -> None:
+def test_readme_first_session_in_a_fresh_clone(
+    pane: list[str], tmp_path: Path, isolated_env: dict[str, str]
+) -> None:
     tmux = pane
     clone = tmp_path / "nika-os"
     subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
@@ -170,7 +173,8 @@ def test_readme_first_session_in_a_fresh_clone(pane: list[str], tmp_path: Path) 
     # The wizard's "nothing was written" line shows only until the dashboard redraws over it
     # (under load, before a poll could see it): the welcome back and no tenant file say it.
     _wait(tmux, "Try the demo tenant")
-    assert not list((tmp_path / "home").rglob("tenants/*.yaml"))
+    tenants = tenants_dir(isolated_env)  # where the pane's nika writes (its env is this one)
+    assert not list(tenants.glob("*/config.yaml"))
     _quit_dashboard(tmux)
     # As the README says: when ~/.local/bin is not on PATH, `make run` prints the line to run.
     # (In this pane tmux's PATH wins over the session's; a person's login shell varies too.)
@@ -195,6 +199,7 @@ def test_readme_first_session_in_a_fresh_clone(pane: list[str], tmp_path: Path) 
     _answer(tmux, "plan quotas", "Enter")
     _answer(tmux, "Write this configuration?", "Enter")
     _wait(tmux, "Wrote ")
+    assert (tenants / "acme" / "config.yaml").is_file()  # the same place, now written
     _wait(tmux, "Next: `nika doctor`")
 
     outputs: dict[str, str] = {}
