@@ -86,8 +86,14 @@ def test_a_message_in_the_reply_out_with_its_envelope(
     assert req["meta"]["trigger"] == "user"
     assert req["meta"]["agent_type"] == "claude-code@whatsapp"
     assert req["meta"]["session_id"] == f"whatsapp:{ACME}"
-    kinds = [line.data["kind"] for line in open_bus("acme").read() if line.data]
-    assert "bridge.in" in kinds and "bridge.out" in kinds
+
+    # The bridge records its outgoing line after the gateway accepted the reply, so the line
+    # may land just after the stand-in saw the message (CI saw it): wait for it.
+    def bus_kinds() -> list[str] | None:
+        kinds = [line.data["kind"] for line in open_bus("acme").read() if line.data]
+        return kinds if "bridge.in" in kinds and "bridge.out" in kinds else None
+
+    retry_until(bus_kinds, what="bridge.in and bridge.out on acme's bus")
 
 
 def test_a_bad_signature_is_401_and_nothing_is_routed(
