@@ -195,6 +195,7 @@ CASES: list[Key] = [
     Key("ReviewScreen", "A", did("review", "beta", "rv-1", "replace"), ("space",)),
     Key("ReviewScreen", "K", did("review", "beta", "rv-1", "keep"), ("space",)),
     Key("ReviewScreen", "m", on("MemoryBrowserScreen")),
+    Key("ReviewScreen", "M", on("MemoryBrowserScreen")),
     Key("PurgeScreen", "escape", ON_ROOT),
     Key("PurgeScreen", "c", on("ConfirmPurge")),
     Key("PurgeScreen", "r", holds(lambda s: len(s.plan.items) == 1)),
@@ -205,6 +206,9 @@ CASES: list[Key] = [
     Key("ConfirmationsScreen", "r", holds(lambda s: len(s.items) == 2)),
     Key("BusScreen", "escape", ON_ROOT),
     Key("BusScreen", "m", on("MemoryBrowserScreen")),
+    # The sample bus has one line about a memory: the keys say there is nowhere to move.
+    Key("BusScreen", "ctrl+n", said("only one line about a memory")),
+    Key("BusScreen", "ctrl+b", said("only one line about a memory")),
     Key("RecallScreen", "escape", ON_ROOT),
     Key("RecallScreen", "ctrl+o", on("MemoryBrowserScreen")),
     # The sample recall has one hit: the keys say there is nowhere to move.

@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.message import Message
-from textual.widgets import Input, RichLog
+from textual.widgets import Input, RichLog, Static
 
 from nika_tui.dashboard.memory_views import MemoryFilter
 from nika_tui.dashboard.model import BusFilter, BusLineView, BusTail
@@ -33,7 +33,7 @@ def line_text(line: BusLineView) -> Text:
     text.append(f" [{line.action_type or '-'}/{line.domain or '-'}] ", style="magenta")
     if line.memory_id:
         # Clickable: opens the memory browser on the memory the line is about.
-        call = f"screen.open({line.tenant_id!r}, {line.memory_id!r})"
+        call = f"screen.open_memory({line.tenant_id!r}, {line.memory_id!r})"
         text.append(f"⟶ {line.memory_id} ", style=Style(underline=True, meta={"@click": call}))
     text.append(line.summary)
     return text
@@ -43,12 +43,15 @@ class BusScreen(DashboardScreen):
     """The bus of every tenant (or one), newest at the bottom."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("m", "open_latest", "Open latest memory"),
+        Binding("m", "open_selected", "Open ▶ memory"),
+        Binding("ctrl+n", "select_memory(1)", "Next memory line"),
+        Binding("ctrl+b", "select_memory(-1)", "Previous memory line"),
     ]
     HELP_TITLE = "Bus / log"
     HELP = """Every tenant's JSONL bus, live, newest at the bottom; the three boxes filter by
 tenant, action_type and domain. A line about a memory shows its id underlined: click it to open
-that memory in the memory browser (`m`: the newest such line)."""
+that memory in the memory browser. By keyboard: `ctrl+b` / `ctrl+n` pick a line about a memory
+(the newest until you pick; the line under the log says which), `m` opens its memory."""
 
     class Tail(Message):
         """New lines since the cursor."""
@@ -65,8 +68,10 @@ that memory in the memory browser (`m`: the newest such line)."""
         self._generation = 0
         self.lines_shown = 0
         """How many lines the log holds (tests read it)."""
-        self.latest_memory: tuple[str, str] | None = None
-        """``(tenant, memory id)`` of the newest line about a memory."""
+        self.memory_lines: list[tuple[str, str]] = []
+        """``(tenant, memory id)`` of each line about a memory, oldest first."""
+        self._picked: int | None = None
+        """Index into :attr:`memory_lines` picked by key; ``None`` follows the newest."""
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="bus-filters"):
@@ -74,6 +79,7 @@ that memory in the memory browser (`m`: the newest such line)."""
             yield Input(placeholder="action_type (code, review…)", id="f-action")
             yield Input(placeholder="domain (memory, hooks…)", id="f-domain")
         yield RichLog(id="bus-log", wrap=False, max_lines=2000)
+        yield Static(Text("no line about a memory yet", style="dim"), id="bus-selected")
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -108,8 +114,9 @@ that memory in the memory browser (`m`: the newest such line)."""
             for line in message.tail.lines:
                 log.write(line_text(line))
                 if line.memory_id:
-                    self.latest_memory = (line.tenant_id, line.memory_id)
+                    self.memory_lines.append((line.tenant_id, line.memory_id))
             self.lines_shown += len(message.tail.lines)
+            self._show_selected()
         self.reschedule("bus", BUS_EVERY_S, self._poll)
 
     @on(Input.Changed)
@@ -122,17 +129,59 @@ that memory in the memory browser (`m`: the newest such line)."""
         self._generation += 1
         self._cursor = None
         self.lines_shown = 0
-        self.latest_memory = None
+        self.memory_lines, self._picked = [], None
+        self._show_selected()
         self.query_one("#bus-log", RichLog).clear()
         self._poll()
 
-    def open(self, tenant_id: str, memory_id: str) -> None:
+    def action_open_memory(self, tenant_id: str, memory_id: str) -> None:
         """Open the memory browser on one memory (a line's memory id was clicked)."""
         self.dashboard.open_memories(tenant_id, MemoryFilter(text=memory_id))
 
-    def action_open_latest(self) -> None:
-        """Open the memory of the newest line about one."""
-        if self.latest_memory is None:
+    @property
+    def latest_memory(self) -> tuple[str, str] | None:
+        """``(tenant, memory id)`` of the newest line about a memory."""
+        return self.memory_lines[-1] if self.memory_lines else None
+
+    @property
+    def selected_memory(self) -> tuple[str, str] | None:
+        """``(tenant, memory id)`` of the ▶ line: the picked one, else the newest."""
+        if self._picked is None:
+            return self.latest_memory
+        return self.memory_lines[self._picked]
+
+    def _show_selected(self) -> None:
+        label = self.query_one("#bus-selected", Static)
+        if (picked := self.selected_memory) is None:
+            label.update(Text("no line about a memory yet", style="dim"))
+            return
+        n = len(self.memory_lines)
+        at = n if self._picked is None else self._picked + 1
+        text = Text("▶ ", style="bold green")
+        text.append(f"{picked[1]} ({picked[0]})", style="bold")
+        text.append(
+            f" · line {at} of {n} about a memory · `m` opens it, `ctrl+b` / `ctrl+n` pick another",
+            style="dim",
+        )
+        label.update(text)
+
+    def action_select_memory(self, step: int) -> None:
+        """Move the ▶ to the previous or next line about a memory."""
+        n = len(self.memory_lines)
+        if n == 0:
             self.notify("no line about a memory yet", severity="warning")
             return
-        self.open(*self.latest_memory)
+        if n == 1:
+            self.notify("only one line about a memory: nothing to move to", severity="warning")
+            return
+        at = ((n - 1 if self._picked is None else self._picked) + step) % n
+        # Back on the newest line: follow the newest again as lines arrive.
+        self._picked = None if at == n - 1 else at
+        self._show_selected()
+
+    def action_open_selected(self) -> None:
+        """Open the memory of the ▶ line (the newest line about one until another is picked)."""
+        if (picked := self.selected_memory) is None:
+            self.notify("no line about a memory yet", severity="warning")
+            return
+        self.action_open_memory(*picked)

@@ -61,7 +61,7 @@ def recall_text(view: RecallView, selected: int | None = None) -> Text:
         text.append(f"{cos} ", style="bold cyan")
         text.append(f"rank {hit.score:.3f}  ", style="dim")
         text.append(
-            hit.id, style=Style(underline=True, meta={"@click": f"screen.open({hit.id!r})"})
+            hit.id, style=Style(underline=True, meta={"@click": f"screen.open_memory({hit.id!r})"})
         )
         status = hit.status or "current"
         if hit.superseded_by:
@@ -80,7 +80,7 @@ class RecallScreen(DashboardScreen):
     """Search one tenant's memory."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+o", "open_top", "Open top hit in memories"),
+        Binding("ctrl+o", "open_selected", "Open ▶ hit in memories"),
         Binding("ctrl+n", "select_hit(1)", "Next hit"),
         Binding("ctrl+b", "select_hit(-1)", "Previous hit"),
         Binding("ctrl+y", "mark(True)", "Useful"),
@@ -89,9 +89,9 @@ class RecallScreen(DashboardScreen):
     HELP_TITLE = "Recall"
     HELP = (
         """Type a question, `enter`. An *as of* date answers with what was current then,
-by valid time. Click a hit's id (or `ctrl+o` for the first hit) to open it in the memory
-browser: status, valid time, source and its supersede chain. `ctrl+n` / `ctrl+b` pick a
-hit (▶), `ctrl+y` marks it useful, `ctrl+g` not useful: what `nika tune recall` learns from. """
+by valid time. `ctrl+n` / `ctrl+b` pick a hit (▶); `ctrl+o` (or a click on a hit's id)
+opens it in the memory browser: status, valid time, source and its supersede chain.
+`ctrl+y` marks the ▶ hit useful, `ctrl+g` not useful: what `nika tune recall` learns from. """
         + SCORE_NOTE
     )
 
@@ -117,7 +117,7 @@ hit (▶), `ctrl+y` marks it useful, `ctrl+g` not useful: what `nika tune recall
         self.view: RecallView | None = None
         """The last answer shown."""
         self.selected = 0
-        """The hit the marking keys act on."""
+        """The ▶ hit: the one ``ctrl+o`` opens and the marking keys act on."""
 
     def compose_body(self) -> ComposeResult:
         yield Input(placeholder=f"recall in {self.tenant_id}… (enter)", id="recall-query")
@@ -162,16 +162,16 @@ hit (▶), `ctrl+y` marks it useful, `ctrl+g` not useful: what `nika tune recall
             self.view, self.selected = message.view, 0
             hits.update(recall_text(message.view, self.selected))
 
-    def open(self, memory_id: str) -> None:
+    def action_open_memory(self, memory_id: str) -> None:
         """Open the memory browser on one memory (a hit's id was clicked)."""
         self.dashboard.open_memories(self.tenant_id, MemoryFilter(text=memory_id))
 
-    def action_open_top(self) -> None:
-        """Open the first hit in the memory browser."""
+    def action_open_selected(self) -> None:
+        """Open the ▶ hit in the memory browser."""
         if self.view is None or not self.view.hits:
             self.notify("no hit to open: recall something first", severity="warning")
             return
-        self.open(self.view.hits[0].id)
+        self.action_open_memory(self.view.hits[self.selected].id)
 
     def action_select_hit(self, step: int) -> None:
         """Move the ▶ to the next or previous hit."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from rich.text import Text
 from textual import work
@@ -43,13 +43,15 @@ class ReviewScreen(DashboardScreen):
         Binding("space", "mark", "Mark"),
         Binding("A", "batch('replace')", "Replace marked"),
         Binding("K", "batch('keep')", "Keep marked"),
-        Binding("m", "open_memory", "Open in memories"),
+        Binding("m", "open_memory('old')", "Open old memory"),
+        Binding("M", "open_memory('new')", "Open new memory"),
     ]
     HELP_TITLE = "Review queue"
     HELP = """UNCERTAIN pairs the judge could not settle, oldest first: the OLD memory on the
 left, the NEW one on the right, with valid time and provenance. `a` retires the old one
 (replaced by the new), `k` keeps both current (logged as *keep*), `s` skips. `space` marks
-pairs for `A` / `K`. `m` opens the old memory in the memory browser with its chain."""
+pairs for `A` / `K`. `m` opens the old memory in the memory browser with its chain, `M`
+the new one."""
 
     class ItemsReady(Message):
         """The queue was read."""
@@ -152,13 +154,17 @@ pairs for `A` / `K`. `m` opens the old memory in the memory browser with its cha
         queued = f"{item.created_at:%Y-%m-%d %H:%M}" if item.created_at else "—"
         reason.update(Text(f"judge {item.judge or '—'}: {item.reason}   (queued {queued})"))
 
-    def action_open_memory(self) -> None:
-        """Open the pair's old memory (with its chain) in the memory browser."""
+    def action_open_memory(self, side: Literal["old", "new"]) -> None:
+        """Open one side of the pair (with its chain) in the memory browser."""
         item = self.current()
-        if item is None or item.unreadable or not item.old.id:
+        if item is None or item.unreadable:
             self.notify("no pair selected", severity="warning")
             return
-        self.dashboard.open_memories(self.tenant_id, MemoryFilter(text=item.old.id))
+        memory = item.old if side == "old" else item.new
+        if not memory.id:
+            self.notify(f"the {side} memory of this pair has no id", severity="warning")
+            return
+        self.dashboard.open_memories(self.tenant_id, MemoryFilter(text=memory.id))
 
     def action_mark(self) -> None:
         """Mark or unmark the pair for a batch action."""

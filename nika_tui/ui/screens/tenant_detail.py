@@ -32,7 +32,13 @@ def fill_series(fill: FillView) -> Series:
         mark_label="compaction",
         title="context fill",
         unit="%",
-        empty="no data: no fill sample recorded yet (the kernel's hooks report it)",
+        empty=(
+            "no data: no fill sample recorded yet (the kernel's hooks report it)"
+            if fill.percent is None
+            # A reading in the hash but no history (trimmed or written by hand): say so,
+            # rather than "no sample" under a bar that shows one.
+            else "no fill history yet: only the current reading above"
+        ),
         y_max=100.0,
     )
 
