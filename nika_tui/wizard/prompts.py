@@ -8,7 +8,7 @@ Tests pass a ``create_pipe_input()`` and a ``DummyOutput()`` and drive the real 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -98,17 +98,32 @@ class Prompter:
         *,
         default: T | None = None,
         instruction: str | None = None,
+        disabled: Mapping[T, str] | None = None,
     ) -> T:
-        """One of ``choices`` (label, value); digits jump to a choice, Enter accepts."""
+        """One of ``choices`` (label, value); digits jump to a choice, Enter accepts.
+
+        A value in ``disabled`` is shown with its reason and cannot be picked. Each choice keeps
+        the digit of its place, so a disabled one does not shift the digits of those after it.
+        """
         import questionary
 
-        items = [questionary.Choice(title=label, value=value) for label, value in choices]
-        start = next((c for c in items if c.value == default), None)
+        off = disabled or {}
+        shortcuts = len(choices) <= 9
+        items = [
+            questionary.Choice(
+                title=label,
+                value=value,
+                disabled=off.get(value),
+                shortcut_key=str(i + 1) if shortcuts else None,
+            )
+            for i, (label, value) in enumerate(choices)
+        ]
+        start = next((c for c in items if c.value == default and not c.disabled), None)
         answer = questionary.select(
             message,
             choices=items,
             default=start,
-            use_shortcuts=len(items) <= 9,
+            use_shortcuts=shortcuts,
             instruction=instruction,
             style=_style(),
             **self._io,

@@ -130,23 +130,35 @@ class SectionsMixin:
     def _agent(self) -> None:
         clis = self.clis()
         order = [AgentCli.CLAUDE_CODE, AgentCli.CODEX, AgentCli.GEMINI_CLI, AgentCli.OPENCODE]
-        first_installed = next((c for c in order if clis[c].installed), AgentCli.SHELL)
+        # A CLI nika cannot serve (installed, but older than the first version that runs its
+        # hooks) is shown with the upgrade line and cannot be picked (issue 13, decision 477).
+        too_old = {
+            cli.value: note
+            for cli in AgentCli
+            if clis[cli].installed and (note := too_old_note(cli.value, clis[cli].version))
+        }
+        servable = [c for c in order if clis[c].installed and c.value not in too_old]
+        first_installed = next(iter(servable), AgentCli.SHELL)
         choices = []
         for cli in AgentCli:
             info = clis[cli]
             state = f"installed {info.version or ''}".strip() if info.installed else "not found"
             choices.append((f"{info.label:<12} {state}", cli.value))
+        for note in too_old.values():
+            self.say(f"not offered: {note}")
         saved = self.answers.get("agent_cli")
         current = saved if isinstance(saved, list) else [saved] if saved else []
+        current = [c for c in current if c not in too_old]
         chosen = AgentCli(
             self.ask.select(
                 "Agent CLI for this tenant",
                 choices,
                 default=current[0] if current else first_installed.value,
+                disabled={cli: "too old for nika's hooks, see above" for cli in too_old},
             )
         )
         self.answers["agent_cli"] = chosen.value
-        others = [c for c in order if c is not chosen and clis[c].installed]
+        others = [c for c in servable if c is not chosen]
         if chosen is not AgentCli.SHELL and others:
             # Several agents, one memory: each gets its own kernel window and its hooks.
             previous = current[1:]
@@ -159,10 +171,6 @@ class SectionsMixin:
         agents = self.answers["agent_cli"]
         if AgentCli.CODEX.value in (agents if isinstance(agents, list) else [agents]):
             self._codex_trust()
-        for cli in agents if isinstance(agents, list) else [agents]:
-            too_old = too_old_note(cli, clis[AgentCli(cli)].version)
-            if too_old:
-                self.say(too_old)
         info = clis[chosen]
         if not info.installed:
             self.say(

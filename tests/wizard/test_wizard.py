@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from nika_tui.domain.answers import build_setup
-from nika_tui.domain.tenant import AutoMode, Plan, Privacy, Provider, SecretSource
+from nika_tui.domain.tenant import AgentCli, AutoMode, Plan, Privacy, Provider, SecretSource
 from nika_tui.errors import ConfigError, TenantNotFound
 from nika_tui.paths import tenant_config_path
 from nika_tui.services.config_store import load_tenant
@@ -561,9 +561,10 @@ def test_rerun_checks_the_judge_with_the_stored_key(
     assert key not in run.outcome.plan.config.model_dump_json() and key not in run.text
 
 
-def test_a_gemini_cli_too_old_for_hooks_is_said_in_one_line(
+def test_a_gemini_cli_too_old_for_hooks_is_not_offered(
     run_wizard: Runner, agent_bin: Path, memory_keyring: MemoryKeyring
 ) -> None:
+    """Issue 13: "a CLI nika cannot serve is not offered by the wizard" (decision 477)."""
     gemini = agent_bin / "gemini"
     gemini.write_text('#!/bin/sh\necho "0.23.0"\n')
     gemini.chmod(0o755)
@@ -571,15 +572,32 @@ def test_a_gemini_cli_too_old_for_hooks_is_said_in_one_line(
         CLEAR + "acme" + ENTER + CLEAR + "Acme" + ENTER
         + ENTER  # language
         + ENTER  # plan
-        + "3" + ENTER  # agent: Gemini CLI
-        + ENTER  # nothing ticked to run beside it
-        + ENTER * 9
+        + "3" + ENTER  # agent: Gemini CLI's digit, disabled: Enter takes the one pointed at
+        + ENTER * 10  # the rest as offered (no side-by-side list: Gemini CLI is not in it)
     )  # fmt: skip
     run = run_wizard(keys)
-    assert run.outcome is not None
-    assert run.outcome.plan.config.agent_cli.value == "gemini-cli"
+    assert run.outcome is not None, run.text
+    # Not picked: the default (the first servable CLI installed, Claude Code here) stands.
+    assert run.outcome.plan.config.agent_cli.value == "claude-code"
+    assert AgentCli.GEMINI_CLI not in run.outcome.plan.config.agent_clis
     [line] = [t for t in run.text.splitlines() if "older than 0.26.0" in t]
-    assert (
-        "gemini-cli 0.23.0 is older than 0.26.0, the first version that runs nika's hooks" in line
-    )
+    assert line.strip().startswith("not offered: gemini-cli 0.23.0 is older than 0.26.0")
     assert "npm install -g @google/gemini-cli@latest" in line
+
+
+def test_a_gemini_cli_new_enough_is_offered_on_its_digit(
+    run_wizard: Runner, agent_bin: Path, memory_keyring: MemoryKeyring
+) -> None:
+    gemini = agent_bin / "gemini"
+    gemini.write_text('#!/bin/sh\necho "0.61.0"\n')
+    gemini.chmod(0o755)
+    keys = (
+        CLEAR + "acme" + ENTER + CLEAR + "Acme" + ENTER
+        + ENTER + ENTER  # language, plan
+        + "3" + ENTER  # agent: Gemini CLI
+        + ENTER * 10
+    )  # fmt: skip
+    run = run_wizard(keys)
+    assert run.outcome is not None, run.text
+    assert run.outcome.plan.config.agent_cli.value == "gemini-cli"
+    assert "not offered" not in run.text
