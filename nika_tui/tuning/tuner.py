@@ -39,7 +39,12 @@ from nika_tui.domain.tenant import AutoMode
 from nika_tui.engine.context import EngineContext
 from nika_tui.errors import ValidationFailed
 from nika_tui.services.confirmation_queue import pending_confirmation, queue_confirmation
-from nika_tui.services.recall_params import adopt_params, read_params, record_tuning
+from nika_tui.services.recall_params import (
+    adopt_params,
+    last_tuning,
+    read_params,
+    record_tuning,
+)
 from nika_tui.services.relevance_log import append_jsonl, tuning_dir
 from nika_tui.tuning.relevance import load_set
 
@@ -255,4 +260,10 @@ def tune_adopt_op(ctx: EngineContext, r: req.TuneAdoptRequest) -> rep.TuneAdoptR
         ) from exc
     adopt_params(ctx.redis, tenant_id, params, ctx.clock().isoformat())
     ctx.bus(tenant_id).append("tune.adopted", {"params": asdict(params)}, now=ctx.clock())
+    # The dashboard shows the last tuning's outcome: once its set is approved, no longer
+    # "confirmation" (waiting). Only the tuning that asked: an older set approved later
+    # leaves a newer tuning's line as it is (decision 480).
+    last = last_tuning(ctx.redis, tenant_id)
+    if last and last.get("action") == "confirmation" and last.get("best") == asdict(params):
+        record_tuning(ctx.redis, tenant_id, {**last, "action": "approved"})
     return rep.TuneAdoptReply(asdict(params))
