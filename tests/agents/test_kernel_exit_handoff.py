@@ -2,7 +2,9 @@
 private socket), takes a prompt, and is killed (as a crash or an out-of-memory kill ends it:
 no SessionEnd, no PreCompact). The kernel watcher sees the dead pane and publishes the
 session's handoff packet from its transcript; the next session on the project — a new
-``claude -p`` — gets it in its model request, once.
+``claude -p``, or the tenant's other agent, a new ``codex exec`` (issue 13: "when one agent
+stops mid-task (quota, crash), the other starts from the handoff") — gets it in its model
+request, once.
 """
 
 from __future__ import annotations
@@ -28,10 +30,17 @@ pytestmark = [pytest.mark.agents, pytest.mark.tmux]
 ASK = "Move the staging server of acme-shop to 10.0.9.30 and update the deploy notes."
 
 
+@pytest.mark.parametrize("next_cli", ["claude-code", "codex"])
 def test_a_killed_claude_code_kernel_leaves_a_handoff_for_the_next_session(
-    claude_bin: Path, agent_tenant: Any, tmux_server: Any, redis_client: Any
+    next_cli: str,
+    claude_bin: Path,
+    agent_tenant: Any,
+    tmux_server: Any,
+    redis_client: Any,
+    request: pytest.FixtureRequest,
 ) -> None:
-    tenant = agent_tenant(["claude-code"])
+    # Codex's hooks installed (and trusted) first; the saved config is Claude Code's kernel.
+    tenant = agent_tenant(["codex", "claude-code"] if next_cli == "codex" else ["claude-code"])
     onboarded_claude(tenant)
     config = load_tenant(tenant.tenant_id)
     save_tenant(
@@ -82,10 +91,16 @@ def test_a_killed_claude_code_kernel_leaves_a_handoff_for_the_next_session(
             manager.stop(tenant.tenant_id, timeout_s=12)
     assert not any(e["event"] == "SessionEnd" for e in tenant.hook_log())
 
-    before = len(tenant.mock.model_requests("/messages"))
-    run = tenant.claude(claude_bin, "Where did we leave off?")
-    assert run.returncode == 0, run.stderr
-    requests = [r.text() for r in tenant.mock.model_requests("/messages")[before:]]
+    if next_cli == "codex":
+        tenant.mock.clear()
+        run = tenant.codex(request.getfixturevalue("codex_bin"), "Where did we leave off?")
+        assert run.returncode == 0, run.stderr
+        requests = [r.text() for r in tenant.mock.model_requests("/responses")]
+    else:
+        before = len(tenant.mock.model_requests("/messages"))
+        run = tenant.claude(claude_bin, "Where did we leave off?")
+        assert run.returncode == 0, run.stderr
+        requests = [r.text() for r in tenant.mock.model_requests("/messages")[before:]]
     given = [t for t in requests if f"## {HANDOFF_OTHER_TITLE}" in t]
     assert given, "the new session's model request has no handoff"
     assert all(t.count(f"## {HANDOFF_OTHER_TITLE}") == 1 for t in given)  # once
