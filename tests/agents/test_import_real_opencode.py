@@ -39,7 +39,7 @@ from nika_tui.services.config_store import load_tenant
 from tests.agents.opencode_home import OpenCode
 from tests.helpers import retry_until
 from tests.plugins.memory import RunningService
-from tests.wizard.setup_pty import run_setup
+from tests.support.setup_pty import run_setup
 
 pytestmark = [pytest.mark.agents, pytest.mark.embedder, pytest.mark.slow]
 

@@ -10,15 +10,12 @@ validates, keeps what was typed, and hands over to the questionary prompts that 
 
 from __future__ import annotations
 
-import fcntl
 import os
-import pty
 import subprocess
 import sys
-import termios
 from pathlib import Path
 
-from tests.cli.test_setup_tty import ROOT, _read_until
+from tests.support.setup_pty import ROOT, nika_on_pty
 
 _PROBE = """
 import sys
@@ -30,12 +27,6 @@ heavy = sorted(m for m in ("questionary", "prompt_toolkit", "pydantic", "yaml", 
                            "nika_tui.wizard.prompts", "textual", "torch") if m in sys.modules)
 print(",".join(heavy))
 """
-
-
-def _own_terminal() -> None:
-    """In the child: a new session whose controlling terminal is the pty on stdin."""
-    os.setsid()
-    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
 
 def test_first_prompt_needs_no_heavy_import() -> None:
@@ -58,7 +49,6 @@ def test_an_invalid_id_says_why_keeps_the_typing_and_the_wizard_goes_on(tmp_path
     (imported meanwhile), and Ctrl-C there writes nothing."""
     from nika_tui.wizard.first_prompt import suggest_tenant_id
 
-    master, slave = pty.openpty()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NIKA_OS_", "XDG_"))} | {
         "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
         "XDG_DATA_HOME": str(tmp_path / "data"),
@@ -68,65 +58,32 @@ def test_an_invalid_id_says_why_keeps_the_typing_and_the_wizard_goes_on(tmp_path
         "USER": "jo.doe",
         "LOGNAME": "jo.doe",
     }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "nika_tui", "setup"],
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        env=env,
-        close_fds=True,
-        start_new_session=True,
-    )
-    os.close(slave)
-    try:
-        first = _read_until(master, f"[{suggest_tenant_id('jo.doe')}]".encode())  # offered
-        assert b"Tenant id" in first
-        os.write(master, b"Jo_Bad\r")
-        reason = b"lowercase letters, digits and '-'"
-        shown = _read_until(master, reason)
-        assert b"'Jo_Bad'" in shown  # what was typed, with why it is refused
-        after = shown.split(reason, 1)[1]
-        if b"Tenant id" not in after:  # asked again
-            _read_until(master, b"Tenant id")
-        os.write(master, b"acme\r")
-        _read_until(master, b"Display name")
-        os.write(master, b"\x03")
-        tail = _read_until(master, b"nothing was written")
+    with nika_on_pty(["setup"], env) as (proc, term):
+        first = term.wait(f"[{suggest_tenant_id('jo.doe')}]", limit_s=30)  # offered
+        assert "Tenant id" in first
+        reason = "lowercase letters, digits and '-'"
+        os.write(term.fd, b"Jo_Bad\r")
+        shown = term.wait(reason, limit_s=30)
+        assert "'Jo_Bad'" in shown  # what was typed, with why it is refused
+        term.answer("Tenant id", "acme\r")  # asked again
+        term.answer("Display name", "\x03")
+        tail = term.wait("nothing was written", limit_s=30)
         assert proc.wait(timeout=30) == 130, tail
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        os.close(master)
     assert not (tmp_path / "xdg" / "nika-os" / "tenants").exists()
 
 
 def test_ctrl_c_as_soon_as_the_first_prompt_shows_quits(tmp_path: Path) -> None:
     """Ctrl-C the moment "Tenant id" is on the terminal exits 130 with nothing written (a
     Ctrl-C that landed in readline's hook was lost, and the prompt stayed)."""
-    master, slave = pty.openpty()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NIKA_OS_", "XDG_"))} | {
         "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
         "XDG_DATA_HOME": str(tmp_path / "data"),
         "PYTHONPATH": str(ROOT),
         "TERM": "xterm",
     }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "nika_tui", "setup"],
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        env=env,
-        close_fds=True,
-        preexec_fn=_own_terminal,  # Ctrl-C must be the terminal's SIGINT, as in a real one
-    )
-    os.close(slave)
-    try:
-        _read_until(master, b"Tenant id")
-        os.write(master, b"\x03")
-        tail = _read_until(master, b"nothing was written")
+    # Ctrl-C must be the terminal's SIGINT, as in a real one: the pty is the controlling one.
+    with nika_on_pty(["setup"], env, controlling=True) as (proc, term):
+        term.answer("Tenant id", "\x03")
+        tail = term.wait("nothing was written", limit_s=30)
         assert proc.wait(timeout=30) == 130, tail
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        os.close(master)
     assert not (tmp_path / "xdg" / "nika-os" / "tenants").exists()

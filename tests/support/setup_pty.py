@@ -1,18 +1,22 @@
-"""``nika setup`` driven on a real pseudo-terminal, as a person answers it.
+"""``nika`` driven on a real pseudo-terminal, as a person types at it.
 
-Shared by the tests of the wizard's import offer (``tests/wizard/test_import_offer_tty.py``
-for Claude Code, ``tests/agents/test_import_real_opencode.py`` for OpenCode): every question of
-a first setup answered with its default, the detected CLI's binary alone on PATH, then the
-offer answered yes or no.
+The one pty driver of the suite: :func:`nika_on_pty` starts ``python -m nika_tui ARGS`` on a
+fresh pty and hands back the process and its :class:`Terminal` (read up to each expected text
+in turn, prompt_toolkit's cursor-position query answered). :func:`run_setup` is a first setup
+answered with defaults, then the import offer (the tests of the wizard's import offer).
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pty
 import select
 import subprocess
 import sys
+import termios
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from nika_tui.domain.tenant import AgentCli
@@ -69,6 +73,41 @@ class Terminal:
         return shown
 
 
+def _own_terminal() -> None:
+    """In the child: a new session whose controlling terminal is the pty on stdin."""
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+@contextmanager
+def nika_on_pty(
+    args: list[str], env: Mapping[str, str], *, controlling: bool = False
+) -> Iterator[tuple[subprocess.Popen[bytes], Terminal]]:
+    """``python -m nika_tui ARGS`` on a new pty; killed if still running at the end.
+
+    ``controlling``: the pty becomes the child's controlling terminal, so a Ctrl-C typed is
+    the terminal's SIGINT, as in a real one (else the child only reads the byte).
+    """
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nika_tui", *args],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=dict(env),
+        close_fds=True,
+        **({"preexec_fn": _own_terminal} if controlling else {"start_new_session": True}),
+    )
+    os.close(slave)
+    try:
+        yield proc, Terminal(master)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+
+
 def run_setup(
     tmp_path: Path, home: Path, agent: AgentCli, binary: Path, tenant: str, offer: str, accept: bool
 ) -> str:
@@ -89,19 +128,7 @@ def run_setup(
         "PYTHONPATH": str(ROOT),
         "TERM": "xterm",
     }
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "nika_tui", "setup"],
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        env=env,
-        close_fds=True,
-        start_new_session=True,
-    )
-    os.close(slave)
-    term = Terminal(master)
-    try:
+    with nika_on_pty(["setup"], env) as (proc, term):
         term.answer("Tenant id", f"{tenant}\r")
         for question in DEFAULTS:
             term.answer(question, "\r")
@@ -109,9 +136,4 @@ def run_setup(
         term.answer(offer, "y\r" if accept else "n\r")
         said = term.wait("Next: `nika doctor`", limit_s=120)
         assert proc.wait(timeout=60) == 0, said
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        os.close(master)
     return said
