@@ -6,6 +6,7 @@ modules can grow their fixtures without touching this file.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import uuid
@@ -48,6 +49,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         for fixture, mark in _MARK_BY_FIXTURE.items():
             if fixture in used and item.get_closest_marker(mark) is None:
                 item.add_marker(mark)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Move what collection built (modules, 2,000+ items, their fixtures' definitions) out of
+    the garbage collector's reach: it lives to the end of the session anyway, and pytest's
+    closing ``gc.collect()`` passes (five of them, for unraisable exceptions) walked it all —
+    over a second of every run, more than the rest of a ``--collect-only`` (issue 12)."""
+    gc.freeze()
 
 
 _ISOLATED = (
