@@ -262,7 +262,7 @@ class MemoryClient:
                 # gets an answer by its deadline and never hangs.
                 error = ServiceBusy if self.service_alive() else ServiceNotRunning
                 raise error(
-                    f"memory service did not answer {op!r} within {wait:g}s: busy, retry",
+                    f"memory service did not answer {str(op)!r} within {wait:.3g}s: busy, retry",
                     "retry; if it lasts, look at it with "
                     "`tmux -L $NIKA_TMUX_SOCKET attach -t nika-core`, or restart it "
                     "(`nika down` then `nika up`)",

@@ -345,3 +345,20 @@ def test_log_names_invalid_fields_but_not_their_values() -> None:
     except ValidationError as exc:
         line = describe(exc)
     assert line == "ValidationError: invalid meta.timestamp" and "not a time" not in line
+
+
+def test_stop_waits_for_the_closing_message_in_the_transcript_then_reads_the_fill(
+    run_hook: Run, workspace: Workspace, redis_client: redis.Redis, isolated_env: dict[str, str]
+) -> None:
+    # Interactive Claude Code may run Stop before it appends the closing message (and its
+    # usage) to the transcript; Stop waits for it, bounded, and says when it gave up.
+    held = (
+        "Backoff is in place and the existing tests pass.\nNext I will add a test for the 429 path."
+    )
+    for message, gave_up in ((held, False), ("A closing message never written.", True)):
+        payload = workspace.payload("claude/hook_stop.json", last_assistant_message=message)
+        assert run_hook("claude", "Stop", payload).returncode == 0
+        notes = hook_log(isolated_env)[-1]["notes"]
+        assert any("transcript without the closing message" in n for n in notes) is gave_up
+        wm = read_working_memory(redis_client, TENANT)
+        assert wm is not None and wm.tokens == 18866  # the transcript's fill, either way
