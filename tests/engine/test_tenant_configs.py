@@ -263,6 +263,24 @@ def test_a_primary_with_no_tenant_at_all_withdraws_nothing(
     assert redis_client.hkeys(CONFIGS) == ["acme"] and not redis_client.smembers(DELETED)
 
 
+def test_the_last_tenant_deleted_on_the_primary_is_withdrawn_too(
+    make_tenant: Callable[..., TenantConfig], redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    """Decision 500: an empty ``tenants/`` dir is a deletion, not a wrong config dir."""
+    here, there = roots(), _other_roots(tmp_path)
+    make_tenant("acme")
+    publish(redis_client, here)
+    fetch(redis_client, there)
+    assert list_tenant_ids(there) == ["acme"]
+    shutil.rmtree(here.tenant_config_path("acme").parent)  # the only tenant, deleted
+    assert here.tenants_dir.is_dir() and list_tenant_ids(here) == []
+    publish(redis_client, here)
+    assert redis_client.hkeys(CONFIGS) == []
+    assert redis_client.smembers(DELETED) == {"acme"}
+    assert fetch(redis_client, there) == ["acme"]
+    assert list_tenant_ids(there) == [], "the joined worker's copy is gone"
+
+
 def _settled(r: redis.Redis, tenants: list[str]) -> dict[str, str] | None:
     """Who holds each tenant, once each is held and the two workers are at most one apart."""
     holders = {t: str(r.get(lease_key(t)) or "").split("|")[0] for t in tenants}
