@@ -23,8 +23,7 @@ from nika_tui.scale.state import ScaleState
 from nika_tui.services.config_store import save_tenant
 from tests.scale.conftest import scaleway_tenant
 from tests.scale.fake_clouds import CloudState
-from tests.scale.test_actions import NOW, _plan
-from tests.scale.test_scheduler_cli import Clock, _nika, _saturate
+from tests.scale.support import NOW, Clock, nika_scale, plan_for, saturate
 
 CREATE = ("POST", r"/servers$")
 WAIT_S = 30.0
@@ -39,7 +38,7 @@ def test_an_apply_while_the_plan_is_being_created_is_refused(
 ) -> None:
     _, cloud = clouds
     state = ScaleState(client=redis_client)
-    plan = _plan(acme)
+    plan = plan_for(acme)
     state.save_plan(plan, "pending")
     held = cloud.hold(*CREATE)
     first: dict[str, Any] = {}
@@ -66,7 +65,7 @@ def test_simultaneous_applies_of_one_plan_create_one_server(
 ) -> None:
     _, cloud = clouds
     state = ScaleState(client=redis_client if shared else None)
-    plan = _plan(acme)
+    plan = plan_for(acme)
     state.save_plan(plan, "pending")
     start = threading.Barrier(6)
     outcomes: list[str] = []
@@ -97,7 +96,7 @@ def test_a_cli_apply_racing_the_scheduler_is_refused(
     base, cloud = clouds
     save_tenant(scaleway_tenant(base, AutoMode.AUTONOMOUS))
     now = datetime.now(UTC)
-    _saturate(redis_client, now)
+    saturate(redis_client, now)
     held = cloud.hold(*CREATE)
     done: list[str] = []
     scheduler = ScaleScheduler(redis_client, monotonic=Clock())
@@ -107,7 +106,7 @@ def test_a_cli_apply_racing_the_scheduler_is_refused(
         assert held.arrived.wait(WAIT_S), "the scheduler never reached the provider"
         [(plan_id, record)] = ScaleState(client=redis_client).snapshot()["plans"].items()
         assert record["status"] == "applying"
-        again = _nika("apply", plan_id, "--tenant", "acme")
+        again = nika_scale("apply", plan_id, "--tenant", "acme")
         assert again.returncode == 1, again.stdout
         assert "already applied" in json.loads(again.stderr)["error"]
     finally:

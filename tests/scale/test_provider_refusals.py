@@ -18,7 +18,7 @@ from nika_tui.domain.tenant import Provider
 from nika_tui.errors import ProviderError
 from nika_tui.scale.providers.factory import build_provider
 from tests.scale.fake_clouds import CloudState
-from tests.scale.test_providers import ALL, CREATE, SECRETS, Make, _live, _shape, _spec
+from tests.scale.support import ALL, CREATE, SECRETS, Make, live, shape, spec
 
 MESSAGE = "the request is invalid:\n  field x\tis wrong"
 #: Each provider's documented error body, its HTTP status and the code nika must name.
@@ -59,10 +59,10 @@ BODIES: dict[Provider, tuple[int, Any, str]] = {
 
 @pytest.fixture
 def make(clouds: tuple[str, CloudState]) -> Make:
-    """An adapter of ``provider`` at the stand-in (as in ``test_providers``)."""
+    """An adapter of ``provider`` at the stand-in."""
 
     def build(provider: Provider) -> Any:
-        return build_provider(provider, SECRETS[provider], _shape(provider), base_url=clouds[0])
+        return build_provider(provider, SECRETS[provider], shape(provider), base_url=clouds[0])
 
     return build
 
@@ -81,13 +81,13 @@ def test_an_error_body_is_one_line_with_the_providers_code_and_message(
     status, body, code = BODIES[provider]
     state.fail(method, path, status, body)
     with pytest.raises(ProviderError) as caught:
-        make(provider).create(_spec(provider))
+        make(provider).create(spec(provider))
     err = caught.value
     _named(err, provider)
     assert f": {code}: " in err.message
     assert "the request is invalid: field x is wrong" in err.message
     assert err.hint, "a refusal always says what to do"
-    assert _live(state, provider) == []
+    assert live(state, provider) == []
 
 
 @pytest.mark.parametrize("provider", ALL, ids=[p.value for p in ALL])
@@ -98,14 +98,14 @@ def test_a_rate_limit_past_the_budget_names_the_provider_and_the_wait(
     method, path = CREATE[provider]
     state.fail(method, path, 429, {"message": "slow down"}, headers={"Retry-After": "0"}, times=9)
     with pytest.raises(ProviderError) as caught:
-        make(provider).create(_spec(provider))
+        make(provider).create(spec(provider))
     err = caught.value
     _named(err, provider)
     assert err.kind == "rate" and "retry after 0 s" in err.message
     assert "wait and run the command again" in err.hint
     creates = [r for r in state.requests if r[0] == method and re.search(path, r[1])]
     assert len(creates) == 4, "the first try and three retries, then the error"
-    assert _live(state, provider) == []
+    assert live(state, provider) == []
 
 
 def _closed_port() -> int:
@@ -117,7 +117,7 @@ def _closed_port() -> int:
 @pytest.mark.parametrize("provider", ALL, ids=[p.value for p in ALL])
 def test_an_unreachable_api_names_the_provider_and_the_network(provider: Provider) -> None:
     base = f"http://127.0.0.1:{_closed_port()}"
-    api = build_provider(provider, SECRETS[provider], _shape(provider), base_url=base)
+    api = build_provider(provider, SECRETS[provider], shape(provider), base_url=base)
     with pytest.raises(ProviderError) as caught:
         api.list()
     err = caught.value
@@ -147,7 +147,7 @@ def test_a_scaleway_create_whose_later_step_fails_leaves_no_server(
     _, state = clouds
     state.fail(method, path, status, body, headers=headers)
     with pytest.raises(ProviderError) as caught:
-        make(Provider.SCALEWAY).create(_spec(Provider.SCALEWAY))
+        make(Provider.SCALEWAY).create(spec(Provider.SCALEWAY))
     _named(caught.value, Provider.SCALEWAY)
     assert state.instances["scaleway"] == {}, "the stopped server was deleted"
     assert any(m == "DELETE" and re.search(r"/servers/[0-9a-f-]+$", p) for m, p in state.requests)
