@@ -1,4 +1,4 @@
-"""Memory debt: every metric against its threshold, its chart over the audits, the proposed action."""
+"""Memory debt: each metric against its threshold, its chart over the audits, the action."""
 
 from __future__ import annotations
 
