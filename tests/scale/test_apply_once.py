@@ -114,3 +114,59 @@ def test_a_cli_apply_racing_the_scheduler_is_refused(
         runner.join(WAIT_S)
     assert done == ["scale_out:acme:applied"]
     assert _creates(cloud) == 1 and len(cloud.instances["scaleway"]) == 1
+
+
+def test_a_cli_plan_beside_the_schedulers_open_plan_is_that_plan(
+    acme: TenantConfig, clouds: tuple[str, CloudState], redis_client: redis.Redis
+) -> None:
+    """Decision 502: one open plan per tenant, so one saturation is one scale-out."""
+    now = datetime.now(UTC)
+    saturate(redis_client, now)
+    assert ScaleScheduler(redis_client, monotonic=Clock()).tick(now) == [
+        "scale_out:acme:confirmation"
+    ]
+    [pending] = ScaleState(client=redis_client).snapshot()["plans"]
+    out = nika_scale("plan", "--tenant", "acme")
+    assert out.returncode == 0, out.stderr
+    shown = json.loads(out.stdout)
+    assert shown["plan_id"] == pending and shown["already_open"] is True
+    assert shown["status"] == "pending" and shown["kind"] == "scale_out"
+    assert list(ScaleState(client=redis_client).snapshot()["plans"]) == [pending]
+
+
+def test_the_service_acts_on_no_plan_beside_a_persons_open_one(
+    acme: TenantConfig, clouds: tuple[str, CloudState], redis_client: redis.Redis
+) -> None:
+    from nika_tui.engine.kernels.confirmations import list_confirmations
+    from nika_tui.scale.policy import act
+
+    state = ScaleState(client=redis_client)
+    mine = plan_for(acme, "aaaa")
+    assert state.save_plan_unless_open(mine, "pending") is None
+    out = act(plan_for(acme, "bbbb"), acme, state, default_factory(), redis_client, NOW)
+    assert out["action"] == "none" and out["open_plan"] == "aaaa"
+    assert list(state.snapshot()["plans"]) == ["aaaa"]
+    assert list_confirmations(redis_client, "acme") == []
+
+
+@pytest.mark.parametrize("shared", [True, False], ids=["redis-state", "file-state"])
+def test_simultaneous_plans_of_one_tenant_record_one(
+    acme: TenantConfig, redis_client: redis.Redis, shared: bool
+) -> None:
+    start = threading.Barrier(6)
+    others: list[str | None] = []
+
+    def one(n: int) -> None:
+        state = ScaleState(client=redis_client if shared else None)
+        plan = plan_for(acme, f"p{n}")
+        start.wait(WAIT_S)
+        other = state.save_plan_unless_open(plan, "pending")
+        others.append(None if other is None else other["plan_id"])
+
+    threads = [threading.Thread(target=one, args=(n,)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(WAIT_S)
+    [recorded] = ScaleState(client=redis_client if shared else None).snapshot()["plans"]
+    assert sorted(others, key=str) == [None] + [recorded] * 5
