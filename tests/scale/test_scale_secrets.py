@@ -23,12 +23,17 @@ import redis
 
 from nika_tui.domain.tenant import AutoMode
 from nika_tui.paths import roots
+from nika_tui.scale.actions import default_factory
+from nika_tui.scale.planner import Plan, PlanKind
+from nika_tui.scale.policy import act
 from nika_tui.scale.scheduler import ScaleScheduler
+from nika_tui.scale.state import ScaleState
+from nika_tui.services.bus import open_bus
 from nika_tui.services.config_store import save_tenant
 from tests.fake_providers import SCW
 from tests.scale.conftest import scaleway_tenant
 from tests.scale.fake_clouds import CloudState
-from tests.scale.support import Clock, nika_scale, saturate
+from tests.scale.support import Clock, nika_scale, plan_for, saturate
 
 KEY = SCW["secret_key"]
 WAIT_S = 60.0
@@ -128,3 +133,34 @@ def test_a_provider_key_reaches_no_argv_log_file_redis_value_or_user_data(
     assert KEY not in _redis_text(redis_client)
     assert '"status": "failed"' in _redis_text(redis_client).replace('\\"', '"')
     assert all(KEY not in path for _, path in cloud.requests)
+
+
+def test_a_refused_decommission_puts_no_key_on_the_bus(
+    clouds: tuple[str, CloudState], scw_env: None, redis_client: redis.Redis
+) -> None:
+    """The one scale event carrying a provider's words: ``scale.failed`` when the leader
+    finishes a drain and the provider refuses the delete, here echoing the key."""
+    base, cloud = clouds
+    config = scaleway_tenant(base, AutoMode.AUTONOMOUS)
+    save_tenant(config)
+    state = ScaleState(client=redis_client)
+    now = datetime.now(UTC)
+    out = act(plan_for(config, "aaaa"), config, state, default_factory(), redis_client, now)
+    assert out["action"] == "applied"
+    [worker] = state.workers("acme")
+    gone = Plan("bbbb", "acme", PlanKind.DECOMMISSION, now.isoformat(), ("calm",),
+                worker.provider, instance_id=worker.instance_id)  # fmt: skip
+    assert act(gone, config, state, default_factory(), redis_client, now)["action"] == "draining"
+    echo = {"type": "permissions_denied", "message": f"token {KEY} may not terminate"}
+    cloud.fail("POST", r"/action$", 403, echo)
+    done = ScaleScheduler(redis_client, monotonic=Clock()).tick(now)
+    assert "decommission:acme:failed" in done
+    [error] = [
+        str(line.data["body"]["error"])
+        for line in open_bus("acme").read()
+        if line.data and line.data["kind"] == "scale.failed"
+    ]
+    assert "Scaleway refused" in error and "***" in error
+    assert _files_holding(roots().data, b"scale.failed"), "the bus is a file under the data dir"
+    assert _files_holding(roots().data, KEY.encode()) == []
+    assert KEY not in _redis_text(redis_client)
