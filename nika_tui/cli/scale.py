@@ -186,7 +186,7 @@ def _print(action: str, out: dict[str, Any]) -> None:
         if out.get("already_open"):
             print(f"  (already {out['status']}: apply or reject it before a new plan is made)")
     elif action == "reconcile":
-        for key in ("tracked", "adopted", "orphans", "removed", "missing"):
+        for key in ("tracked", "adopted", "orphans", "removed", "missing", "failed"):
             print(f"{key}: {len(out[key])}")
         for err in out["errors"]:
             print(f"error: {err}")
