@@ -1,4 +1,4 @@
-"""Memory debt: each metric against its threshold, its chart over the audits, the action."""
+"""Memory debt: every metric vs its threshold, its chart over the audits, the proposed action."""
 
 from __future__ import annotations
 
