@@ -369,3 +369,47 @@ def test_a_deleted_tenant_leaves_the_joined_worker_that_held_it(
                 proc.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 proc.kill()
+
+
+@pytest.mark.slow
+@pytest.mark.embedder
+def test_the_last_tenant_deleted_leaves_the_joined_worker_that_held_it(
+    make_tenant: Callable[..., TenantConfig],
+    redis_client: redis.Redis,
+    redis_url: str,
+    tmp_path: Path,
+) -> None:
+    """Decision 500 with two real `nika serve`: the only tenant, held by the joined worker, is
+    deleted on the primary's host; the joined worker removes its copy and gives it up."""
+    ids = (f"solo{i}" for i in range(100))
+    only = next(t for t in ids if preferred(t, [PRIMARY_ID, JOINED]) == JOINED)
+    make_tenant(only)
+    log = tmp_path / "workers.log"
+    procs = [
+        _serve(tmp_path / "a", Path(os.environ["NIKA_OS_CONFIG_DIR"]), log),
+        _serve(tmp_path / "b", tmp_path / "cfg-b", log, "--join", redis_url, "--worker-id", JOINED),
+    ]
+    try:
+        for w in (PRIMARY_ID, JOINED):
+            retry_until(lambda w=w: _sees_both(redis_client, w), timeout=180, interval=0.1,
+                        what=f"{w} sees both workers")  # fmt: skip
+        retry_until(lambda: only in _holds(redis_client, JOINED), timeout=60, interval=0.1,
+                    what="the joined worker holds the only tenant")  # fmt: skip
+        there = _other_roots(tmp_path)
+        assert there.tenant_config_path(only).exists()
+
+        shutil.rmtree(roots().tenant_config_path(only).parent)  # the last tenant, `rm -r`
+        retry_until(lambda: not there.tenant_config_path(only).exists(), timeout=60,
+                    interval=0.1, what="the joined worker's copy removed")  # fmt: skip
+        retry_until(lambda: only not in _holds(redis_client, JOINED), timeout=60, interval=0.1,
+                    what="the joined worker gave the last tenant up")  # fmt: skip
+        assert redis_client.get(lease_key(only)) is None
+        assert only not in redis_client.smembers(LEASE_TENANTS)
+    finally:
+        for proc in procs:
+            proc.send_signal(signal.SIGTERM)
+        for proc in procs:
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
