@@ -16,7 +16,9 @@ import pytest
 from nika_tui.domain.provider_formats import PROVIDER_LABELS
 from nika_tui.domain.tenant import Provider
 from nika_tui.errors import ProviderError
+from nika_tui.scale.providers.aws import Ec2, parse_error
 from nika_tui.scale.providers.factory import build_provider
+from nika_tui.scale.providers.http import CloudHttp
 from tests.scale.fake_clouds import CloudState
 from tests.scale.support import ALL, CREATE, SECRETS, Make, live, shape, spec
 
@@ -151,3 +153,42 @@ def test_a_scaleway_create_whose_later_step_fails_leaves_no_server(
     _named(caught.value, Provider.SCALEWAY)
     assert state.instances["scaleway"] == {}, "the stopped server was deleted"
     assert any(m == "DELETE" and re.search(r"/servers/[0-9a-f-]+$", p) for m, p in state.requests)
+
+
+THROTTLED = (
+    "<?xml version='1.0' encoding='UTF-8'?><Response><Errors><Error>"
+    "<Code>RequestLimitExceeded</Code><Message>Request limit exceeded.</Message></Error>"
+    "</Errors><RequestID>5c1e-example</RequestID></Response>"
+)
+
+
+def _ec2(base: str, waits: list[float]) -> Ec2:
+    http = CloudHttp(Provider.AWS, parse_error, sleep=waits.append)
+    return Ec2(SECRETS[Provider.AWS], shape(Provider.AWS).region, base_url=base, http=http)
+
+
+def test_ec2_request_limit_exceeded_503_is_waited_out_then_created(
+    clouds: tuple[str, CloudState],
+) -> None:
+    """EC2 throttles with HTTP 503 ``RequestLimitExceeded`` and no Retry-After: retried after
+    the default second, not reported as a failure."""
+    base, state = clouds
+    state.fail("POST", r"^/$", 503, THROTTLED, times=2)
+    waits: list[float] = []
+    made = _ec2(base, waits).create(spec(Provider.AWS))
+    assert waits == [1.0, 1.0]
+    assert [i["id"] for i in live(state, Provider.AWS)] == [made.instance_id]
+
+
+def test_ec2_throttling_past_the_budget_is_one_line_naming_aws(
+    clouds: tuple[str, CloudState],
+) -> None:
+    base, state = clouds
+    state.fail("POST", r"^/$", 503, THROTTLED, times=9)
+    waits: list[float] = []
+    with pytest.raises(ProviderError) as caught:
+        _ec2(base, waits).create(spec(Provider.AWS))
+    err = caught.value
+    _named(err, Provider.AWS)
+    assert err.kind == "rate" and "RequestLimitExceeded" in err.message
+    assert len(waits) == 3 and live(state, Provider.AWS) == []
