@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -20,9 +21,9 @@ from nika_tui.paths import Roots, roots
 
 
 class ModelPrice(BaseModel):
-    """Cost per million tokens of one model (family)."""
+    """Cost per million tokens of one model (family): finite numbers, never ``true`` or ``"3"``."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
     input: float = Field(ge=0, description="Per million fresh input tokens.")
     output: float = Field(ge=0, description="Per million output tokens.")
@@ -35,7 +36,7 @@ class PriceTable(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    schema_version: int = 1
+    schema_version: Literal[1] = 1
     currency: str = Field(default="USD", min_length=3, max_length=3)
     models: dict[str, ModelPrice]
 
@@ -93,7 +94,9 @@ def parse_prices(text: str, source: str = "prices.yaml") -> PriceTable:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise BillingError(f"{source} is not valid YAML: {exc}", "fix the file") from exc
+        raise BillingError(
+            f"{source} is not valid YAML: {_yaml_problem(exc)}", "fix the file"
+        ) from exc
     try:
         return PriceTable.model_validate(data)
     except ValidationError as exc:
@@ -103,6 +106,14 @@ def parse_prices(text: str, source: str = "prices.yaml") -> PriceTable:
             f"{source}: {field}: {first['msg']}",
             "each model needs input and output per million tokens, >= 0 (docs/quotas-billing.md)",
         ) from exc
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """One line: where and what (PyYAML's own text spans several lines)."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = str(getattr(exc, "problem", None) or type(exc).__name__)
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    return " ".join(f"{where}{problem}".split())
 
 
 def load_prices(where: Roots | None = None) -> PriceTable:

@@ -125,9 +125,14 @@ def _scale_plans(args: argparse.Namespace) -> int:
             now,
             uuid.uuid4().hex,
         )
+        other = None
         if plan.kind in (PlanKind.SCALE_OUT, PlanKind.DECOMMISSION):
-            state.save_plan(plan, "pending")
+            other = state.save_plan_unless_open(plan, "pending")
+        if other is not None:  # one open plan per tenant: show it rather than add a second
+            plan = Plan.from_dict(other)
         out = {**plan.as_dict(), "summary": plan.summary(), "samples": len(samples)}
+        if other is not None:
+            out.update(status=other["status"], already_open=True)
     elif args.action == "apply":
         config = load_tenant(_need_tenant(args))
         if not args.id:
@@ -178,8 +183,10 @@ def _print(action: str, out: dict[str, Any]) -> None:
             print(f"{tenant}: {len(info['workers'])} worker(s), strategies {info['strategies']}")
     elif action == "plan":
         print(f"{out['plan_id']}  {out['kind']}: {out['summary']}")
+        if out.get("already_open"):
+            print(f"  (already {out['status']}: apply or reject it before a new plan is made)")
     elif action == "reconcile":
-        for key in ("tracked", "adopted", "orphans", "removed", "missing"):
+        for key in ("tracked", "adopted", "orphans", "removed", "missing", "failed"):
             print(f"{key}: {len(out[key])}")
         for err in out["errors"]:
             print(f"error: {err}")

@@ -17,8 +17,10 @@ A tenant deleted on the primary (its ``config.yaml`` gone) is withdrawn (decisio
 published config is removed and its id put in :data:`DELETED`; a joined worker then removes
 its copy of the config, and every worker gives the tenant's lease up and stops acquiring it
 (``engine/worker.py``). Its memories stay where they are (nothing is deleted but the config
-copies), so a tenant made again with the same id gets them back. A primary that finds no
-tenant at all withdraws nothing: that is a wrong config dir far more often than a deletion.
+copies), so a tenant made again with the same id gets them back. A primary whose config dir
+has no ``tenants/`` directory at all withdraws nothing: that is a wrong config dir far more
+often than a deletion. One whose ``tenants/`` directory is there but empty had its last tenant
+deleted, and withdraws it like any other (decision 500).
 """
 
 from __future__ import annotations
@@ -78,7 +80,8 @@ def publish(r: redis.Redis, where: Roots) -> list[str]:
             continue
         changed[tenant_id] = text
     local = set(list_tenant_ids(where))
-    gone = sorted(set(published) - local) if local else []
+    # No tenants/ dir at all is a wrong config dir; an empty one is the last tenant deleted.
+    gone = sorted(set(published) - local) if local or where.tenants_dir.is_dir() else []
     if changed or gone:
         pipe = r.pipeline(transaction=True)
         for tenant_id, text in changed.items():
@@ -91,7 +94,9 @@ def publish(r: redis.Redis, where: Roots) -> list[str]:
     if gone:
         log.info("tenants deleted here, withdrawn from the workers: %s", ", ".join(gone))
     elif published and not local:
-        log.warning("no tenant config in %s: nothing withdrawn (a wrong config dir?)", where.config)
+        log.warning(
+            "no tenants directory in %s: nothing withdrawn (a wrong config dir?)", where.config
+        )
     return sorted(changed)
 
 

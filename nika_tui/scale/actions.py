@@ -20,7 +20,12 @@ from nika_tui.errors import NikaError, ProviderError, ScaleError
 from nika_tui.scale import cloud_init
 from nika_tui.scale.drain import drain, mark_draining, tenants_of, undrain, worker_id_for
 from nika_tui.scale.planner import Plan, PlanKind, Worker
-from nika_tui.scale.providers.base import CloudProvider, Instance, WorkerSpec
+from nika_tui.scale.providers.base import (
+    CloudProvider,
+    Instance,
+    WorkerSpec,
+    provisioning_failed,
+)
 from nika_tui.scale.providers.factory import build_provider, provider_secrets
 from nika_tui.scale.state import ScaleState
 from nika_tui.services.secrets import SecretStore
@@ -224,6 +229,8 @@ class ReconcileReport:
     orphans: list[dict[str, Any]] = field(default_factory=list)
     removed: list[dict[str, Any]] = field(default_factory=list)
     missing: list[dict[str, Any]] = field(default_factory=list)
+    failed: list[dict[str, Any]] = field(default_factory=list)
+    """Instances whose provisioning failed: no longer tracked, so also in ``orphans``."""
     errors: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -234,6 +241,7 @@ class ReconcileReport:
             "orphans": self.orphans,
             "removed": self.removed,
             "missing": self.missing,
+            "failed": self.failed,
             "errors": self.errors,
         }
 
@@ -248,7 +256,9 @@ def reconcile(
 
     An instance whose plan is ``applying`` is adopted (the create succeeded, the record did
     not); any other untracked one is an orphan, reported, and deleted when ``remove``. A
-    tracked worker the provider no longer lists is reported as ``missing`` and dropped.
+    tracked worker the provider no longer lists is reported as ``missing`` and dropped; one
+    whose provisioning failed after the create returned (:data:`FAILED_STATES`) is dropped
+    and handled as an orphan (``failed``; decision 503).
     """
     report = ReconcileReport()
     seen: set[tuple[str, str]] = set()
@@ -267,11 +277,19 @@ def reconcile(
     with state.transaction() as data:
         tracked = {(w["provider"], w["instance_id"]): w for w in data["workers"]}
         for key, (_config, adapter, inst) in sorted(listed.items()):
-            if key in tracked:
+            failed = provisioning_failed(inst)
+            if key in tracked and not failed:
                 report.tracked.append(inst.as_dict())
                 continue
+            if failed:  # failed after the create returned: nothing serves on it, an orphan
+                data["workers"] = [
+                    w for w in data["workers"] if (w["provider"], w["instance_id"]) != key
+                ]
+                report.failed.append(inst.as_dict())
             plan = data["plans"].get(inst.plan_id or "")
-            if plan is not None and plan.get("status") == "applying":
+            if plan is not None and plan.get("status") == "applying" and failed:
+                plan.update(status="failed", error=f"{inst.provider.value}: provisioning failed")
+            elif plan is not None and plan.get("status") == "applying":
                 data["workers"].append(
                     Worker(
                         plan["tenant_id"],

@@ -17,13 +17,11 @@ from nika_tui.domain.tenant import AutoMode, TenantConfig
 from nika_tui.paths import roots
 from nika_tui.scale.actions import AdapterFactory, apply_plan
 from nika_tui.scale.planner import Plan, PlanKind
-from nika_tui.scale.state import ScaleState
+from nika_tui.scale.state import OPEN, ScaleState
 from nika_tui.services.bus import open_bus
 from nika_tui.services.confirmation_queue import queue_confirmation
 
 CONFIRMATION_KIND = "scale.apply"
-OPEN = ("pending", "applying", "draining")
-"""Plan statuses still waiting or in flight."""
 
 
 def act(
@@ -49,7 +47,9 @@ def act(
         state.save_plan(plan, "reported")
         bus.append("scale.plan", {"plan_id": plan.plan_id, "summary": plan.summary()}, now=now)
         return {**out, "action": "reported"}
-    state.save_plan(plan, "pending")
+    other = state.save_plan_unless_open(plan, "pending")
+    if other is not None:  # a person's plan (or another leader's) got there first
+        return {**out, "action": "none", "open_plan": other["plan_id"]}
     if mode is AutoMode.ESCALATE:
         if client is None:
             return {**out, "action": "pending"}

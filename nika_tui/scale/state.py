@@ -39,6 +39,8 @@ LOCK_TTL_MS = 30_000
 """A holder that dies mid-transaction blocks the others this long at most (no provider call
 ever runs under the lock: apply marks ``applying``, releases, then calls the provider)."""
 LOCK_WAIT_S = 10.0
+OPEN = ("pending", "applying", "draining")
+"""Plan statuses still waiting or in flight."""
 _UNLOCK = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
@@ -150,6 +152,23 @@ class ScaleState:
         """Record a plan (status ``pending``, ``reported``…); an existing id is left as is."""
         with self.transaction() as data:
             data["plans"].setdefault(plan.plan_id, {**plan.as_dict(), "status": status})
+
+    def save_plan_unless_open(self, plan: Plan, status: str) -> dict[str, Any] | None:
+        """Record ``plan`` unless another plan of its tenant is still open (:data:`OPEN`).
+
+        Checked and written under one lock, so the scheduler and a person planning at the
+        same moment record one plan between them, never two scale-outs (decision 502).
+
+        Returns:
+            ``None`` when ``plan`` is recorded; else the open plan's record (nothing written).
+        """
+        with self.transaction() as data:
+            for record in data["plans"].values():
+                mine = record.get("tenant_id") == plan.tenant_id
+                if mine and record.get("status") in OPEN and record["plan_id"] != plan.plan_id:
+                    return dict(record)
+            data["plans"].setdefault(plan.plan_id, {**plan.as_dict(), "status": status})
+            return None
 
     def plan(self, plan_id: str) -> dict[str, Any]:
         """One recorded plan.

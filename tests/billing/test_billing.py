@@ -133,6 +133,11 @@ def test_unknown_model_is_unpriced_not_guessed() -> None:
         ("models:\n  gpt-5: {input: 1, output: 2, surprise: 3}\n", "models.gpt-5.surprise"),
         ("currency: 12345\nmodels: {}\n", "currency"),
         ("nomodels: 1\n", "models"),
+        ("models:\n  gpt-5: {input: .inf, output: 2}\n", "models.gpt-5.input"),
+        ("models:\n  gpt-5: {input: 1, output: true}\n", "models.gpt-5.output"),
+        ("models:\n  gpt-5: {input: '3', output: 2}\n", "models.gpt-5.input"),
+        ("schema_version: 2\nmodels: {}\n", "schema_version"),
+        ("models:\n  gpt-5:\n", "models.gpt-5"),
     ],
 )
 def test_malformed_price_table_is_refused_with_the_field(text: str, field: str) -> None:

@@ -263,6 +263,24 @@ def test_a_primary_with_no_tenant_at_all_withdraws_nothing(
     assert redis_client.hkeys(CONFIGS) == ["acme"] and not redis_client.smembers(DELETED)
 
 
+def test_the_last_tenant_deleted_on_the_primary_is_withdrawn_too(
+    make_tenant: Callable[..., TenantConfig], redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    """Decision 500: an empty ``tenants/`` dir is a deletion, not a wrong config dir."""
+    here, there = roots(), _other_roots(tmp_path)
+    make_tenant("acme")
+    publish(redis_client, here)
+    fetch(redis_client, there)
+    assert list_tenant_ids(there) == ["acme"]
+    shutil.rmtree(here.tenant_config_path("acme").parent)  # the only tenant, deleted
+    assert here.tenants_dir.is_dir() and list_tenant_ids(here) == []
+    publish(redis_client, here)
+    assert redis_client.hkeys(CONFIGS) == []
+    assert redis_client.smembers(DELETED) == {"acme"}
+    assert fetch(redis_client, there) == ["acme"]
+    assert list_tenant_ids(there) == [], "the joined worker's copy is gone"
+
+
 def _settled(r: redis.Redis, tenants: list[str]) -> dict[str, str] | None:
     """Who holds each tenant, once each is held and the two workers are at most one apart."""
     holders = {t: str(r.get(lease_key(t)) or "").split("|")[0] for t in tenants}
@@ -343,6 +361,50 @@ def test_a_deleted_tenant_leaves_the_joined_worker_that_held_it(
         assert all(gone not in _holds(redis_client, w) for w in (PRIMARY_ID, JOINED))
         assert redis_client.get(lease_key(gone)) is None
         assert (tmp_path / "b" / "qdrant" / gone).is_dir(), "its memories are not deleted"
+    finally:
+        for proc in procs:
+            proc.send_signal(signal.SIGTERM)
+        for proc in procs:
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+@pytest.mark.slow
+@pytest.mark.embedder
+def test_the_last_tenant_deleted_leaves_the_joined_worker_that_held_it(
+    make_tenant: Callable[..., TenantConfig],
+    redis_client: redis.Redis,
+    redis_url: str,
+    tmp_path: Path,
+) -> None:
+    """Decision 500 with two real `nika serve`: the only tenant, held by the joined worker, is
+    deleted on the primary's host; the joined worker removes its copy and gives it up."""
+    ids = (f"solo{i}" for i in range(100))
+    only = next(t for t in ids if preferred(t, [PRIMARY_ID, JOINED]) == JOINED)
+    make_tenant(only)
+    log = tmp_path / "workers.log"
+    procs = [
+        _serve(tmp_path / "a", Path(os.environ["NIKA_OS_CONFIG_DIR"]), log),
+        _serve(tmp_path / "b", tmp_path / "cfg-b", log, "--join", redis_url, "--worker-id", JOINED),
+    ]
+    try:
+        for w in (PRIMARY_ID, JOINED):
+            retry_until(lambda w=w: _sees_both(redis_client, w), timeout=180, interval=0.1,
+                        what=f"{w} sees both workers")  # fmt: skip
+        retry_until(lambda: only in _holds(redis_client, JOINED), timeout=60, interval=0.1,
+                    what="the joined worker holds the only tenant")  # fmt: skip
+        there = _other_roots(tmp_path)
+        assert there.tenant_config_path(only).exists()
+
+        shutil.rmtree(roots().tenant_config_path(only).parent)  # the last tenant, `rm -r`
+        retry_until(lambda: not there.tenant_config_path(only).exists(), timeout=60,
+                    interval=0.1, what="the joined worker's copy removed")  # fmt: skip
+        retry_until(lambda: only not in _holds(redis_client, JOINED), timeout=60, interval=0.1,
+                    what="the joined worker gave the last tenant up")  # fmt: skip
+        assert redis_client.get(lease_key(only)) is None
+        assert only not in redis_client.smembers(LEASE_TENANTS)
     finally:
         for proc in procs:
             proc.send_signal(signal.SIGTERM)

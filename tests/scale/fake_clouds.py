@@ -6,7 +6,8 @@ by recomputing the signature with the secret it knows) and RunPod REST. It accep
 credentials of :mod:`tests.fake_providers`, keeps instances in memory, answers refusals with each
 provider's documented error body, enforces an instance quota per provider (``QUOTA``) and a set
 of valid regions, and can be told to answer the next matching request with anything (``fail``),
-e.g. a 429 with ``Retry-After``. ``requests`` records every (method, path) it served.
+e.g. a 429 with ``Retry-After``, or hold it until the test releases it (``hold``: a create
+caught mid-flight). ``requests`` records every (method, path) it served.
 """
 
 from __future__ import annotations
@@ -54,6 +55,20 @@ class Fault:
 
 
 @dataclass
+class Hold:
+    """The next request matching ``method`` + ``path`` waits for :attr:`release` (at most
+    ``HOLD_MAX_S``); :attr:`arrived` is set when it is waiting."""
+
+    method: str
+    path: str
+    arrived: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)
+
+
+HOLD_MAX_S = 60.0
+
+
+@dataclass
 class CloudState:
     instances: dict[str, dict[str, dict[str, Any]]] = field(
         default_factory=lambda: {p: {} for p in REGIONS}
@@ -62,7 +77,15 @@ class CloudState:
     faults: list[Fault] = field(default_factory=list)
     requests: list[tuple[str, str]] = field(default_factory=list)
     client_tokens: dict[str, str] = field(default_factory=dict)
+    holds: list[Hold] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def hold(self, method: str, path: str) -> Hold:
+        """Hold the next request matching ``method`` + ``path`` regex until released."""
+        held = Hold(method, path)
+        with self.lock:
+            self.holds.append(held)
+        return held
 
     def fail(self, method: str, path: str, status: int, body: Any = None, **kw: Any) -> None:
         """Queue a fault (``body`` a dict → JSON, str → as is)."""
@@ -102,6 +125,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.query = {k: v[0] for k, v in parse_qs(url.query).items()}
         length = int(self.headers.get("Content-Length", 0))
         self.body = self.rfile.read(length)
+        with self.state.lock:
+            held = next(
+                (h for h in self.state.holds if h.method == method and re.search(h.path, url.path)),
+                None,
+            )
+            if held is not None:
+                self.state.holds.remove(held)
+        if held is not None:  # waits outside the lock: other requests go on meanwhile
+            held.arrived.set()
+            held.release.wait(HOLD_MAX_S)
         with self.state.lock:
             self.state.requests.append((method, url.path))
             for fault in self.state.faults:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 
 import pytest
 
@@ -19,13 +18,7 @@ from nika_tui.scale.state import ScaleState
 from nika_tui.services.config_store import save_tenant
 from tests.scale.conftest import scaleway_tenant
 from tests.scale.fake_clouds import CloudState
-
-NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
-HOT = [Reading(Indicator.QUEUE, 120.0, 50.0, 600, True, "scale")]
-
-
-def _plan(config: TenantConfig, plan_id: str = "feedbeef"):
-    return make_plan(config, HOT, False, ScaleState().workers(config.tenant_id), NOW, plan_id)
+from tests.scale.support import NOW, plan_for
 
 
 def _servers(state: CloudState) -> list[dict]:
@@ -35,7 +28,7 @@ def _servers(state: CloudState) -> list[dict]:
 def test_apply_creates_one_tagged_worker_and_never_twice(acme: TenantConfig, clouds) -> None:
     _, cloud = clouds
     state = ScaleState()
-    plan = _plan(acme)
+    plan = plan_for(acme)
     state.save_plan(plan, "pending")
     record = apply_plan(plan.plan_id, acme, state, default_factory(), NOW)
     assert record["status"] == "applied"
@@ -53,7 +46,7 @@ def test_apply_creates_one_tagged_worker_and_never_twice(acme: TenantConfig, clo
 
 def test_state_file_is_private(acme: TenantConfig) -> None:
     state = ScaleState()
-    state.save_plan(_plan(acme), "pending")
+    state.save_plan(plan_for(acme), "pending")
     assert state.path.stat().st_mode & 0o777 == 0o600
     assert state.dir.stat().st_mode & 0o777 == 0o700
 
@@ -62,7 +55,7 @@ def test_refusal_marks_the_plan_failed_and_leaves_nothing(acme: TenantConfig, cl
     _, cloud = clouds
     cloud.fail("POST", r"/servers$", 403, {"type": "quotas_exceeded", "message": "Quotas exceeded"})
     state = ScaleState()
-    plan = _plan(acme)
+    plan = plan_for(acme)
     state.save_plan(plan, "pending")
     with pytest.raises(ProviderError, match="Scaleway refused: quotas_exceeded"):
         apply_plan(plan.plan_id, acme, state, default_factory(), NOW)
@@ -76,7 +69,7 @@ def test_missing_key_names_the_variable(clouds, monkeypatch) -> None:
     config = scaleway_tenant(clouds[0])
     save_tenant(config)
     state = ScaleState()
-    plan = _plan(config)
+    plan = plan_for(config)
     state.save_plan(plan, "pending")
     with pytest.raises(ProviderError, match="SCW_ACCESS_KEY"):
         apply_plan(plan.plan_id, config, state, default_factory(), NOW)
@@ -98,7 +91,7 @@ def test_reconcile_reports_then_removes_an_untracked_instance(acme, clouds) -> N
 
 def test_reconcile_adopts_an_instance_whose_plan_was_interrupted(acme, clouds) -> None:
     state = ScaleState()
-    plan = _plan(acme)
+    plan = plan_for(acme)
     state.save_plan(plan, "pending")
     with state.transaction() as data:  # as if the process died right after the create
         data["plans"][plan.plan_id]["status"] = "applying"
@@ -114,7 +107,7 @@ def test_reconcile_adopts_an_instance_whose_plan_was_interrupted(acme, clouds) -
 def test_mode_off_only_reports(clouds, scw_env, redis_client) -> None:
     config = scaleway_tenant(clouds[0], AutoMode.OFF)
     save_tenant(config)
-    out = act(_plan(config), config, ScaleState(), default_factory(), redis_client, NOW)
+    out = act(plan_for(config), config, ScaleState(), default_factory(), redis_client, NOW)
     assert out["action"] == "reported"
     assert _servers(clouds[1]) == []
     assert list_confirmations(redis_client, "acme") == []
@@ -124,7 +117,7 @@ def test_mode_escalate_asks_with_provider_type_and_cost_then_applies_once(
     acme, clouds, redis_client
 ) -> None:
     state = ScaleState()
-    plan = _plan(acme)
+    plan = plan_for(acme)
     out = act(plan, acme, state, default_factory(), redis_client, NOW)
     assert out["action"] == "confirmation"
     assert _servers(clouds[1]) == []
@@ -145,7 +138,7 @@ def test_mode_escalate_asks_with_provider_type_and_cost_then_applies_once(
 def test_mode_autonomous_applies(clouds, scw_env, redis_client) -> None:
     config = scaleway_tenant(clouds[0], AutoMode.AUTONOMOUS)
     save_tenant(config)
-    out = act(_plan(config), config, ScaleState(), default_factory(), redis_client, NOW)
+    out = act(plan_for(config), config, ScaleState(), default_factory(), redis_client, NOW)
     assert out["action"] == "applied"
     assert len(_servers(clouds[1])) == 1
 
@@ -154,7 +147,7 @@ def test_decommission_plan_deletes_the_worker(clouds, scw_env, redis_client) -> 
     config = scaleway_tenant(clouds[0], AutoMode.AUTONOMOUS)
     save_tenant(config)
     state = ScaleState()
-    act(_plan(config, "aaaa"), config, state, default_factory(), redis_client, NOW)
+    act(plan_for(config, "aaaa"), config, state, default_factory(), redis_client, NOW)
     calm = [Reading(Indicator.CPU, 5.0, 80.0, 600, False, "scale")]
     plan = make_plan(config, calm, True, state.workers("acme"), NOW, "bbbb")
     assert plan.kind is PlanKind.DECOMMISSION
@@ -167,7 +160,7 @@ def test_an_unreadable_success_leaves_the_plan_for_reconcile(acme, clouds) -> No
     _, cloud = clouds
     cloud.fail("POST", r"/servers$", 201, {"unexpected": True})
     state = ScaleState()
-    plan = _plan(acme)
+    plan = plan_for(acme)
     state.save_plan(plan, "pending")
     with pytest.raises(ScaleError, match="nika scale reconcile"):
         apply_plan(plan.plan_id, acme, state, default_factory(), NOW)

@@ -2,36 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 import pytest
 
-from nika_tui.domain.scale_config import DEFAULT_PROVIDER_SCALE, ProviderScale
 from nika_tui.domain.tenant import Provider
 from nika_tui.errors import ProviderError
-from nika_tui.scale.providers.base import CloudProvider, WorkerSpec
 from nika_tui.scale.providers.factory import build_provider
-from tests.fake_providers import AWS, AZ, CNTB, GCP, RUNPOD, SCW
+from tests.fake_providers import AWS
 from tests.scale.fake_clouds import QUOTA, CloudState, fake_clouds
+from tests.scale.support import ALL, CREATE, SECRETS, Make, live, shape, spec
 
-SECRETS: dict[Provider, dict[str, str]] = {
-    Provider.SCALEWAY: SCW,
-    Provider.CONTABO: CNTB,
-    Provider.AZURE: AZ,
-    Provider.GCP: GCP,
-    Provider.AWS: AWS,
-    Provider.RUNPOD: RUNPOD,
-}
-SETTINGS = {
-    Provider.SCALEWAY: {"project_id": "11111111-2222-4333-8444-555555555555"},
-    Provider.AZURE: {
-        "subscription_id": "sub-1",
-        "resource_group": "nika",
-        "subnet_id": "/subscriptions/sub-1/resourceGroups/nika/providers/"
-        "Microsoft.Network/virtualNetworks/v/subnets/default",
-    },
-}
 BAD_REGION = {
     Provider.SCALEWAY: {"region": "mars-1"},
     Provider.CONTABO: {"region": "MARS"},
@@ -40,28 +22,6 @@ BAD_REGION = {
     Provider.AWS: {"region": "mars-1"},
     Provider.RUNPOD: {"instance_type": "NVIDIA H9000"},
 }
-#: The path (regex) of each provider's create request, for fault injection.
-CREATE = {
-    Provider.SCALEWAY: ("POST", r"/servers$"),
-    Provider.CONTABO: ("POST", r"^/v1/compute/instances$"),
-    Provider.AZURE: ("PUT", r"/virtualMachines/"),
-    Provider.GCP: ("POST", r"/instances$"),
-    Provider.AWS: ("POST", r"^/$"),
-    Provider.RUNPOD: ("POST", r"^/v1/pods$"),
-}
-ALL = list(Provider)
-
-
-def _shape(provider: Provider, **over: Any) -> ProviderScale:
-    base = DEFAULT_PROVIDER_SCALE[provider.value]
-    return base.model_copy(update={"settings": SETTINGS.get(provider, {}), **over})
-
-
-def _spec(provider: Provider, plan: str = "0123abcd", **over: Any) -> WorkerSpec:
-    shape = _shape(provider, **over)
-    return WorkerSpec(
-        "acme", plan, shape.instance_type, shape.region, shape.image, "#cloud-config\n", {}
-    )
 
 
 @pytest.fixture
@@ -70,38 +30,30 @@ def clouds() -> Iterator[tuple[str, CloudState]]:
         yield served
 
 
-Make = Callable[..., CloudProvider]
-
-
 @pytest.fixture
 def make(clouds: tuple[str, CloudState]) -> Make:
     base, _ = clouds
 
     def build(provider: Provider, secrets: dict[str, str] | None = None, **over: Any):
         return build_provider(
-            provider, secrets or SECRETS[provider], _shape(provider, **over), base_url=base
+            provider, secrets or SECRETS[provider], shape(provider, **over), base_url=base
         )
 
     return build
-
-
-def _live(state: CloudState, provider: Provider) -> list[dict[str, Any]]:
-    items = state.instances[provider.value].values()
-    return [i for i in items if i.get("state") != "terminated" and not i.get("cancelDate")]
 
 
 @pytest.mark.parametrize("provider", ALL, ids=[p.value for p in ALL])
 def test_create_list_delete_round_trip(provider: Provider, make: Make, clouds) -> None:
     _, state = clouds
     api = make(provider)
-    created = api.create(_spec(provider))
+    created = api.create(spec(provider))
     listed = api.list()
     assert [(i.instance_id, i.tenant_id, i.plan_id) for i in listed] == [
         (created.instance_id, "acme", "0123abcd")
     ]
     api.delete(created.instance_id)
     assert api.list() == []
-    assert _live(state, provider) == []
+    assert live(state, provider) == []
     api.delete(created.instance_id)  # gone already: not an error
 
 
@@ -138,7 +90,7 @@ def test_bad_key_is_one_line_naming_provider_and_fix(provider, make: Make, cloud
     _, state = clouds
     bad = _bad(provider)
     with pytest.raises(ProviderError) as caught:
-        make(provider, bad).create(_spec(provider))
+        make(provider, bad).create(spec(provider))
     err = caught.value
     assert err.kind == "auth"
     assert "\n" not in err.message
@@ -151,7 +103,7 @@ def test_bad_key_is_one_line_naming_provider_and_fix(provider, make: Make, cloud
         "RunPod",
     }
     assert "credentials" in err.hint
-    assert _live(state, provider) == []
+    assert live(state, provider) == []
     for value in bad.values():
         if len(value) > 8:
             assert value not in str(err)
@@ -162,12 +114,12 @@ def test_quota_refusal_creates_nothing_more(provider, make: Make, clouds) -> Non
     _, state = clouds
     api = make(provider)
     for n in range(QUOTA):
-        api.create(_spec(provider, plan=f"a{n}"))
+        api.create(spec(provider, plan=f"a{n}"))
     with pytest.raises(ProviderError) as caught:
-        api.create(_spec(provider, plan="over"))
+        api.create(spec(provider, plan="over"))
     assert caught.value.kind == "quota", caught.value.message
     assert "quota" in caught.value.hint
-    assert len(_live(state, provider)) == QUOTA
+    assert len(live(state, provider)) == QUOTA
 
 
 @pytest.mark.parametrize("provider", ALL, ids=[p.value for p in ALL])
@@ -175,10 +127,10 @@ def test_region_refusal_creates_nothing(provider, make: Make, clouds) -> None:
     _, state = clouds
     over = BAD_REGION[provider]
     with pytest.raises(ProviderError) as caught:
-        make(provider, **over).create(_spec(provider, **over))
+        make(provider, **over).create(spec(provider, **over))
     assert caught.value.kind == "region", caught.value.message
     assert "region" in caught.value.hint
-    assert _live(state, provider) == []
+    assert live(state, provider) == []
 
 
 @pytest.mark.parametrize("provider", ALL, ids=[p.value for p in ALL])
@@ -187,10 +139,10 @@ def test_429_with_retry_after_is_retried(provider, make: Make, clouds) -> None:
     method, path = CREATE[provider]
     state.fail(method, path, 429, {"message": "slow down"}, headers={"Retry-After": "0"})
     api = make(provider)
-    api.create(_spec(provider))
+    api.create(spec(provider))
     creates = [r for r in state.requests if r[0] == method and __import__("re").search(path, r[1])]
     assert len(creates) == 2
-    assert len(_live(state, provider)) == 1
+    assert len(live(state, provider)) == 1
 
 
 @pytest.mark.parametrize("provider", ALL, ids=[p.value for p in ALL])
@@ -199,17 +151,17 @@ def test_429_beyond_budget_is_an_error_saying_when(provider, make: Make, clouds)
     method, path = CREATE[provider]
     state.fail(method, path, 429, {"message": "slow down"}, headers={"Retry-After": "120"})
     with pytest.raises(ProviderError) as caught:
-        make(provider).create(_spec(provider))
+        make(provider).create(spec(provider))
     assert caught.value.kind == "rate"
     assert "retry after 120 s" in caught.value.message
-    assert _live(state, provider) == []
+    assert live(state, provider) == []
 
 
 def test_scaleway_poweron_failure_deletes_the_created_server(make: Make, clouds) -> None:
     _, state = clouds
     state.fail("POST", r"/action$", 500, {"type": "internal_error", "message": "boom"})
     with pytest.raises(ProviderError):
-        make(Provider.SCALEWAY).create(_spec(Provider.SCALEWAY))
+        make(Provider.SCALEWAY).create(spec(Provider.SCALEWAY))
     assert state.instances["scaleway"] == {}
     assert "DELETE" in [m for m, _ in state.requests]
 
@@ -217,10 +169,10 @@ def test_scaleway_poweron_failure_deletes_the_created_server(make: Make, clouds)
 def test_aws_client_token_makes_a_repeated_create_return_the_same_instance(make, clouds) -> None:
     _, state = clouds
     api = make(Provider.AWS)
-    first = api.create(_spec(Provider.AWS, plan="samekey"))
-    second = api.create(_spec(Provider.AWS, plan="samekey"))
+    first = api.create(spec(Provider.AWS, plan="samekey"))
+    second = api.create(spec(Provider.AWS, plan="samekey"))
     assert first.instance_id == second.instance_id
-    assert len(_live(state, Provider.AWS)) == 1
+    assert len(live(state, Provider.AWS)) == 1
 
 
 def test_aws_signature_with_wrong_secret_is_refused_by_sigv4_check(make, clouds) -> None:
@@ -239,7 +191,7 @@ def test_gcp_operation_error_deletes_the_instance(make, clouds) -> None:
     }
     state.fail("POST", r"/instances$", 200, body)
     with pytest.raises(ProviderError) as caught:
-        make(Provider.GCP).create(_spec(Provider.GCP))
+        make(Provider.GCP).create(spec(Provider.GCP))
     assert caught.value.kind == "region"
     assert (
         "DELETE",
@@ -252,7 +204,7 @@ def test_azure_failed_provisioning_deletes_the_vm(make, clouds) -> None:
     body = {"name": "nika-acme--0123abcd", "properties": {"provisioningState": "Failed"}}
     state.fail("PUT", r"/virtualMachines/", 201, body)
     with pytest.raises(ProviderError):
-        make(Provider.AZURE).create(_spec(Provider.AZURE))
+        make(Provider.AZURE).create(spec(Provider.AZURE))
     assert any(m == "DELETE" and p.endswith("/nika-acme--0123abcd") for m, p in state.requests)
 
 
@@ -292,5 +244,5 @@ def test_an_error_body_echoing_the_key_never_shows_it(provider, make: Make, clou
         )
     state.fail(method, path, 400, body)
     with pytest.raises(ProviderError) as caught:
-        make(provider).create(_spec(provider))
+        make(provider).create(spec(provider))
     assert secret not in str(caught.value) and "***" in caught.value.message

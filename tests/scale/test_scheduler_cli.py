@@ -3,41 +3,19 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
-
-import redis
 
 from nika_tui.domain.tenant import TenantConfig
 from nika_tui.engine.kernels.confirmations import list_confirmations
 from nika_tui.scale.indicators import Sample
 from nika_tui.scale.sampler import load_samples, new_head, store_sample
 from nika_tui.scale.scheduler import ScaleScheduler
-from nika_tui.services import redis_keys
-
-
-def _saturate(client: redis.Redis, now: datetime, depth: int = 80) -> None:
-    """A real ingest backlog of ``depth`` entries, and 11 minutes of samples that saw it."""
-    for n in range(depth):
-        client.xadd(redis_keys.INGEST_STREAM, {"req": json.dumps({"n": n})})
-    for minutes in range(11, 0, -1):
-        store_sample(
-            client, Sample(at=now - timedelta(minutes=minutes), cores=2, queue_depth=depth)
-        )
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.t = 1000.0
-
-    def __call__(self) -> float:
-        return self.t
+from tests.scale.support import Clock, nika_scale, saturate
 
 
 def test_scheduler_escalates_one_plan_on_a_real_backlog(acme: TenantConfig, redis_client) -> None:
     now = datetime.now(UTC)
-    _saturate(redis_client, now)
+    saturate(redis_client, now)
     clock = Clock()
     scheduler = ScaleScheduler(redis_client, monotonic=clock)
     done = scheduler.tick(now)
@@ -63,36 +41,27 @@ def test_new_head_finds_values_pushed_since_the_last_read() -> None:
     assert new_head([], [1.0]) == [1.0]
 
 
-def _nika(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "nika_tui", "scale", *args, "--json"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-
 def test_cli_plan_apply_once_status_reconcile(acme: TenantConfig, clouds, redis_client) -> None:
-    _saturate(redis_client, datetime.now(UTC))
+    saturate(redis_client, datetime.now(UTC))
     store_sample(redis_client, Sample(at=datetime.now(UTC), cores=2, queue_depth=80))
-    out = _nika("plan", "--tenant", "acme")
+    out = nika_scale("plan", "--tenant", "acme")
     assert out.returncode == 0, out.stderr
     plan = json.loads(out.stdout)
     assert plan["kind"] == "scale_out" and plan["provider"] == "scaleway"
-    applied = _nika("apply", plan["plan_id"], "--tenant", "acme")
+    applied = nika_scale("apply", plan["plan_id"], "--tenant", "acme")
     assert applied.returncode == 0, applied.stderr
     assert json.loads(applied.stdout)["status"] == "applied"
-    again = _nika("apply", plan["plan_id"], "--tenant", "acme")
+    again = nika_scale("apply", plan["plan_id"], "--tenant", "acme")
     assert again.returncode == 1
     assert "already applied" in json.loads(again.stderr)["error"]
     assert len(clouds[1].instances["scaleway"]) == 1
-    status = json.loads(_nika("status", "--tenant", "acme").stdout)
+    status = json.loads(nika_scale("status", "--tenant", "acme").stdout)
     assert status["leader"] is None  # no service runs: nobody leads
     assert [w["plan_id"] for w in status["tenants"]["acme"]["workers"]] == [plan["plan_id"]]
     assert {r["indicator"]: r["saturated"] for r in status["indicators"]}["queue"] is True
-    report = json.loads(_nika("reconcile").stdout)
+    report = json.loads(nika_scale("reconcile").stdout)
     assert len(report["tracked"]) == 1 and report["orphans"] == []
-    gone = _nika("decommission", "--tenant", "acme")
+    gone = nika_scale("decommission", "--tenant", "acme")
     assert gone.returncode == 0, gone.stderr
     assert clouds[1].instances["scaleway"] == {}
 

@@ -90,6 +90,20 @@ class Instance:
         }
 
 
+#: An instance's state once its provisioning failed after the create had returned (ARM keeps the
+#: VM with ``provisioningState: Failed``; Contabo reports ``error``): nothing serves on it, and
+#: it may still bill, so reconcile stops tracking it and treats it as an orphan (decision 503).
+FAILED_STATES: dict[Provider, frozenset[str]] = {
+    Provider.AZURE: frozenset({"Failed"}),
+    Provider.CONTABO: frozenset({"error"}),
+}
+
+
+def provisioning_failed(instance: Instance) -> bool:
+    """True when the provider reports ``instance``'s provisioning as failed."""
+    return instance.state in FAILED_STATES.get(instance.provider, frozenset())
+
+
 def named_instance(
     provider: Provider, name: str, tags: Mapping[str, str], state: str
 ) -> Instance | None:
