@@ -113,10 +113,11 @@ def session_items(
     """A session's turns (episodic) and the facts and decisions stated in them (semantic).
 
     Episodic: each prompt a person typed (worth keeping: not a slash command or an
-    acknowledgement) and each turn's closing agent message. Semantic: only the sentences of
-    those prompts and of every agent message that state a fact, rule or decision
-    (:func:`~nika_tui.domain.fact_sentences.fact_sentences`), each with its message's line
-    and time; a task request, a question or the agent's account of its work stays episodic.
+    acknowledgement) unless it only states facts, and each turn's closing agent message.
+    Semantic: only the sentences of those prompts and of every agent message that state a
+    fact, rule or decision (:func:`~nika_tui.domain.fact_sentences.fact_sentences`), each
+    with its message's line and time; a task request, a question or the agent's account of
+    its work stays episodic.
     """
     out: list[ImportItem] = []
     pending: Message | None = None
@@ -133,8 +134,12 @@ def session_items(
             close_turn()
             pending = None
             if not is_injected(msg.text) and keep_prompt(msg.text):
-                add(msg, Layer.EPISODIC, "prompt")
-                for sentence in fact_sentences(msg.text):
+                facts = fact_sentences(msg.text)
+                # A prompt that only states facts is all in semantic memory; kept twice, the
+                # same text would come back twice from one recall.
+                if _words(" ".join(facts)) != _words(msg.text):
+                    add(msg, Layer.EPISODIC, "prompt")
+                for sentence in facts:
                     add(msg, Layer.SEMANTIC, "fact", sentence)
         elif msg.role == "assistant" and msg.text.strip():
             pending = msg
@@ -142,6 +147,10 @@ def session_items(
                 add(msg, Layer.SEMANTIC, "fact", sentence)
     close_turn()
     return out
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
 
 
 def _item(

@@ -18,7 +18,7 @@ from nika_tui.wizard.import_offer import offer_import
 from nika_tui.wizard.prompts import Prompter
 from tests.importer.sessions_on_disk import claude_session, codex_rollout, opencode_db
 
-# 3 memories: the prompt (episodic), the fact it states (semantic), the answer (episodic; it
+# 2 memories: the prompt, a fact and nothing else (semantic), and the answer (episodic; it
 # only reports what the agent did, so nothing of it is semantic).
 TURNS = [
     ("Deploys happen on Tuesdays after standup.", "Scheduled the release pipeline for Tuesdays.")
@@ -64,7 +64,7 @@ def test_yes_imports_the_sessions_no_says_how_later(
     assert not ran and "nika import --tenant acme claude" in said
     assert redis_client.xlen("nika:ingest") == 0
     ran, _ = offer("y\r", tmp_path)
-    assert ran and redis_client.xlen("nika:ingest") == 3
+    assert ran and redis_client.xlen("nika:ingest") == 2
 
 
 def test_no_offer_without_sessions_on_disk(tmp_path: Path, redis_url: str) -> None:
@@ -96,7 +96,7 @@ def test_a_codex_tenant_is_offered_its_codex_store_only(
         RememberRequest.model_validate_json(f["req"])
         for _id, f in redis_client.xrange("nika:ingest")
     ]
-    assert len(queued) == 3
+    assert len(queued) == 2
     assert {r.meta.source.rsplit(":", 1)[0] for r in queued} == {str(rollout.resolve())}
 
 
