@@ -28,6 +28,7 @@ _INJECTED_PREFIXES = (
     "<system-reminder>",
     "caveat: the messages below were generated",
     "# agents.md instructions",
+    "<session_context>",  # Gemini CLI 0.61's opening message: date, OS, workspace
 )
 
 

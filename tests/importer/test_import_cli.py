@@ -127,7 +127,9 @@ def test_gemini_jsonl_is_replayed_as_its_recorder_loads_it(
     assert [r.text for r in turns] == [TURNS[0][1], TURNS[1][1]]
     assert [r.text for r in reqs if r.text == TURNS[0][0]] == [TURNS[0][0]]  # a fact, once
     assert all(r.meta.agent_type == "gemini" and r.meta.session_id == "9f3c2a1b-main" for r in reqs)
-    assert turns[0].meta.source == f"{path.resolve()}:4"  # the line of the completed answer
+    assert turns[0].meta.source == f"{path.resolve()}:5"  # the line of the completed answer
+    # Gemini CLI's own opening message (<session_context>) is no person's prompt.
+    assert not any("session_context" in r.text or "Gemini CLI" in r.text for r in reqs)
 
 
 def test_opencode_database_is_read_and_its_migrated_json_tree_skipped(
@@ -386,6 +388,8 @@ def test_keywords_read_each_clis_store_under_home(
     claude = claude_session(home / ".claude" / "projects", "c-1", "/w/acme", T0, TURNS)
     codex = codex_rollout(home / ".codex" / "sessions" / "2026" / "03", "x-1", "/w/acme", T0, TURNS)
     gemini = gemini_session_jsonl(home / ".gemini" / "tmp", "g-1", T0, TURNS)
+    # Gemini CLI's own log beside its chats: bookkeeping of the store, not reported.
+    (gemini.parent.parent / "logs.json").write_text("[]", encoding="utf-8")
     # A session outside the stores the keywords name is not read.
     claude_session(home / "elsewhere", "c-2", "/w/acme", T0, TURNS)
 
