@@ -30,7 +30,8 @@ PICKS = 5
 DUPLICATE_COSINE = 0.9
 """Cosine from which two memories say the same thing in a digest (all-MiniLM-L6-v2)."""
 FINISHED = frozenset({"done", "cancelled", "obsolete"})
-_DECISION = re.compile(
+# A decision stated in a sentence (also how the importer picks decisions out of a session).
+DECISION = re.compile(
     r"(?i)\b(decided|decision|we chose|chose|agreed|settled on|switched to|moved to|will use|"
     r"adopt(?:ed)?|décid[ée]s?|choisi|retenu)\b"
 )
@@ -196,7 +197,7 @@ def synthesise(
         digest = NodeDigest(node.id, node.level.value, node.title, status, node.parent_id)
         digest.memory_count = len(group)
         digest.scope = _scope(node, by_id)
-        decisions = [m for m in group if _DECISION.search(m.text)]
+        decisions = [m for m in group if DECISION.search(m.text)]
         decided = _pick(decisions, picks)
         if status in FINISHED:
             # A finished node keeps its decisions first, then what else its work left, within

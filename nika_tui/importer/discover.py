@@ -174,10 +174,12 @@ def discover(sources: list[str], env: Mapping[str, str]) -> tuple[list[Unit], li
                 notes.append(note)
                 continue
             kind = _classify(path)
-            if kind is None:
-                notes.append(f"skipped {path}: {NOT_IMPORTABLE}")
-            else:
+            if kind is not None:
                 add(Unit(path, kind))
+            elif root is None and not path.name.startswith("."):
+                # Not reported: a hidden file (.project_root, .DS_Store) or any other file of
+                # a CLI's own store is its bookkeeping, nothing the person can or should fix.
+                notes.append(f"skipped {path}: {NOT_IMPORTABLE}")
     return units, notes
 
 

@@ -1,8 +1,8 @@
 """What an import produces: messages read from a session, and the memories made of them.
 
-The policy is the hooks' own, so an imported session reads like one captured live:
-a person's prompt (facts, rules, decisions they state) → semantic memory; the agent's closing
-message of a turn → episodic memory. Instruction files and docs → semantic.
+A session's turns are history: each prompt a person typed and each turn's closing agent
+message → episodic memory. The sentences of a turn (prompt or answer) that state a fact, rule
+or decision → semantic memory, one memory each. Instruction files and docs → semantic.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from nika_tui.domain.fact_sentences import fact_sentences
 from nika_tui.domain.memory import MAX_TEXT_CHARS, Layer
 
 MAX_TURN_CHARS = 4000
@@ -27,6 +28,7 @@ _INJECTED_PREFIXES = (
     "<system-reminder>",
     "caveat: the messages below were generated",
     "# agents.md instructions",
+    "<session_context>",  # Gemini CLI 0.61's opening message: date, OS, workspace
 )
 
 
@@ -71,7 +73,8 @@ class ImportItem:
     agent: str
     project_id: str
     kind: str
-    """``prompt``, ``turn``, ``instruction`` or ``doc``."""
+    """``prompt``, ``turn`` (episodic), ``fact`` (a sentence of either), ``instruction`` or
+    ``doc``."""
     origin: str = ""
     """The file on disk when ``source_file`` names a part of it (an OpenCode database's
     session: ``<db>#<session id>``); the ledger tracks files on disk."""
@@ -108,28 +111,47 @@ def session_items(
     keep_turn: Callable[[str], bool],
     mask: Callable[[str], str],
 ) -> list[ImportItem]:
-    """Prompts (semantic) and each turn's closing agent message (episodic) of a session."""
+    """A session's turns (episodic) and the facts and decisions stated in them (semantic).
+
+    Episodic: each prompt a person typed (worth keeping: not a slash command or an
+    acknowledgement) unless it only states facts, and each turn's closing agent message.
+    Semantic: only the sentences of those prompts and of every agent message that state a
+    fact, rule or decision (:func:`~nika_tui.domain.fact_sentences.fact_sentences`), each
+    with its message's line and time; a task request, a question or the agent's account of
+    its work stays episodic.
+    """
     out: list[ImportItem] = []
     pending: Message | None = None
 
+    def add(msg: Message, layer: Layer, kind: str, text: str | None = None) -> None:
+        out.append(_item(session, msg, layer, kind, source_file, project_id, mask, text))
+
     def close_turn() -> None:
         if pending is not None and keep_turn(pending.text):
-            out.append(
-                _item(session, pending, Layer.EPISODIC, "turn", source_file, project_id, mask)
-            )
+            add(pending, Layer.EPISODIC, "turn")
 
     for msg in sorted(session.messages, key=lambda m: (m.at, m.line)):
         if msg.role == "user":
             close_turn()
             pending = None
             if not is_injected(msg.text) and keep_prompt(msg.text):
-                out.append(
-                    _item(session, msg, Layer.SEMANTIC, "prompt", source_file, project_id, mask)
-                )
+                facts = fact_sentences(msg.text)
+                # A prompt that only states facts is all in semantic memory; kept twice, the
+                # same text would come back twice from one recall.
+                if _words(" ".join(facts)) != _words(msg.text):
+                    add(msg, Layer.EPISODIC, "prompt")
+                for sentence in facts:
+                    add(msg, Layer.SEMANTIC, "fact", sentence)
         elif msg.role == "assistant" and msg.text.strip():
             pending = msg
+            for sentence in fact_sentences(msg.text):
+                add(msg, Layer.SEMANTIC, "fact", sentence)
     close_turn()
     return out
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
 
 
 def _item(
@@ -140,10 +162,11 @@ def _item(
     source_file: str,
     project_id: str,
     mask: Callable[[str], str],
+    text: str | None = None,
 ) -> ImportItem:
     limit = MAX_TURN_CHARS if layer is Layer.EPISODIC else MAX_TEXT_CHARS
     return ImportItem(
-        text=mask(msg.text.strip())[:limit],
+        text=mask((msg.text if text is None else text).strip())[:limit],
         layer=layer,
         at=msg.at,
         source_file=source_file,

@@ -55,7 +55,8 @@ def offer_import(
     if not ask.confirm(
         f"Import your {sessions} existing {LABEL[cli]} session{'s' * (sessions != 1)} into "
         f"{tenant_id!r}? "
-        "(prompts become facts, turns become history; re-running adds nothing)",
+        "(the facts and decisions they state become facts, the turns history; re-running adds "
+        "nothing)",
         default=True,
     ):
         out.write(f"Later: `nika import --tenant {tenant_id} {keyword}`\n")

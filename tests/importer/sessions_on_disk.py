@@ -276,6 +276,22 @@ def gemini_session_jsonl(
         "kind": "subagent" if subagent_of else "main",
     }
     lines: list[dict[str, Any]] = [meta]
+    if not subagent_of:
+        # Gemini CLI 0.61 opens a session with a "user" message of its own (the date, the OS,
+        # the workspace), set through ``$set``; no person typed it.
+        context = {
+            "id": "ctx",
+            "timestamp": _iso(start),
+            "type": "user",
+            "content": [
+                {
+                    "text": "<session_context>\nThis is the Gemini CLI. We are setting up the "
+                    "context for our chat.\nToday's date is Monday, March 2, 2026.\nMy "
+                    "operating system is: linux\n</session_context>"
+                }
+            ],
+        }
+        lines.append({"$set": {"messages": [context]}})
     at = start
     for n, (prompt, answer) in enumerate(turns):
         lines.append(
@@ -315,6 +331,9 @@ def gemini_session_jsonl(
     chats = root / ("cd" * 32) / "chats"
     if subagent_of:
         return _write_jsonl(chats / subagent_of / f"{session_id}.jsonl", lines)
+    # The CLI's own bookkeeping beside the chats (0.61 writes the project's path there).
+    (root / ("cd" * 32)).mkdir(parents=True, exist_ok=True)
+    (root / ("cd" * 32) / ".project_root").write_text("/w/acme-api", encoding="utf-8")
     return _write_jsonl(chats / f"session-{start:%Y-%m-%dT%H-%M}-{session_id[:8]}.jsonl", lines)
 
 

@@ -34,6 +34,9 @@ from tests.importer.sessions_on_disk import (
 
 TENANT = "acme"
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+# A session of TURNS makes 5 memories: 3 semantic (the sentences that state a fact: both
+# prompts, which state nothing else, and the first answer's "staging is on …"; the second
+# answer only reports what the agent did) and 2 episodic (the answers).
 TURNS = [
     (
         "The staging server is db-staging-1, deploy there first.",
@@ -85,7 +88,7 @@ def test_every_format_becomes_prompts_and_turns_with_their_real_time(
 
     assert code == 0, report
     assert report["sessions"] == 6 and report["skipped"] == []
-    assert (report["semantic"], report["episodic"], report["queued"]) == (12, 12, 24)
+    assert (report["semantic"], report["episodic"], report["queued"]) == (18, 12, 30)
     reqs = stream(redis_client)
     by_agent: dict[str, list[RememberRequest]] = {}
     for req in reqs:
@@ -96,7 +99,7 @@ def test_every_format_becomes_prompts_and_turns_with_their_real_time(
         assert req.valid_from == req.meta.timestamp and req.valid_from >= T0
         assert req.meta.source.rsplit(":", 1)[1].isdigit()
     first = next(r for r in by_agent["claude-code"] if r.layer.value == "semantic")
-    assert first.text == TURNS[0][0] and first.valid_from == T0
+    assert first.text == TURNS[0][0] and first.valid_from == T0  # a one-sentence fact
     assert first.meta.source == f"{claude.resolve()}:2"  # line 2: the summary is line 1
     assert first.meta.session_id == "7b1f9c2e-3a4d"
     # Valid-time order on the stream: supersede sees older facts first.
@@ -119,11 +122,14 @@ def test_gemini_jsonl_is_replayed_as_its_recorder_loads_it(
         "a Gemini CLI sub-agent session (its parent session holds the turns)"
     ]
     reqs = stream(redis_client)
-    texts = [r.text for r in reqs]
+    turns = [r for r in reqs if r.layer.value == "episodic"]
     # The rewound prompt is gone; each answer is its completed version, once.
-    assert texts == [TURNS[0][0], TURNS[0][1], TURNS[1][0], TURNS[1][1]]
+    assert [r.text for r in turns] == [TURNS[0][1], TURNS[1][1]]
+    assert [r.text for r in reqs if r.text == TURNS[0][0]] == [TURNS[0][0]]  # a fact, once
     assert all(r.meta.agent_type == "gemini" and r.meta.session_id == "9f3c2a1b-main" for r in reqs)
-    assert reqs[1].meta.source == f"{path.resolve()}:4"  # the line of the completed answer
+    assert turns[0].meta.source == f"{path.resolve()}:5"  # the line of the completed answer
+    # Gemini CLI's own opening message (<session_context>) is no person's prompt.
+    assert not any("session_context" in r.text or "Gemini CLI" in r.text for r in reqs)
 
 
 def test_opencode_database_is_read_and_its_migrated_json_tree_skipped(
@@ -147,14 +153,15 @@ def test_opencode_database_is_read_and_its_migrated_json_tree_skipped(
     assert code == 0 and report["sessions"] == 2  # the sub-agent's session is left out
     assert any("already migrated into opencode.db" in s for s in report["skipped"])
     reqs = stream(redis_client)
-    assert len(reqs) == 6 and all(r.meta.agent_type == "opencode" for r in reqs)
+    # 5 of the first session, 3 of the second's one turn (its 2 facts, the answer).
+    assert len(reqs) == 8 and all(r.meta.agent_type == "opencode" for r in reqs)
     assert not any("<file>" in r.text for r in reqs)  # synthetic parts are not the person's
     first = reqs[0]
     assert (first.text, first.valid_from) == (TURNS[0][0], T0)
     assert first.meta.source == f"{db.resolve()}#ses_aaaaaa111111:1"
     assert first.meta.session_id == "ses_aaaaaa111111"
     code, again = run_import("opencode")
-    assert code == 0 and again["unchanged"] == 1 and redis_client.xlen("nika:ingest") == 6
+    assert code == 0 and again["unchanged"] == 1 and redis_client.xlen("nika:ingest") == 8
 
 
 def test_instruction_files_and_docs_become_facts(
@@ -196,18 +203,18 @@ def test_reimport_adds_nothing_and_dry_run_queues_nothing(
 ) -> None:
     claude_session(tmp_path / "c", "s-1", "/w/acme", T0, TURNS)
     code, dry = run_import("--dry-run", str(tmp_path / "c"))
-    assert code == 0 and dry["dry_run"] and (dry["semantic"], dry["episodic"]) == (2, 2)
+    assert code == 0 and dry["dry_run"] and (dry["semantic"], dry["episodic"]) == (3, 2)
     assert redis_client.xlen("nika:ingest") == 0
     run_import(str(tmp_path / "c"))
-    assert redis_client.xlen("nika:ingest") == 4
+    assert redis_client.xlen("nika:ingest") == 5
     code, again = run_import(str(tmp_path / "c"))
     assert code == 0 and again["unchanged"] == 1 and again["queued"] == 0
-    assert redis_client.xlen("nika:ingest") == 4
+    assert redis_client.xlen("nika:ingest") == 5
     # Even with the file touched (fingerprint changed), its items are in the ledger.
     os.utime(tmp_path / "c" / "-w-acme" / "s-1.jsonl", None)
     code, touched = run_import(str(tmp_path / "c"))
-    assert touched["already_queued"] == 4 and touched["queued"] == 0
-    assert redis_client.xlen("nika:ingest") == 4
+    assert touched["already_queued"] == 5 and touched["queued"] == 0
+    assert redis_client.xlen("nika:ingest") == 5
 
 
 def test_bad_input_is_skipped_with_a_reason_and_the_rest_goes_on(
@@ -257,7 +264,7 @@ def test_bad_input_is_skipped_with_a_reason_and_the_rest_goes_on(
     sources = {r.meta.source.rsplit(":", 1)[0] for r in stream(redis_client)}
     # Nothing half-imported: only the good file and the good lines of the torn one.
     assert sources == {str(good.resolve()), str(torn.resolve())}
-    assert report["queued"] == 8
+    assert report["queued"] == 10
 
 
 def test_secrets_are_masked_before_the_stream(
@@ -294,7 +301,7 @@ def test_a_missing_source_is_a_report_line_and_the_rest_goes_on(
     monkeypatch.delenv("CODEX_HOME", raising=False)
     claude_session(tmp_path / "c", "s-1", "/w/acme", T0, TURNS)
     code, report = run_import(str(tmp_path / "nothing"), "codex", str(tmp_path / "c"))
-    assert code == 0 and report["queued"] == 4
+    assert code == 0 and report["queued"] == 5
     assert report["skipped"][0] == (
         f"skipped {tmp_path / 'nothing'}: no such file or folder ({tmp_path / 'nothing'}): "
         "check the path and run the import again"
@@ -317,7 +324,7 @@ def test_kill_minus_9_mid_import_then_resume_queues_each_memory_once(
     ]
     for s in range(60):
         claude_session(src, f"sess-{s:03d}", "/w/acme", T0.replace(day=1 + s % 28), turns)
-    total = 60 * 40
+    total = 60 * 20 * 2  # per turn: the prompt's fact (semantic), the answer (episodic)
     env = {**os.environ, "REDIS_URL": redis_url}
     cmd = [sys.executable, "-m", "nika_tui", "import", "--tenant", TENANT, "--batch", "1", str(src)]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -361,7 +368,7 @@ def test_progress_bar_on_a_terminal_and_none_off_it(
     os.close(master)
     assert proc.returncode == 0
     assert b"queueing memories" in drawn and b"reading files" in drawn
-    assert b"queued 4 memories" in proc.stdout
+    assert b"queued 5 memories" in proc.stdout
     piped = subprocess.run(cmd, env=env, capture_output=True, timeout=120)
     assert piped.returncode == 0 and b"queueing" not in piped.stderr
 
@@ -381,12 +388,14 @@ def test_keywords_read_each_clis_store_under_home(
     claude = claude_session(home / ".claude" / "projects", "c-1", "/w/acme", T0, TURNS)
     codex = codex_rollout(home / ".codex" / "sessions" / "2026" / "03", "x-1", "/w/acme", T0, TURNS)
     gemini = gemini_session_jsonl(home / ".gemini" / "tmp", "g-1", T0, TURNS)
+    # Gemini CLI's own log beside its chats: bookkeeping of the store, not reported.
+    (gemini.parent.parent / "logs.json").write_text("[]", encoding="utf-8")
     # A session outside the stores the keywords name is not read.
     claude_session(home / "elsewhere", "c-2", "/w/acme", T0, TURNS)
 
     code, report = run_import("claude", "codex", "gemini")
 
     assert code == 0 and report["skipped"] == [], report
-    assert report["sessions"] == 3 and report["queued"] == 12
+    assert report["sessions"] == 3 and report["queued"] == 15
     files = {r.meta.source.rsplit(":", 1)[0] for r in stream(redis_client)}
     assert files == {str(p.resolve()) for p in (claude, codex, gemini)}

@@ -61,4 +61,4 @@ def test_the_limits_themselves_are_accepted(
     args = ["--project", "p" * 200, "--max-file-mb", "0.5", "--timeout", "0", "--json"]
 
     assert main(["import", "--tenant", TENANT, *args, str(tmp_path / "c")]) == 0
-    assert redis_client.xlen("nika:ingest") == 4
+    assert redis_client.xlen("nika:ingest") == 5

@@ -72,7 +72,7 @@ def test_files_in_no_known_format_are_skipped_with_what_to_do(
     assert "CLAUDE.md / AGENTS.md / GEMINI.md" in _reason(report, script)
     assert len(report["skipped"]) == 6, report["skipped"]
     # Nothing of the skipped files is queued; the good session is, whole.
-    assert report["queued"] == 4
+    assert report["queued"] == 5
     assert {r.meta.source.rsplit(":", 1)[0] for r in stream(redis_client)} == {str(good.resolve())}
 
 
@@ -102,7 +102,7 @@ def test_a_corrupt_opencode_database_and_a_session_without_id_say_what_to_do(
         "an OpenCode session file without an id: check that OpenCode finished writing it "
         "(not a copy cut short or edited by hand) and run the import again"
     )
-    assert report["queued"] == 4 and redis_client.xlen("nika:ingest") == 4
+    assert report["queued"] == 5 and redis_client.xlen("nika:ingest") == 5
 
 
 def test_a_keyword_whose_store_is_missing_names_the_variable_to_set(

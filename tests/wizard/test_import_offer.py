@@ -18,6 +18,8 @@ from nika_tui.wizard.import_offer import offer_import
 from nika_tui.wizard.prompts import Prompter
 from tests.importer.sessions_on_disk import claude_session, codex_rollout, opencode_db
 
+# 2 memories: the prompt, a fact and nothing else (semantic), and the answer (episodic; it
+# only reports what the agent did, so nothing of it is semantic).
 TURNS = [
     ("Deploys happen on Tuesdays after standup.", "Scheduled the release pipeline for Tuesdays.")
 ]
