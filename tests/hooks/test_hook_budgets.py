@@ -24,8 +24,8 @@ from nika_tui.hooks.inject import HANDOFF_TITLE, PROMPT_TITLE
 from nika_tui.services.hook_spool import pending
 from tests.helpers import retry_until
 from tests.hooks.conftest import TENANT, HookRun, Workspace, hook_log, ingested
+from tests.hooks.hookd_pid import _server_pid
 from tests.hooks.hung_service import HungMemoryService, HungRedis
-from tests.hooks.test_hookd import _server_pid
 
 pytestmark = pytest.mark.slow  # each hook waits out its budget
 

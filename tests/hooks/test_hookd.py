@@ -21,23 +21,7 @@ from nika_tui.hookd.client import decode_env, encode_env, socket_path
 from nika_tui.hookd.server import _changed
 from tests.helpers import retry_until
 from tests.hooks.conftest import TENANT, HookRun, Workspace, hook_log, ingested
-
-
-def _server_pid(env: dict[str, str]) -> int | None:
-    """The pid of the server listening on this data dir's socket, if one does."""
-    path = socket_path(env)
-    if not os.path.exists(path):
-        return None
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"nika_tui.hookd.server" in cmdline and os.fsencode(path) in cmdline:
-            return int(entry.name)
-    return None
+from tests.hooks.hookd_pid import _server_pid
 
 
 @pytest.fixture

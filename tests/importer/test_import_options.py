@@ -11,8 +11,8 @@ import pytest
 import redis
 
 from nika_tui.cli import main
+from tests.importer.import_run import T0, TENANT, TURNS
 from tests.importer.sessions_on_disk import claude_session
-from tests.importer.test_import_cli import T0, TENANT, TURNS
 
 
 class Case(NamedTuple):

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import redis
 
+from tests.importer.import_run import T0, TENANT, TURNS, run_import, stream
 from tests.importer.sessions_on_disk import add_opencode_sessions, opencode_db
-from tests.importer.test_import_cli import T0, TENANT, TURNS, run_import, stream
 
 
 def test_a_session_only_in_the_wal_is_imported(

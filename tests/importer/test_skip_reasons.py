@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import redis
 
+from tests.importer.import_run import T0, TENANT, TURNS, run_import, stream
 from tests.importer.sessions_on_disk import claude_session
-from tests.importer.test_import_cli import T0, TENANT, TURNS, run_import, stream
 
 
 @pytest.fixture
