@@ -71,7 +71,7 @@ def _abs(path: str) -> str:
 
 
 RESET_PAUSE_NOTE = (
-    "note: while the reset runs (minutes; about 30 at 50,000 memories), the memory service "
+    "note: while the reset runs (minutes; 10 to 30 at 50,000 memories), the memory service "
     "stores no tenant's writes: they wait in the stream and are stored after it, nothing is lost"
 )
 

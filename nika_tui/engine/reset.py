@@ -68,7 +68,7 @@ memories: below, the digest says little more than the memories it condenses."""
 STAGES = ("started", "snapshot", "compress", "build", "switch", "done")
 PAUSE_TTL_S = 6 * 3600
 """Bound on the writes-paused key of a reset killed before it could clear it (a reset at
-50,000 memories takes about 30 min; the service clears the key when it starts)."""
+50,000 memories takes 10 to 30 min on 2 cores; the service clears the key when it starts)."""
 
 
 def journal_path(tenant_id: str, where: Roots) -> Path:
