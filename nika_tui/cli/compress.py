@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,7 @@ from nika_tui.domain import protocol_requests as req
 from nika_tui.errors import ServiceNotRunning, ValidationFailed
 
 if TYPE_CHECKING:
-    pass
+    from nika_tui.services.memory_client import MemoryClient
 
 RESET_TIMEOUT_S = 3600.0
 
@@ -70,9 +71,38 @@ def _abs(path: str) -> str:
 
 
 RESET_PAUSE_NOTE = (
-    "note: while the reset runs (minutes; about 30 at 50,000 memories), the memory service "
+    "note: while the reset runs (minutes; 10 to 30 at 50,000 memories), the memory service "
     "stores no tenant's writes: they wait in the stream and are stored after it, nothing is lost"
 )
+
+
+PAUSE_POLL_S = 0.2
+
+
+def _note_when_paused(client: MemoryClient, tenant_id: str, stop: threading.Event) -> None:
+    """Print :data:`RESET_PAUSE_NOTE` once the service's writes wait for this tenant's reset.
+
+    Only then (decision 486): a bad input is refused before the reset pauses anything, so its
+    one-line error comes alone.
+    """
+    while not stop.is_set():
+        if client.reset_running() == tenant_id:
+            print(RESET_PAUSE_NOTE, file=sys.stderr, flush=True)
+            return
+        stop.wait(PAUSE_POLL_S)
+
+
+def _through_service(client: MemoryClient, request: req.CompressResetRequest) -> Any:
+    stop = threading.Event()
+    watcher = threading.Thread(
+        target=_note_when_paused, args=(client, request.tenant_id, stop), daemon=True
+    )
+    watcher.start()
+    try:
+        return client.send(request, timeout=RESET_TIMEOUT_S).report
+    finally:
+        stop.set()
+        watcher.join()  # the note, when there is one, comes before the result or the error
 
 
 def _with_embedder(request: req.CompressResetRequest) -> Any:
@@ -83,9 +113,8 @@ def _with_embedder(request: req.CompressResetRequest) -> Any:
     try:
         client = MemoryClient.from_env(env)
         if client.service_alive():
-            # Decision 439: the reset holds the service's single writer; say so before the wait.
-            print(RESET_PAUSE_NOTE, file=sys.stderr)
-            return client.send(request, timeout=RESET_TIMEOUT_S).report
+            # Decision 439: the reset holds the service's single writer; it says so meanwhile.
+            return _through_service(client, request)
     except ServiceNotRunning:
         pass
     from nika_tui.engine.builder import build_context

@@ -12,7 +12,12 @@ Extractive and offline: a group's memories are scored by cosine to their centroi
 at cosine ≥ :data:`DUPLICATE_COSINE` to one already picked is folded into it (its id joins that
 line's ids), at most :data:`PICKS` lines a section, then ordered by valid time (ties by id).
 Every line carries the ids of the memories it condenses. Memories naming project / job / task
-ids absent from the hierarchy get a node of their own (status ``unknown``). Pure: no I/O.
+ids absent from the hierarchy get a node of their own (status ``unknown``).
+
+The atomic level (decision 485): a memory's NIKA_META names a project, a job and a task, never
+an atomic step, so an atomic node condenses no memory. Its digest is its status from the
+hierarchy (current), and for a finished one that it ended (decided); its task lists it as open
+while it is unfinished. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -145,6 +150,11 @@ def _pick(group: Sequence[DigestMemory], limit: int) -> list[DigestLine]:
     return sorted(lines, key=_by_time)
 
 
+def _child_line(node: HierarchyNode) -> str:
+    """``{level} {id} {title}: {status}``, a node as its parent's digest lists it."""
+    return f"{node.level.value} {node.id} {node.title}".strip() + f": {node.status.value}"
+
+
 def _by_time(line: DigestLine) -> tuple[datetime, str]:
     """Valid time, then the first id (a stable order for lines of one instant)."""
     return (line.valid_from or datetime.min, line.ids[0] if line.ids else "")
@@ -191,7 +201,10 @@ def synthesise(
         group = subtree(node.id)
         kids = sorted(children.get(node.id, []), key=lambda n: n.id)
         unfinished = [k for k in kids if k.status.value not in FINISHED]
-        if not group and not unfinished:
+        # An atomic node has no memories (none can name it: decision 485) and no children; its
+        # digest is its status from the hierarchy, so it is always written.
+        atomic = node.level.value == "atomic"
+        if not group and not unfinished and not atomic:
             continue
         status = node.status.value if node.id in {n.id for n in nodes} else "unknown"
         digest = NodeDigest(node.id, node.level.value, node.title, status, node.parent_id)
@@ -205,14 +218,13 @@ def synthesise(
             taken = {i for line in decided for i in line.ids}
             rest = [line for line in _pick(group, picks) if not taken & set(line.ids)]
             decided += rest[: max(0, picks - len(decided))]
+        if atomic and status in FINISHED and not decided:
+            decided = [DigestLine(_child_line(node), ())]  # what it concluded: that it ended
         digest.decided = sorted(decided, key=_by_time)
         digest.current = [DigestLine(f"status: {status} (from the hierarchy)", ())]
         digest.current += _pick(group, picks) if status not in FINISHED else []
         ids = {m.id for m in group}
-        digest.open = [
-            DigestLine(f"{k.level.value} {k.id} {k.title}".strip() + f": {k.status.value}", ())
-            for k in unfinished
-        ]
+        digest.open = [DigestLine(_child_line(k), ()) for k in unfinished]
         digest.open += [
             DigestLine(f"review {rid}: is {new} replacing {old}?", (old, new))
             for rid, old, new in sorted(open_pairs)

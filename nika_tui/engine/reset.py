@@ -44,6 +44,7 @@ from nika_tui.domain.memory import (
 from nika_tui.domain.ports import VectorPoint, VectorStore
 from nika_tui.engine.compress import compress
 from nika_tui.engine.context import EngineContext
+from nika_tui.engine.publish import knowledge_repo, prepare_repo
 from nika_tui.engine.snapshot.export import export_snapshot, remove_partial_exports
 from nika_tui.engine.snapshot.restore import (
     HISTORY_SNAPSHOTS,
@@ -67,7 +68,7 @@ memories: below, the digest says little more than the memories it condenses."""
 STAGES = ("started", "snapshot", "compress", "build", "switch", "done")
 PAUSE_TTL_S = 6 * 3600
 """Bound on the writes-paused key of a reset killed before it could clear it (a reset at
-50,000 memories takes about 30 min; the service clears the key when it starts)."""
+50,000 memories takes 10 to 30 min on 2 cores; the service clears the key when it starts)."""
 
 
 def journal_path(tenant_id: str, where: Roots) -> Path:
@@ -228,7 +229,7 @@ def reset(ctx: EngineContext, tenant_id: str, repo: Path | None = None) -> dict[
         ResetUnavailable: the store has no generations (neither Qdrant Edge nor a server).
         ValidationFailed / PublishFailed / SnapshotInvalid: a step failed; nothing is switched.
     """
-    ctx.tenant(tenant_id)
+    config = ctx.tenant(tenant_id)
     from nika_tui.services.vectors.generations import generations_of
 
     gens = generations_of(ctx.vectors)
@@ -237,19 +238,22 @@ def reset(ctx: EngineContext, tenant_id: str, repo: Path | None = None) -> dict[
             f"a fresh start cannot switch a {type(ctx.vectors).__name__} store",
             "use the embedded store (Qdrant Edge) or a Qdrant server (QDRANT_URL)",
         )
+    # Bad input (no repo, a path that is not a git work tree, a URL that cannot be cloned) is
+    # refused here, before the journal and the writes-paused mark: nothing paused, nothing kept.
+    root = prepare_repo(*knowledge_repo(config, repo, ctx.settings.roots), ctx.env)
     now = ctx.clock()
     journal = _Journal(
         journal_path(tenant_id, ctx.settings.roots), {"tenant_id": tenant_id, "at": now},
         _pause_writes(ctx, tenant_id, now.isoformat()),
     )  # fmt: skip
     try:
-        return _reset(ctx, tenant_id, repo, gens, journal, now)
+        return _reset(ctx, tenant_id, root, gens, journal, now)
     finally:
         ctx.redis.delete(redis_keys.WRITES_PAUSED)
 
 
 def _reset(
-    ctx: EngineContext, tenant_id: str, repo: Path | None, gens: Generations,
+    ctx: EngineContext, tenant_id: str, repo: Path, gens: Generations,
     journal: _Journal, now: datetime,
 ) -> dict[str, Any]:  # fmt: skip
     stamp = now.strftime("%Y%m%dT%H%M%S%fZ")

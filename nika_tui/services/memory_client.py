@@ -141,6 +141,15 @@ class MemoryClient:
         """True while a service refreshes its heartbeat."""
         return self.service_info() is not None
 
+    def reset_running(self) -> str | None:
+        """The tenant whose reset holds the service's writes now (decision 439), or None."""
+        try:
+            raw = self.redis.get(redis_keys.WRITES_PAUSED)
+            mark = json.loads(raw) if isinstance(raw, str) else None
+        except (redis.RedisError, OSError, ValueError):
+            return None  # only a note depends on it
+        return str(mark.get("tenant_id")) if isinstance(mark, dict) else None
+
     # --- writes -------------------------------------------------------------------------
     def remember(self, req: RememberRequest) -> str:
         """Queue one memory durably and return its idempotency key.

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 
 from nika_tui.domain.hierarchy import HierarchyNode, Level, NodeStatus
-from nika_tui.domain.synthesis import DigestMemory, synthesise
+from nika_tui.domain.synthesis import DigestLine, DigestMemory, synthesise
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
@@ -92,3 +92,72 @@ def test_ids_only_the_memories_name_get_a_node() -> None:
     assert [(d.node_id, d.level, d.status) for d in digests] == [
         ("q", "project", "unknown"), ("qj", "job", "unknown")
     ]  # fmt: skip
+
+
+def _task_with_atomics(task_status: NodeStatus) -> list[HierarchyNode]:
+    """p → j → t with two atomic steps under t: ``a-open`` (todo), ``a-done`` (done)."""
+
+    def node(i: str, level: Level, status: NodeStatus, parent: str | None) -> HierarchyNode:
+        title = f"step {i}" if level is Level.ATOMIC else ""
+        return HierarchyNode(
+            id=i, level=level, status=status, parent_id=parent, title=title, updated_at=T0
+        )
+
+    return [
+        node("p", Level.PROJECT, NodeStatus.IN_PROGRESS, None),
+        node("j", Level.JOB, NodeStatus.IN_PROGRESS, "p"),
+        node("t", Level.TASK, task_status, "j"),
+        node("a-open", Level.ATOMIC, NodeStatus.TODO, "t"),
+        node("a-done", Level.ATOMIC, NodeStatus.DONE, "t"),
+    ]
+
+
+def _on_task(i: str, text: str) -> DigestMemory:
+    return DigestMemory(i, text, T0, "p", "j", "t", _unit([1, 0, 0]))  # the finest id: the task
+
+
+def test_an_atomic_node_gets_its_digest_from_the_hierarchy() -> None:
+    nodes = _task_with_atomics(NodeStatus.IN_PROGRESS)
+    memory = _on_task("m", "The importer reads CSV")
+    digests = {d.node_id: d for d in synthesise([memory], nodes, [], T0)}
+    assert list(digests) == ["p", "j", "t", "a-done", "a-open"]  # parents first, then by id
+    todo, done = digests["a-open"], digests["a-done"]
+    assert (todo.level, todo.status, todo.parent_id) == ("atomic", "todo", "t")
+    # No memory names an atomic step (NIKA_META stops at task_id): the memory stays the task's.
+    assert todo.memory_count == done.memory_count == 0 and digests["t"].memory_count == 1
+    assert todo.condensed_ids() == done.condensed_ids() == []
+    assert todo.current == [DigestLine("status: todo (from the hierarchy)", ())]
+    assert todo.decided == [] and todo.open == []
+    # Finished: its status is current, and what it concluded (that it ended) is decided.
+    assert done.current == [DigestLine("status: done (from the hierarchy)", ())]
+    assert done.decided == [DigestLine("atomic a-done step a-done: done", ())]
+    # The unfinished task lists its unfinished atomic step as open, not the finished one.
+    assert [line.text for line in digests["t"].open] == ["atomic a-open step a-open: todo"]
+
+
+def test_an_atomic_nodes_status_is_the_hierarchys_whatever_the_memories_say() -> None:
+    # The golden rule: a memory claiming the step is done does not make it done.
+    claim = _on_task("m", "Step a-open is done, we decided to ship it")
+    nodes = _task_with_atomics(NodeStatus.IN_PROGRESS)
+    digests = {d.node_id: d for d in synthesise([claim], nodes, [], T0)}
+    assert digests["a-open"].status == "todo" and digests["a-open"].decided == []
+    assert "atomic a-open step a-open: todo" in [line.text for line in digests["t"].open]
+    # Marked done in the hierarchy, the same step is decided, and its task no longer lists it.
+    done_now = [
+        n.model_copy(update={"status": NodeStatus.DONE}) if n.id == "a-open" else n for n in nodes
+    ]
+    after = {d.node_id: d for d in synthesise([claim], done_now, [], T0)}
+    assert after["a-open"].status == "done"
+    assert after["a-open"].decided == [DigestLine("atomic a-open step a-open: done", ())]
+    assert after["t"].open == []
+
+
+def test_a_finished_tasks_atomic_steps_still_get_their_digest() -> None:
+    # A finished task with no memory and no unfinished step gets no digest (nothing to say; nor
+    # does its job), but each atomic step of it still has its status from the hierarchy.
+    nodes = _task_with_atomics(NodeStatus.DONE)
+    nodes = [n.model_copy(update={"status": NodeStatus.CANCELLED}) if n.id == "a-open" else n
+             for n in nodes]  # fmt: skip
+    digests = {d.node_id: d for d in synthesise([], nodes, [], T0)}
+    assert sorted(digests) == ["a-done", "a-open", "p"]  # p: its job j is unfinished
+    assert digests["a-open"].decided == [DigestLine("atomic a-open step a-open: cancelled", ())]
