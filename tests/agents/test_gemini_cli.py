@@ -109,11 +109,20 @@ def test_a_fact_typed_reaches_the_next_session_once(
     gemini.run(QUESTION)
     asked = [r for r in _main_requests(gemini.server)[before:] if QUESTION in r.text()]
     assert asked, "the new session's question never reached the model"
-    contents = json.dumps(asked[-1].body["contents"], ensure_ascii=False)
-    # Gemini CLI wraps hook context in <hook_context> and escapes the markup inside it.
-    assert contents.count("nika-memory tenant=") == 1
-    # Shown once: SessionStart's block and the prompt's recall do not both carry it.
-    assert contents.count("10.0.9.30") == 1
+    body = asked[-1].body
+    contents = json.dumps(body["contents"], ensure_ascii=False)
+    native = json.dumps(body.get("systemInstruction", ""), ensure_ascii=False)
+    # Shown once in the whole request: SessionStart's block and the prompt's recall do not both
+    # carry it, nor does a hook repeat what GEMINI.md already gives. Which one carries it depends
+    # on whether the service's auto-memory sync (debounced, seconds after the ingest) wrote
+    # GEMINI.md before this session started: under load it has (CI saw it), alone not yet.
+    assert json.dumps(body, ensure_ascii=False).count("10.0.9.30") == 1
+    if "10.0.9.30" in native:  # GEMINI.md's nika block (decision 464)
+        assert "nika:memory begin" in native
+    else:
+        # Gemini CLI wraps hook context in <hook_context> and escapes the markup inside it.
+        assert contents.count("nika-memory tenant=") == 1
+        assert "10.0.9.30" in contents
 
 
 def test_hooks_capture_the_reply_and_record_the_fill(

@@ -66,9 +66,18 @@ def test_a_fact_typed_reaches_the_next_session_once(
     opencode.run(QUESTION)
     asked = [r for r in _agent_requests(opencode.server)[before:] if QUESTION in r.text()]
     assert asked, "the new session's question never reached the model"
-    messages = json.dumps(asked[-1].body["messages"], ensure_ascii=False)
-    assert "<nika-memory" in messages
-    assert messages.count("10.0.9.30") == 1
+    messages = asked[-1].body["messages"]
+    system = json.dumps([m for m in messages if m.get("role") == "system"], ensure_ascii=False)
+    rest = json.dumps([m for m in messages if m.get("role") != "system"], ensure_ascii=False)
+    # Once in the whole request: from nika's block of the global AGENTS.md (in the system
+    # prompt) when the service's auto-memory sync (debounced, seconds after the ingest) ran
+    # before this session, else from the plugin's <nika-memory>; never both (decision 464).
+    # Under load the sync has run first (CI saw it); alone, not yet.
+    assert (system + rest).count("10.0.9.30") == 1
+    if "10.0.9.30" in system:
+        assert "nika:memory begin" in system
+    else:
+        assert "<nika-memory" in rest and "10.0.9.30" in rest
 
 
 def _continue(opencode: OpenCode, prompt: str) -> None:
