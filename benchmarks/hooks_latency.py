@@ -75,22 +75,28 @@ class HookServer:
 
         self.env = env
         self.path = socket_path(env)
+        self._err = Path(self.path).with_suffix(".stderr")
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
         import socket
 
+        self._err.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "nika_tui.hookd.server", self.path],
             env=self.env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stderr=self._err.open("wb"),  # a file, not a pipe nobody reads while it serves
         )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:  # ready once it accepts (it preloads first)
             if self.proc.poll() is not None:
-                raise SystemExit("the hook server exited at start")
+                why = self._err.read_text(errors="replace").strip().splitlines()
+                raise SystemExit(
+                    f"the hook server exited at start (status {self.proc.returncode}): "
+                    f"{why[-1] if why else 'nothing on stderr'}"
+                )
             with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
                 try:
                     probe.connect(self.path)
