@@ -181,6 +181,9 @@ def serve(path: Path, idle_s: float) -> int:
             if pid == 0:
                 gc.disable()  # a run lives for milliseconds: a collection would only cost
                 listener.close()
+                # The run may outlive this server (its deferred captures): its copy of the lock
+                # must not keep the next server out, which would then quit at once.
+                os.close(lock_fd)
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
                 code = 0
                 try:

@@ -130,3 +130,67 @@ def test_a_changed_source_file_makes_the_server_stale(tmp_path: Path) -> None:
     assert _changed(seen)
     source.unlink()
     assert _changed(seen)
+
+
+def test_a_new_server_takes_over_while_a_run_of_the_old_one_is_still_going(
+    server_env: dict[str, str],
+) -> None:
+    """A forked run must not keep the old server's lock: it outlives the server (its deferred
+    captures go on), and a server started meanwhile found the lock held and quit at once, so
+    every hook ran in-process until that run ended (seen as a benchmark's server "exiting at
+    start")."""
+    import socket
+
+    path = socket_path(server_env)
+
+    def start() -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "nika_tui.hookd.server", path],
+            env=server_env,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def serving(proc: subprocess.Popen[str]) -> bool | None:
+        if proc.poll() is not None:
+            return None
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            try:
+                probe.connect(path)
+            except OSError:
+                return False
+        return True
+
+    old = start()
+    new: subprocess.Popen[str] | None = None
+    # A run in flight: a connection that sends nothing keeps its forked child waiting (up to
+    # the server's request timeout) while the test goes on.
+    in_flight = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        retry_until(lambda: serving(old), timeout=120, what="the first server listening")
+        before = _children(old.pid)
+        in_flight.connect(path)
+        retry_until(lambda: _children(old.pid) - before, timeout=30, what="the run forked for it")
+        old.send_signal(signal.SIGTERM)
+        assert old.wait(timeout=30) is not None
+        new = start()
+        retry_until(
+            lambda: serving(new) or new.poll() is not None,  # type: ignore[union-attr]
+            timeout=120,
+            what="the second server listening, or gone",
+        )
+        assert new.poll() is None, "the new server quit: the old run still held the lock"
+    finally:
+        in_flight.close()
+        for proc in (old, new):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+def _children(pid: int) -> set[int]:
+    """The live child processes of ``pid``."""
+    found = set()
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        found |= {int(c) for c in task.read_text().split()}
+    return found
