@@ -30,7 +30,7 @@ from nika_tui.services.config_store import load_tenant
 from nika_tui.services.gemini_settings import TRUST_FOLDER
 from tests.helpers import retry_until
 from tests.plugins.memory import RunningService
-from tests.wizard.setup_pty import run_setup
+from tests.support.setup_pty import run_setup
 
 pytestmark = [pytest.mark.agents, pytest.mark.slow]
 
