@@ -97,8 +97,9 @@ class IngestPipeline:
     def beat(self, force: bool = False) -> None:  # pragma: no cover - the loop's
         raise NotImplementedError
 
-    def _serve_waiting_rpc(self) -> None:  # pragma: no cover - the loop's
-        raise NotImplementedError
+    if TYPE_CHECKING:  # the loop's RPC side (rpc_loop.py); for the type checker only
+
+        def _serve_waiting_rpc(self) -> None: ...
 
     def _handle_ingest(
         self, entries: list[tuple[str, dict[str, str]]], look_ahead: bool = False
