@@ -23,6 +23,10 @@ Fault isolation (:mod:`nika_tui.engine.tenant_faults`): when a batch's store fai
 ingested and flushed tenant by tenant; a tenant that still fails is parked (its entries pending,
 an alarm in Redis) while every other tenant's ingest goes on. Only a Redis failure stops all.
 
+A tenant's fresh start (:mod:`.resets`, decision 505) runs on a thread of its own: only that
+tenant's writes wait (its entries pending, its write RPCs "busy"), its switch runs here between
+two batches, and every other tenant's writes go on.
+
 Liveness (:mod:`.liveness`): a heartbeat key with a TTL. RPCs: :mod:`.rpc`'s table; reads by the
 readers (never behind an ingest batch or the replay, issue 16), writes by the loop.
 
@@ -56,6 +60,8 @@ from nika_tui.engine.server.liveness import (
 from nika_tui.engine.server.periodic import periodic_jobs
 from nika_tui.engine.server.pipeline import BATCH, GROUP, IngestPipeline, _AheadBatch
 from nika_tui.engine.server.reads import ReadPool
+from nika_tui.engine.server.reset_hold import ResetHold
+from nika_tui.engine.server.resets import TenantResets
 from nika_tui.engine.server.rpc import OpHandler, build_rpc_table
 from nika_tui.engine.server.rpc_loop import RpcServing
 from nika_tui.engine.tenant_faults import TenantFaults
@@ -76,7 +82,7 @@ WRITES_POLL_MS = 100
 """With readers, the longest an idle loop waits before looking at the writes they passed."""
 
 
-class MemoryService(IngestPipeline, RpcServing):
+class MemoryService(IngestPipeline, RpcServing, ResetHold):
     """The ingest + RPC loop around one :class:`EngineContext`."""
 
     def __init__(
@@ -131,6 +137,9 @@ class MemoryService(IngestPipeline, RpcServing):
         self._uncommitted_batches = 0
         self.faults = TenantFaults(self.r, ctx.clock, retry_s=settings.park_retry_s)
         """Tenants whose store failed: parked, alarmed, retried (see the module docstring)."""
+        self.resets = TenantResets(ctx)
+        """The running fresh start, its tenant held (``server/reset_hold.py``)."""
+        ctx.start_reset = self.start_autonomous_reset  # the debt audit's, from its tick here
         jobs = periodic_jobs(ctx, self.consumer, worker)
         self.debt, self.scale, self.reconcile = jobs.debt, jobs.scale, jobs.reconcile
         self.quota, self.automemory, self.configs = jobs.quota, jobs.automemory, jobs.configs
@@ -215,7 +224,7 @@ class MemoryService(IngestPipeline, RpcServing):
                     # With readers, writes reach the loop through a queue: poll it often.
                     self.step(block_ms=WRITES_POLL_MS if self.reads is not None else BLOCK_MS)
                     # Per-tenant passes run on the worker holding the tenant (decision 241).
-                    done = self.debt.tick(self.worker.owns if self.worker is not None else None)
+                    done = self.debt.tick(self._writes_here)
                     self.scale.tick()
                     self.reconcile.tick()
                     self.quota.tick()
@@ -238,6 +247,7 @@ class MemoryService(IngestPipeline, RpcServing):
                     self._retry_pending = True
                     self._stop.wait(RETRY_BACKOFF_S)
         finally:
+            self._end_resets()
             if self.reads is not None:
                 self.reads.stop()
             try:
@@ -260,6 +270,7 @@ class MemoryService(IngestPipeline, RpcServing):
     # --- one iteration --------------------------------------------------------------------
     def step(self, block_ms: int = BLOCK_MS) -> None:
         """Process pending entries (if a retry is due), then the batch read ahead or new ones."""
+        self._poll_resets()  # a reset's switch, between two batches; its end
         if self._has_deferred and time.monotonic() - self._last_retry >= DEFER_RETRY_S:
             self._retry_pending = True
         if self.faults.retry_due():

@@ -17,6 +17,7 @@ from nika_tui.domain.protocol import READ_ONLY_OPS, SYNC_AFTER_OPS, Op
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.server.pipeline import GROUP
 from nika_tui.engine.server.reads import ReadPool
+from nika_tui.engine.server.reset_hold import IN_FLIGHT
 from nika_tui.engine.server.rpc import OpHandler, dispatch, rpc_tenant
 from nika_tui.engine.worker import Worker
 from nika_tui.services import redis_keys
@@ -37,16 +38,24 @@ class RpcServing:
     automemory: AutoMemoryScheduler
     _has_deferred: bool
 
-    if TYPE_CHECKING:  # the pipeline's; declared only for the type checker (no shadowing)
+    _reset_entry: str | None = None
+    """The ``compress.reset`` RPC entry being served (acknowledged when the reset ends)."""
+
+    if TYPE_CHECKING:  # the pipeline's and ResetHold's; for the type checker only
 
         def _flush(self) -> None: ...
+
+        def _held_reply(
+            self, entry_id: str, request_id: str, fields: Mapping[str, str]
+        ) -> dict[str, Any] | None: ...
 
     def _drain_pending_rpc(self) -> None:
         reply: Any = self.r.xreadgroup(
             GROUP, self.consumer, {redis_keys.RPC_STREAM: "0"}, count=1000
         )
         for entry_id, fields in reply[0][1] if reply else []:
-            self._handle_rpc(entry_id, fields or {})
+            if entry_id != self._reset_entry:  # answered when its reset ends
+                self._handle_rpc(entry_id, fields or {})
 
     def _serve_waiting_rpc(self) -> None:
         """Answer RPCs that arrived during a long ingest batch (with readers: the writes they
@@ -75,7 +84,10 @@ class RpcServing:
         reply: dict[str, Any] | None = None
         if request_id and deadline >= time.time():
             op = fields.get("op", "")
-            reply = self._dispatch(op, fields.get("body", "{}"))
+            reply = self._held_reply(entry_id, request_id, fields)
+            if reply is IN_FLIGHT:
+                return  # acknowledged and answered when the reset ends
+            reply = reply or self._dispatch(op, fields.get("body", "{}"))
             if op not in READ_ONLY_OPS:
                 self._flush()
         pipe = self.r.pipeline(transaction=True)
