@@ -8,7 +8,6 @@ repo's bare origin, which waits for a file: the test looks while it is provably 
 from __future__ import annotations
 
 import json
-import stat
 import subprocess
 import threading
 from datetime import UTC, datetime
@@ -24,6 +23,7 @@ from nika_tui.domain.requests import RecallQuery, RememberRequest
 from nika_tui.errors import ShardBusy
 from nika_tui.services import redis_keys
 from nika_tui.services.config_store import load_tenant, save_tenant
+from tests.engine.held_push import held_remote
 from tests.engine.reset_kill import journal
 from tests.engine.strategy_a_seed import seed_history
 from tests.helpers import retry_until
@@ -48,19 +48,6 @@ def _found(svc: RunningService, tenant_id: str, text: str) -> int:
     return sum(h.record.text == text for h in hits)
 
 
-def _held_remote(tmp_path: Path) -> tuple[Path, Path]:
-    """A bare origin whose pushes wait until ``release`` exists (its hook marks ``holding``)."""
-    bare = tmp_path / "origin.git"
-    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
-    release, holding = tmp_path / "release", tmp_path / "holding"
-    hook = bare / "hooks" / "pre-receive"
-    hook.write_text(
-        f"#!/bin/sh\ntouch {holding}\nwhile [ ! -e {release} ]; do sleep 0.05; done\nexit 0\n"
-    )
-    hook.chmod(stat.S_IRWXU)
-    return bare, release
-
-
 def test_a_reset_holds_only_its_tenant_and_is_shown(
     running_service: RunningService,
     make_tenant,
@@ -69,7 +56,7 @@ def test_a_reset_holds_only_its_tenant_and_is_shown(
     svc = running_service
     make_tenant(TENANT)
     make_tenant(OTHER)
-    bare, release = _held_remote(tmp_path)
+    bare, release = held_remote(tmp_path)
     work = tmp_path / "knowledge"
     subprocess.run(["git", "clone", "-q", str(bare), str(work)], check=True, capture_output=True)
     save_tenant(load_tenant(TENANT).model_copy(update={"knowledge_repo": str(work)}))
