@@ -140,6 +140,8 @@ class MemoryService(IngestPipeline, RpcServing, ResetHold):
         self.resets = TenantResets(ctx)
         """The running fresh start, its tenant held (``server/reset_hold.py``)."""
         ctx.start_reset = self.start_autonomous_reset  # the debt audit's, from its tick here
+        if worker is not None:
+            worker.keep_now = self.resets.holds  # never moved to another worker mid-reset
         jobs = periodic_jobs(ctx, self.consumer, worker)
         self.debt, self.scale, self.reconcile = jobs.debt, jobs.scale, jobs.reconcile
         self.quota, self.automemory, self.configs = jobs.quota, jobs.automemory, jobs.configs
