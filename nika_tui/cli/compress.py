@@ -71,8 +71,9 @@ def _abs(path: str) -> str:
 
 
 RESET_PAUSE_NOTE = (
-    "note: while the reset runs (minutes; 10 to 30 at 50,000 memories), the memory service "
-    "stores no tenant's writes: they wait in the stream and are stored after it, nothing is lost"
+    "note: while the reset runs (minutes; 10 to 30 at 50,000 memories), this tenant's memory "
+    "writes wait in the stream and are stored after it, nothing is lost; other tenants' writes "
+    "go on"
 )
 
 

@@ -99,7 +99,7 @@ class RedisDashboardSource(RedisMemories):
         starting = "" if service_ok else self._maybe_autostart()
         down = starting or "memory service down — start it with `nika up`"
         problems: tuple[str, ...] = () if service_ok else (down,)
-        pause = paused_line(paused)  # a reset holds the single writer (decision 439)
+        pause = paused_line(paused)  # a reset holds its tenant's writes (decision 505)
         problems += (pause,) if pause else ()
         # A tenant whose store failed is parked by the service: an alarm, on the status bar
         # and on its row, until its entries are stored again.

@@ -1,8 +1,9 @@
-"""The status-bar line of a running fresh start: the memory service's writes wait for it.
+"""The status-bar line of a running fresh start: that tenant's memory writes wait for it.
 
-A reset (``nika compress --reset``) runs in the service's single writer; until it ends no
-tenant's memory is stored (it waits in the ingest stream: nothing is lost). The reset says so in
-Redis (``WRITES_PAUSED``, decision 439); this turns that mark into one line.
+A reset (``nika compress --reset``) runs beside the memory service's writes: only the reset
+tenant's writes wait (in the ingest stream: nothing is lost), every other tenant's are stored
+(decision 505). The reset says so in Redis (``WRITES_PAUSED``, its tenant and stage); this
+turns that mark into one line.
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ def paused_line(raw: object) -> str | None:
     except json.JSONDecodeError:
         info = None
     if not isinstance(info, dict):
-        return "memory writes paused by a reset — they wait in the stream and resume after it"
+        return "memory writes of a tenant paused by a reset — they wait in the stream"
     since = str(info.get("since", ""))[11:16]
     return (
-        f"memory writes paused: reset of {info.get('tenant_id', '?')} running "
-        f"(stage {info.get('stage', '?')}, since {since or '?'} UTC) — every tenant's writes "
-        "wait in the stream and resume after it, nothing is lost"
+        f"memory writes of {info.get('tenant_id', '?')} paused: reset running "
+        f"(stage {info.get('stage', '?')}, since {since or '?'} UTC) — its writes wait in the "
+        "stream and are stored after it, nothing is lost; other tenants' writes go on"
     )

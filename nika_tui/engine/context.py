@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import redis
 
@@ -46,6 +46,10 @@ class EngineContext:
     defer: Callable[[Callable[[], None]], None] | None = None
     """Where work the answer does not depend on goes (a recall's query log): a reader runs
     it after its reply is sent; ``None``: at once."""
+    start_reset: Callable[[str, Callable[[Any], None]], None] | None = None
+    """The service's reset beside the other tenants' writes (``engine/server/resets.py``):
+    ``start_reset(tenant, done)`` holds the tenant, returns at once and calls ``done`` with the
+    result (or the ``NikaError``) on the loop once it ended; ``None`` (the CLI): inline."""
     # Caches keyed by tenant: config by file mtime (a `nika setup` edit is picked up without a
     # restart), buses, hierarchies and judges for the life of the process.
     _configs: dict[str, tuple[float, TenantConfig]] = field(default_factory=dict, repr=False)

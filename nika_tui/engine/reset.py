@@ -85,6 +85,13 @@ def read_journal(tenant_id: str, where: Roots) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def reset_unfinished(ctx: EngineContext, tenant_id: str) -> bool:
+    """True when the tenant's last reset did not reach ``done`` (killed, or failed): its
+    entries were held on purpose, however often they were delivered."""
+    stage = read_journal(tenant_id, ctx.settings.roots).get("stage")
+    return stage is not None and stage != "done"
+
+
 class _Journal:
     def __init__(
         self, path: Path, base: dict[str, Any], on_stage: Callable[[str], None] = lambda _: None
@@ -104,10 +111,10 @@ class _Journal:
 
 
 def _pause_writes(ctx: EngineContext, tenant_id: str, since: str) -> Callable[[str], None]:
-    """The journal's hook that says, in Redis, that writes wait for this reset (and its stage).
+    """The journal's hook that says, in Redis, that this tenant's writes wait for its reset.
 
-    The reset runs in the single writer (the service's loop, or the CLI with the service
-    down): while it runs no tenant's write is stored. The dashboard shows it from this key.
+    In the service only that tenant's writes wait (``engine/server/resets.py``); the other
+    tenants' are stored meanwhile. The dashboard and the CLI show it from this key.
     """
 
     def announce(stage: str) -> None:
@@ -214,13 +221,27 @@ def _live_counts(ctx: EngineContext, tenant_id: str) -> int:
     return sum(ctx.vectors.count(tenant_id, layer) for layer in Layer)
 
 
-def reset(ctx: EngineContext, tenant_id: str, repo: Path | None = None) -> dict[str, Any]:
+OnWriter = Callable[[Callable[[], None]], None]
+"""Runs a step in the store's single writer and returns once it ran (its error propagates)."""
+
+
+def _here(step: Callable[[], None]) -> None:
+    step()
+
+
+def reset(
+    ctx: EngineContext, tenant_id: str, repo: Path | None = None, on_writer: OnWriter = _here
+) -> dict[str, Any]:
     """Snapshot, compress, publish, then switch the tenant to a fresh store built from the trees.
 
     Args:
         ctx: Engine context (a real embedder: the trees are embedded again).
         tenant_id: The tenant.
         repo: The knowledge repo's work tree (default: the tenant's ``knowledge_repo``).
+        on_writer: Where the switch runs (flush and close the tenant's shards, replace the
+            pointer): the caller's thread by default (the CLI, the single writer when the
+            service is down); the service runs the other stages on a thread of their own and
+            the switch on its loop, between two batches (``engine/server/resets.py``).
 
     Returns:
         Stages done, the snapshot, the commits, live points before and after, the generation.
@@ -247,14 +268,14 @@ def reset(ctx: EngineContext, tenant_id: str, repo: Path | None = None) -> dict[
         _pause_writes(ctx, tenant_id, now.isoformat()),
     )  # fmt: skip
     try:
-        return _reset(ctx, tenant_id, root, gens, journal, now)
+        return _reset(ctx, tenant_id, root, gens, journal, now, on_writer)
     finally:
         ctx.redis.delete(redis_keys.WRITES_PAUSED)
 
 
 def _reset(
     ctx: EngineContext, tenant_id: str, repo: Path, gens: Generations,
-    journal: _Journal, now: datetime,
+    journal: _Journal, now: datetime, on_writer: OnWriter,
 ) -> dict[str, Any]:  # fmt: skip
     stamp = now.strftime("%Y%m%dT%H%M%S%fZ")
     previous = gens.live(tenant_id)
@@ -280,11 +301,11 @@ def _reset(
         built = build_generation(ctx, tenant_id, fresh, themes, digests, (stamp, replaced))
     _check_backup(snap_dir, tenant_id, before)
     journal.stage("switch")
-    gens.switch(tenant_id, name, {
+    on_writer(lambda: gens.switch(tenant_id, name, {
         "previous": previous, "retired": sorted(retired | {previous or "original"}),
         "snapshot": str(snap_dir), "switched_at": ctx.clock().isoformat(),
         "commit": compressed.repo.commit,
-    })  # fmt: skip
+    }))  # fmt: skip
     after = _live_counts(ctx, tenant_id)
     result = {
         "tenant_id": tenant_id,

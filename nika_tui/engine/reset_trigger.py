@@ -91,15 +91,37 @@ def _autonomous(
 
     entry["decision"] = "apply"
     record: dict[str, Any] = {"at": now.isoformat(), "indicators": indicators}
+
+    def summary(outcome: dict[str, Any] | NikaError) -> dict[str, Any]:
+        if isinstance(outcome, NikaError):
+            record["error"] = outcome.message
+            result = {"done": False, "error": outcome.message, "hint": outcome.hint}
+        else:
+            record["generation"] = outcome["generation"]
+            result = {k: outcome[k] for k in ("generation", "live_points_before",
+                                              "live_points_after")}  # fmt: skip
+        ctx.redis.set(redis_keys.autonomous_reset(tenant_id), json.dumps(record))
+        return result
+
+    def ended(outcome: dict[str, Any] | NikaError) -> None:
+        summary(outcome)
+
+    if ctx.start_reset is not None:
+        # The service: the tenant is held and the reset runs beside the other tenants' writes;
+        # its outcome is recorded when it ends (a failure escalates at the next audit).
+        try:
+            ctx.start_reset(tenant_id, ended)
+        except NikaError as exc:  # another reset is running: try again at the next audit
+            entry["decision"] = "report"
+            entry["skipped"] = exc.message
+            return
+        ctx.redis.set(redis_keys.autonomous_reset(tenant_id), json.dumps(record))
+        entry["result"] = {"started": True}
+        return
     try:
-        result = reset(ctx, tenant_id)
-        entry["result"] = {k: result[k] for k in ("generation", "live_points_before",
-                                                  "live_points_after")}  # fmt: skip
-        record["generation"] = result["generation"]
+        entry["result"] = summary(reset(ctx, tenant_id))
     except NikaError as exc:
-        entry["result"] = {"done": False, "error": exc.message, "hint": exc.hint}
-        record["error"] = exc.message
-    ctx.redis.set(redis_keys.autonomous_reset(tenant_id), json.dumps(record))
+        entry["result"] = summary(exc)
 
 
 def decide_reset(

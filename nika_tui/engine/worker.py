@@ -23,7 +23,7 @@ import shutil
 import socket
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +81,8 @@ class Worker:
         """Tenants whose renewal failed on the renewer thread; the loop closes their shards."""
         self._halt = threading.Event()
         self._renewer: threading.Thread | None = None
+        self.keep_now: Callable[[str], bool] = lambda _tenant: False
+        """Tenants not to move now: a reset runs on them here (the service sets it, #22)."""
 
     def start(self) -> None:
         """Renew the leases and the heartbeat on a thread: an ingest batch or a replay can keep
@@ -253,7 +255,8 @@ class Worker:
             pins[tenant_id] = to
         for tenant_id, holder in holders.items():
             pin = pins.get(tenant_id)
-            if holder == self.id and pin and pin != self.id and pin in self._live:
+            moving = holder == self.id and pin and pin != self.id and pin in self._live
+            if moving and not self.keep_now(tenant_id):  # a reset's tenant moves after it
                 self.release(tenant_id)  # a move: the pinned worker acquires it next
                 log.info("tenant %s released for its move to %s", tenant_id, pin)
                 drain = True  # its entries read but not acknowledged: hand them to the new holder

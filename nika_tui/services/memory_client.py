@@ -142,7 +142,7 @@ class MemoryClient:
         return self.service_info() is not None
 
     def reset_running(self) -> str | None:
-        """The tenant whose reset holds the service's writes now (decision 439), or None."""
+        """The tenant whose reset holds its writes in the service now (decision 505), or None."""
         try:
             raw = self.redis.get(redis_keys.WRITES_PAUSED)
             mark = json.loads(raw) if isinstance(raw, str) else None

@@ -31,9 +31,9 @@ TENANT_ALARMS = f"{PREFIX}:service:tenant_alarms"
 service parked its ingest (entries stay pending). Read by the dashboard and ``nika doctor``."""
 WRITES_PAUSED = f"{PREFIX}:service:writes_paused"
 """String (JSON ``{op, tenant_id, stage, since, pid, host}``, a TTL as a bound): a fresh start
-is running in the single writer, so every tenant's memory writes wait in their streams until it
-ends (decision 439). Set and cleared by :func:`nika_tui.engine.reset.reset`; read by the
-dashboard's status bar."""
+of ``tenant_id`` is running, so that tenant's memory writes wait in the stream until it ends;
+the other tenants' go on (decision 505). Set and cleared by :func:`nika_tui.engine.reset.reset`;
+read by the dashboard's status bar."""
 ACTIVE_REFS = f"{PREFIX}:rag:active_refs"
 """Hash: field ``{tenant_id}:{memory_id}`` → JSON ``{session_id: expires_epoch}`` (seed name)."""
 ENTITY_FEED = f"{PREFIX}:entity_feed"

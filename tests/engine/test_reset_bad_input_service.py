@@ -1,7 +1,7 @@
 """Bad input for strategy A through a running memory service (issue 22; decision 486).
 
-`nika compress --reset` runs in the service, which pauses every tenant's writes while a reset
-runs and says so (decision 439). A bad input must be refused before anything is paused: the
+`nika compress --reset` runs in the service, which holds the reset tenant's writes while its
+reset runs and says so (decision 505). A bad input must be refused before anything is paused: the
 person sees one `error:` line and one `hint:` line, not a pause note first; no reset journal
 is written (the journal and the writes-paused mark are written together, at the first stage);
 the store is untouched. The CLI is a real subprocess talking to the real service.

@@ -11,15 +11,19 @@ from pathlib import Path
 import pytest
 
 from nika_tui.domain.memory import Layer
+from nika_tui.domain.protocol_requests import AuditRequest
 from nika_tui.domain.tenant import AutoMode
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.debt.run import run_audit
 from nika_tui.engine.kernels.confirmations import list_confirmations
+from nika_tui.engine.reset import read_journal
 from nika_tui.engine.reset_trigger import KIND, decide_reset
 from nika_tui.services import redis_keys
 from nika_tui.services.config_store import load_tenant, save_tenant
 from tests.engine.strategy_a_seed import seed_history
+from tests.helpers import retry_until
 from tests.plugins.debt import FixedClock
+from tests.plugins.memory import RunningService
 
 pytestmark = pytest.mark.embedder
 TENANT = "acme"
@@ -135,3 +139,31 @@ def test_cooldown_then_cleared_when_no_trigger(
     # An audit with no strategy A suggestion clears the record: the next trigger may reset.
     assert decide_reset(engine_ctx, TENANT, []) is None
     assert engine_ctx.redis.get(redis_keys.autonomous_reset(TENANT)) is None
+
+
+def test_the_service_runs_the_autonomous_reset_on_its_thread(
+    running_service: RunningService,
+    make_tenant,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+) -> None:
+    """Through the service an audit starts the reset and answers at once (the tenant held, the
+    loop free); the outcome is recorded when the reset ends (decision 505)."""
+    svc = running_service
+    make_tenant(TENANT)
+    _autonomous_repo(tmp_path)
+    seeded = seed_history(svc.ctx, TENANT)
+    _leak(svc.ctx, seeded.ids["gamma"])
+    reply = svc.client.send(AuditRequest(TENANT, seed=1), timeout=300)
+    action = next(a for a in reply.tenants[TENANT]["actions"] if a["action"] == KIND)
+    assert action["decision"] == "apply" and action["result"] == {"started": True}
+
+    def recorded() -> bool:
+        record = json.loads(str(svc.ctx.redis.get(redis_keys.autonomous_reset(TENANT))))
+        return "generation" in record or "error" in record
+
+    retry_until(recorded, timeout=600, what="the autonomous reset's outcome")
+    record = json.loads(str(svc.ctx.redis.get(redis_keys.autonomous_reset(TENANT))))
+    assert "error" not in record and "cross_project_leakage" in record["indicators"]
+    assert read_journal(TENANT, svc.ctx.settings.roots)["stage"] == "done"
+    assert record["generation"] == svc.ctx.vectors.generation(TENANT)  # type: ignore[attr-defined]
+    assert svc.ctx.redis.get(redis_keys.WRITES_PAUSED) is None

@@ -80,3 +80,31 @@ def test_move_releases_copies_and_reopens_the_shards(
     finally:
         store_a.close()
         store_b.close()
+
+
+def test_a_tenant_being_reset_moves_only_after_its_reset(
+    redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    """The loop runs on during a reset (decision 505): a move must not release its shards."""
+    tenant = next(t for t in (f"t{i}" for i in range(99)) if preferred(t, ["wa", "wb"]) == "wa")
+    store_a = EdgeVectorStore(tmp_path / "a" / "qdrant", 384, flush_writes=False)
+    store_b = EdgeVectorStore(tmp_path / "b" / "qdrant", 384, flush_writes=False)
+    wa = Worker(redis_client, "wa", tmp_path / "a", store_a, ttl_s=60)
+    wb = Worker(redis_client, "wb", tmp_path / "b", store_b, ttl_s=60)
+    resetting = {tenant}
+    wa.keep_now = resetting.__contains__
+    try:
+        for w in (wa, wb, wa):
+            w.tick(GROUP, force=True)
+        assert wa.route(tenant) == "wa"
+        store_a.upsert(tenant, Layer.SEMANTIC, _points(5))
+        assert _nika("move", "--tenant", tenant, "--to", "wb", "--json").returncode == 0
+        wa.tick(GROUP, force=True)
+        assert tenant in wa.held and store_a.is_open(tenant, Layer.SEMANTIC)
+        assert redis_client.get(pin_key(tenant)) == "wb", "the move is still asked for"
+        resetting.clear()  # the reset ended
+        assert wa.tick(GROUP, force=True)
+        assert tenant not in wa.held and not store_a.is_open(tenant, Layer.SEMANTIC)
+    finally:
+        store_a.close()
+        store_b.close()

@@ -23,6 +23,10 @@ Fault isolation (:mod:`nika_tui.engine.tenant_faults`): when a batch's store fai
 ingested and flushed tenant by tenant; a tenant that still fails is parked (its entries pending,
 an alarm in Redis) while every other tenant's ingest goes on. Only a Redis failure stops all.
 
+A tenant's fresh start (:mod:`.resets`, decision 505) runs on a thread of its own: only that
+tenant's writes wait (its entries pending, its write RPCs "busy"), its switch runs here between
+two batches, and every other tenant's writes go on.
+
 Liveness (:mod:`.liveness`): a heartbeat key with a TTL. RPCs: :mod:`.rpc`'s table; reads by the
 readers (never behind an ingest batch or the replay, issue 16), writes by the loop.
 
@@ -33,7 +37,6 @@ entries to their holders, and acknowledges through the lease fence (see ``engine
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
@@ -43,7 +46,6 @@ from typing import Any
 
 import redis
 
-from nika_tui.domain.protocol import READ_ONLY_OPS, SYNC_AFTER_OPS, Op
 from nika_tui.domain.requests import RememberRequest
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.embed_ahead import EmbedAhead
@@ -58,7 +60,10 @@ from nika_tui.engine.server.liveness import (
 from nika_tui.engine.server.periodic import periodic_jobs
 from nika_tui.engine.server.pipeline import BATCH, GROUP, IngestPipeline, _AheadBatch
 from nika_tui.engine.server.reads import ReadPool
-from nika_tui.engine.server.rpc import OpHandler, build_rpc_table, dispatch, rpc_tenant
+from nika_tui.engine.server.reset_hold import ResetHold
+from nika_tui.engine.server.resets import TenantResets
+from nika_tui.engine.server.rpc import OpHandler, build_rpc_table
+from nika_tui.engine.server.rpc_loop import RpcServing
 from nika_tui.engine.tenant_faults import TenantFaults
 from nika_tui.engine.worker import Worker
 from nika_tui.errors import NikaError, StoreUnavailable
@@ -77,7 +82,7 @@ WRITES_POLL_MS = 100
 """With readers, the longest an idle loop waits before looking at the writes they passed."""
 
 
-class MemoryService(IngestPipeline):
+class MemoryService(IngestPipeline, RpcServing, ResetHold):
     """The ingest + RPC loop around one :class:`EngineContext`."""
 
     def __init__(
@@ -132,6 +137,11 @@ class MemoryService(IngestPipeline):
         self._uncommitted_batches = 0
         self.faults = TenantFaults(self.r, ctx.clock, retry_s=settings.park_retry_s)
         """Tenants whose store failed: parked, alarmed, retried (see the module docstring)."""
+        self.resets = TenantResets(ctx)
+        """The running fresh start, its tenant held (``server/reset_hold.py``)."""
+        ctx.start_reset = self.start_autonomous_reset  # the debt audit's, from its tick here
+        if worker is not None:
+            worker.keep_now = self.resets.holds  # never moved to another worker mid-reset
         jobs = periodic_jobs(ctx, self.consumer, worker)
         self.debt, self.scale, self.reconcile = jobs.debt, jobs.scale, jobs.reconcile
         self.quota, self.automemory, self.configs = jobs.quota, jobs.automemory, jobs.configs
@@ -216,7 +226,7 @@ class MemoryService(IngestPipeline):
                     # With readers, writes reach the loop through a queue: poll it often.
                     self.step(block_ms=WRITES_POLL_MS if self.reads is not None else BLOCK_MS)
                     # Per-tenant passes run on the worker holding the tenant (decision 241).
-                    done = self.debt.tick(self.worker.owns if self.worker is not None else None)
+                    done = self.debt.tick(self._writes_here)
                     self.scale.tick()
                     self.reconcile.tick()
                     self.quota.tick()
@@ -239,6 +249,7 @@ class MemoryService(IngestPipeline):
                     self._retry_pending = True
                     self._stop.wait(RETRY_BACKOFF_S)
         finally:
+            self._end_resets()
             if self.reads is not None:
                 self.reads.stop()
             try:
@@ -261,6 +272,7 @@ class MemoryService(IngestPipeline):
     # --- one iteration --------------------------------------------------------------------
     def step(self, block_ms: int = BLOCK_MS) -> None:
         """Process pending entries (if a retry is due), then the batch read ahead or new ones."""
+        self._poll_resets()  # a reset's switch, between two batches; its end
         if self._has_deferred and time.monotonic() - self._last_retry >= DEFER_RETRY_S:
             self._retry_pending = True
         if self.faults.retry_due():
@@ -328,13 +340,6 @@ class MemoryService(IngestPipeline):
             if todo:
                 self._handle_ingest(todo)
 
-    def _drain_pending_rpc(self) -> None:
-        reply: Any = self.r.xreadgroup(
-            GROUP, self.consumer, {redis_keys.RPC_STREAM: "0"}, count=1000
-        )
-        for entry_id, fields in reply[0][1] if reply else []:
-            self._handle_rpc(entry_id, fields or {})
-
     def _deliveries(self, entries: list[tuple[str, dict[str, str]]]) -> dict[str, int]:
         first, last = entries[0][0], entries[-1][0]
         rows: Any = self.r.xpending_range(
@@ -346,52 +351,3 @@ class MemoryService(IngestPipeline):
             consumername=self.consumer,
         )
         return {str(row["message_id"]): int(row["times_delivered"]) for row in rows}
-
-    # --- RPC ------------------------------------------------------------------------------
-    def _serve_waiting_rpc(self) -> None:
-        """Answer RPCs that arrived during a long ingest batch (with readers: the writes they
-        passed on; reads never wait here)."""
-        if self.reads is not None:
-            entries = self.reads.take_writes()
-        else:
-            reply: Any = self.r.xreadgroup(GROUP, self.consumer, {redis_keys.RPC_STREAM: ">"})
-            entries = reply[0][1] if reply else []
-        for entry_id, fields in entries:
-            self._handle_rpc(entry_id, fields)
-
-    def _handle_rpc(self, entry_id: str, fields: Mapping[str, str]) -> None:
-        if self.worker is not None:
-            ours, waiting = self.worker.keep(
-                redis_keys.RPC_STREAM, GROUP, [(entry_id, rpc_tenant(fields))]
-            )
-            self._has_deferred |= waiting
-            if entry_id not in ours:
-                return  # handed to the tenant's holder, or left for our lapsing lease
-        request_id = fields.get("id", "")
-        try:
-            deadline = float(fields.get("deadline", "0"))
-        except ValueError:
-            deadline = 0.0
-        reply: dict[str, Any] | None = None
-        if request_id and deadline >= time.time():
-            op = fields.get("op", "")
-            reply = self._dispatch(op, fields.get("body", "{}"))
-            if op not in READ_ONLY_OPS:
-                self._flush()
-        pipe = self.r.pipeline(transaction=True)
-        pipe.xack(redis_keys.RPC_STREAM, GROUP, entry_id)
-        pipe.xdel(redis_keys.RPC_STREAM, entry_id)
-        if reply is not None:
-            key = redis_keys.rpc_reply(request_id)
-            pipe.lpush(key, json.dumps(reply, default=str))
-            pipe.expire(key, 60)
-        pipe.execute()
-
-    def _dispatch(self, op: str, raw_body: str) -> dict[str, Any]:
-        holds = self.worker.holds if self.worker is not None else None
-        reply = dispatch(self.ctx, self.ops, op, raw_body, holds)
-        if op == Op.REM_RUN and reply["ok"]:
-            self.automemory.touch(reply["result"].get("tenants", {}) or [])
-        elif op in SYNC_AFTER_OPS and reply["ok"] and (tenant := rpc_tenant({"body": raw_body})):
-            self.automemory.touch([tenant])
-        return reply

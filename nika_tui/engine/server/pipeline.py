@@ -36,6 +36,7 @@ from nika_tui.services.secret_mask import masked_request
 
 if TYPE_CHECKING:
     from nika_tui.automemory.runner import AutoMemoryScheduler
+    from nika_tui.engine.server.resets import TenantResets
 
 log = logging.getLogger("nika.service")
 
@@ -83,6 +84,7 @@ class IngestPipeline:
     worker: Worker | None
     consumer: str
     faults: TenantFaults
+    resets: TenantResets
     automemory: AutoMemoryScheduler
     configs: TenantConfigSync
     processed: int
@@ -97,8 +99,13 @@ class IngestPipeline:
     def beat(self, force: bool = False) -> None:  # pragma: no cover - the loop's
         raise NotImplementedError
 
-    def _serve_waiting_rpc(self) -> None:  # pragma: no cover - the loop's
-        raise NotImplementedError
+    if TYPE_CHECKING:  # the loop's RPC side (rpc_loop.py) and ResetHold's; for the type checker
+
+        def _serve_waiting_rpc(self) -> None: ...
+
+        def _without_held(
+            self, parsed: list[_Parsed], vectors: list[list[float]] | None
+        ) -> tuple[list[_Parsed], list[list[float]] | None]: ...
 
     def _handle_ingest(
         self, entries: list[tuple[str, dict[str, str]]], look_ahead: bool = False
@@ -209,6 +216,10 @@ class IngestPipeline:
         ``more_coming``: the next batch is already read; unless a group is already open, this
         batch's flush and acks wait for it (:data:`GROUP_COMMIT_BATCHES`).
         """
+        parsed, vectors = self._without_held(parsed, vectors)
+        if not parsed:
+            self._commit()
+            return
         # A failing tenant is parked (nothing of it acked); a Redis failure propagates.
         for (entry_id, fields, req), result in self._ingest_isolated(parsed, vectors):
             if isinstance(result, NikaError):
@@ -279,6 +290,9 @@ class IngestPipeline:
         self.processed += len(acks)
         self.beat()
 
+    def _held(self, tenant_id: str) -> bool:
+        return self.faults.is_parked(tenant_id) or self.resets.holds(tenant_id)
+
     def _paused(self, tenant_id: str) -> bool:
         return bool(self.r.exists(redis_keys.ingest_paused(tenant_id)))
 
@@ -288,8 +302,10 @@ class IngestPipeline:
             req = parse_request(fields.get("req", ""))
         except ValidationFailed:
             return False
-        if self.faults.has_alarm(req.tenant_id):
-            return True  # retried on purpose while its store was failing, not a poison entry
+        from nika_tui.engine.reset import reset_unfinished  # at start only: not on every import
+
+        if self.faults.has_alarm(req.tenant_id) or reset_unfinished(self.ctx, req.tenant_id):
+            return True  # retried on purpose while its store failed or it was reset: no poison
         return not ingest_allowed(self._paused(req.tenant_id), req.meta.trigger)
 
     def _without_deferred(
@@ -301,9 +317,10 @@ class IngestPipeline:
         :data:`DEFER_RETRY_S` until the ``ingest_paused`` key is gone; other writes (a person's,
         a hook's) go through (``nika_tui.domain.debt.ingest_allowed``).
         """
-        if any(self.faults.is_parked(req.tenant_id) for _, _, req in parsed):
-            # A parked tenant's entries stay pending behind the ones that failed.
-            parsed = [item for item in parsed if not self.faults.is_parked(item[2].tenant_id)]
+        if any(self._held(req.tenant_id) for _, _, req in parsed):
+            # A parked tenant's entries stay pending behind the ones that failed; a tenant being
+            # reset's, until its new store is live (then replayed into it).
+            parsed = [item for item in parsed if not self._held(item[2].tenant_id)]
         paused = {t for t in {req.tenant_id for _, _, req in parsed} if self._paused(t)}
         if not paused:
             return parsed
