@@ -205,7 +205,7 @@ class MemoryService(IngestPipeline):
             beat = self.worker is None or self.worker.primary  # the primary's heartbeat only
             self.reads = ReadPool(
                 self.ctx, self.gate.query, self.consumer, self.worker, self._readers, self._shed_s,
-                self._started_at if beat else None,
+                self._started_at if beat else None, self.configs.missing,
             )  # fmt: skip
             self.reads.start()
         log.info("memory service started (pid %s, ops: %s)", os.getpid(), ", ".join(self.ops))
@@ -360,10 +360,9 @@ class MemoryService(IngestPipeline):
             self._handle_rpc(entry_id, fields)
 
     def _handle_rpc(self, entry_id: str, fields: Mapping[str, str]) -> None:
+        tenant = rpc_tenant(fields)
         if self.worker is not None:
-            ours, waiting = self.worker.keep(
-                redis_keys.RPC_STREAM, GROUP, [(entry_id, rpc_tenant(fields))]
-            )
+            ours, waiting = self.worker.keep(redis_keys.RPC_STREAM, GROUP, [(entry_id, tenant)])
             self._has_deferred |= waiting
             if entry_id not in ours:
                 return  # handed to the tenant's holder, or left for our lapsing lease
@@ -373,7 +372,11 @@ class MemoryService(IngestPipeline):
         except ValueError:
             deadline = 0.0
         reply: dict[str, Any] | None = None
-        if request_id and deadline >= time.time():
+        live = bool(request_id) and deadline >= time.time()
+        if live and tenant is not None and self.configs.keeps_rpc(entry_id, tenant, self.consumer):
+            self._has_deferred = True  # retried when its config comes (decision 511)
+            return
+        if live:
             op = fields.get("op", "")
             reply = self._dispatch(op, fields.get("body", "{}"))
             if op not in READ_ONLY_OPS:
