@@ -1,0 +1,71 @@
+"""The service's token-quota watcher (``QuotaWatcher``, run by the service loop): once per
+minute on a hand-moved clock, over every saved tenant, it warns at 80 % and pauses a real
+process at 100 %, each once a day, and says so on the tenant's bus."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+import redis
+
+from nika_tui.billing.collect import add_tokens
+from nika_tui.domain.tenant import Quotas, TenantConfig, TokenLimitAction
+from nika_tui.quota.tokens import QuotaWatcher
+from nika_tui.services import redis_keys
+from nika_tui.services.bus import open_bus
+from nika_tui.services.config_store import save_tenant
+from tests.helpers import retry_until
+from tests.scale.support import Clock
+
+NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
+
+
+def _state(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+def _events(kind: str) -> list[dict[str, object]]:
+    return [
+        line.data for line in open_bus("acme").read() if line.data and line.data["kind"] == kind
+    ]
+
+
+@pytest.fixture
+def agent(redis_client: redis.Redis) -> Iterator[subprocess.Popen[bytes]]:
+    """A real process standing for acme's agent, registered as its kernel's pid."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    redis_client.hset(redis_keys.kernel_state("acme"), "pid", str(proc.pid))
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+def test_the_watcher_warns_then_pauses_once_a_day_on_the_bus(
+    redis_client: redis.Redis, agent: subprocess.Popen[bytes]
+) -> None:
+    save_tenant(TenantConfig(tenant_id="acme", display_name="Acme", quotas=Quotas(
+        cpu_percent=50, ram_mb=512, tokens_per_day=1000,
+        on_token_limit=TokenLimitAction.PAUSE)))  # fmt: skip
+    clock = Clock()
+    watcher = QuotaWatcher(redis_client, every_s=60.0, monotonic=clock)
+    add_tokens(redis_client, "acme", "20261203", 850)
+    assert watcher.tick(NOW) == ["acme:warned"]
+    [warning] = _events("quota.warning")
+    assert warning["body"] == {"used": 850, "limit": 1000, "percent": 85.0}
+
+    add_tokens(redis_client, "acme", "20261203", 200)
+    clock.t += 30
+    assert watcher.tick(NOW + timedelta(seconds=30)) == []  # not due: once a minute
+    clock.t += 30
+    assert watcher.tick(NOW + timedelta(minutes=1)) == ["acme:paused:1"]
+    retry_until(lambda: _state(agent.pid) == "T", timeout=5, what="the agent stopped")
+    [paused] = _events("quota.paused")
+    assert paused["body"] == {"pids": [agent.pid]}
+    clock.t += 60
+    assert watcher.tick(NOW + timedelta(minutes=2)) == []  # once a day
+    assert len(_events("quota.warning")) == 1
