@@ -4,6 +4,7 @@ process at 100 %, each once a day, and says so on the tenant's bus."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,10 +16,17 @@ import redis
 
 from nika_tui.billing.collect import add_tokens
 from nika_tui.domain.tenant import Quotas, TenantConfig, TokenLimitAction
+from nika_tui.engine.context import EngineContext
+from nika_tui.engine.server.periodic import periodic_jobs
+from nika_tui.engine.worker import Worker
+from nika_tui.engine.worker_keys import PRIMARY_ID
 from nika_tui.quota.tokens import QuotaWatcher
 from nika_tui.services import redis_keys
 from nika_tui.services.bus import open_bus
 from nika_tui.services.config_store import save_tenant
+from nika_tui.services.embeddings import SentenceTransformerEmbedder
+from nika_tui.services.vectors.edge import EdgeVectorStore
+from nika_tui.settings import Settings
 from tests.helpers import retry_until
 from tests.scale.support import Clock
 
@@ -69,3 +77,32 @@ def test_the_watcher_warns_then_pauses_once_a_day_on_the_bus(
     clock.t += 60
     assert watcher.tick(NOW + timedelta(minutes=2)) == []  # once a day
     assert len(_events("quota.warning")) == 1
+
+
+@pytest.mark.embedder
+@pytest.mark.parametrize("joined", [False, True], ids=["primary", "joined-worker"])
+def test_only_the_service_beside_the_kernels_pauses_them(
+    joined: bool,
+    redis_client: redis.Redis,
+    agent: subprocess.Popen[bytes],
+    embedder: SentenceTransformerEmbedder,
+    tmp_path: Path,
+) -> None:
+    """A joined worker (another host, as far as it knows) never signals the pid the primary's
+    kernel registered: on its host that number is some other process (decision 512)."""
+    save_tenant(TenantConfig(tenant_id="acme", display_name="Acme", quotas=Quotas(
+        cpu_percent=50, ram_mb=512, tokens_per_day=1000,
+        on_token_limit=TokenLimitAction.PAUSE)))  # fmt: skip
+    add_tokens(redis_client, "acme", "20261203", 1000)
+    env = dict(os.environ)
+    store = EdgeVectorStore(tmp_path / "qdrant", 384, flush_writes=False)
+    ctx = EngineContext(env=env, settings=Settings.from_env(env), redis=redis_client,
+                        vectors=store, embedder=embedder)  # fmt: skip
+    worker = Worker(redis_client, "wb" if joined else PRIMARY_ID, tmp_path / "w", store, ttl_s=30)
+    try:
+        jobs = periodic_jobs(ctx, "wb" if joined else "memory-service", worker)
+        assert jobs.quota.tick(NOW) == ([] if joined else ["acme:warned", "acme:paused:1"])
+        assert (_state(agent.pid) == "T") is not joined
+        assert bool(_events("quota.paused")) is not joined
+    finally:
+        store.close()
