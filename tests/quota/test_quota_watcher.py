@@ -4,6 +4,7 @@ process at 100 %, each once a day, and says so on the tenant's bus."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from nika_tui.engine.context import EngineContext
 from nika_tui.engine.server.periodic import periodic_jobs
 from nika_tui.engine.worker import Worker
 from nika_tui.engine.worker_keys import PRIMARY_ID
-from nika_tui.quota.tokens import QuotaWatcher
+from nika_tui.quota.tokens import QuotaWatcher, enforce_tokens
 from nika_tui.services import redis_keys
 from nika_tui.services.bus import open_bus
 from nika_tui.services.config_store import save_tenant
@@ -106,3 +107,30 @@ def test_only_the_service_beside_the_kernels_pauses_them(
         assert bool(_events("quota.paused")) is not joined
     finally:
         store.close()
+
+
+def test_quota_resume_continues_a_paused_agent_for_the_rest_of_the_day(
+    redis_client: redis.Redis, agent: subprocess.Popen[bytes]
+) -> None:
+    config = TenantConfig(
+        tenant_id="acme",
+        display_name="Acme",
+        quotas=Quotas(
+            cpu_percent=50, ram_mb=512, tokens_per_day=1000, on_token_limit=TokenLimitAction.PAUSE
+        ),
+    )
+    save_tenant(config)  # fmt: skip
+    now = datetime.now(UTC)
+    add_tokens(redis_client, "acme", now.strftime("%Y%m%d"), 1200)
+    assert "paused:1" in enforce_tokens(redis_client, config, now)
+    retry_until(lambda: _state(agent.pid) == "T", timeout=5, what="the agent stopped")
+    cli = subprocess.run(
+        [sys.executable, "-m", "nika_tui", "quota", "resume", "--tenant", "acme", "--json"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert cli.returncode == 0, cli.stderr
+    assert json.loads(cli.stdout)["resumed_pids"] == [agent.pid]
+    retry_until(lambda: _state(agent.pid) != "T", timeout=5, what="the agent continued")
+    assert [e["body"] for e in _events("quota.resumed")] == [{"pids": [agent.pid]}]
+    assert enforce_tokens(redis_client, config, now) == []  # not paused again today
+    assert _state(agent.pid) != "T"
