@@ -204,6 +204,8 @@ class TenantConfigSync:
             return set()  # the primary's config dir is where tenants are made: no wait there
         entries = list(entries)
         missing = {t for _, t in entries if not self.where.tenant_config_path(t).exists()}
+        if missing:  # a tenant deleted on the primary is not on its way: refused at once
+            missing -= {t for t in missing if self.r.sismember(DELETED, t)}
         if not missing:
             return set()
         seconds, micros = self.r.time()

@@ -19,7 +19,7 @@ import redis
 from nika_tui.domain.tenant import TenantConfig
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.server.loop import MemoryService
-from nika_tui.engine.tenant_configs import publish
+from nika_tui.engine.tenant_configs import DELETED, publish
 from nika_tui.engine.worker import Worker
 from nika_tui.engine.worker_keys import alive_key
 from nika_tui.errors import TenantNotFound
@@ -39,19 +39,20 @@ def _delivered(r: redis.Redis, times: int) -> bool:
     return len(rows) == 1 and int(rows[0]["times_delivered"]) >= times
 
 
-def _rpc(r: redis.Redis, tenant: str, entry_id: str = "*") -> str:
+def _rpc(r: redis.Redis, tenant: str, entry_id: str = "*", deadline_s: float = 60) -> str:
     """A ``stats`` RPC of ``tenant`` written as the client writes it; its request id."""
     request_id = uuid.uuid4().hex
     fields = {"id": request_id, "op": "stats", "body": json.dumps({"tenant_id": tenant}),
-              "deadline": f"{time.time() + 60:.3f}"}  # fmt: skip
+              "deadline": f"{time.time() + deadline_s:.3f}"}  # fmt: skip
     r.xadd(redis_keys.RPC_STREAM, fields, id=entry_id)  # type: ignore[arg-type]
     return request_id
 
 
 def _answer(r: redis.Redis, request_id: str) -> dict[str, Any]:
-    reply: Any = r.blpop([redis_keys.rpc_reply(request_id)], timeout=30)
-    assert reply is not None, "the RPC got no answer"
-    answer: dict[str, Any] = json.loads(reply[1])
+    key = redis_keys.rpc_reply(request_id)
+    [reply] = retry_until(lambda: r.lrange(key, 0, -1), timeout=30, interval=0.05,
+                          what="the RPC's answer")  # fmt: skip
+    answer: dict[str, Any] = json.loads(reply)
     return answer
 
 
@@ -81,6 +82,12 @@ def test_a_new_tenants_rpc_waits_for_its_config_on_a_joined_worker(
         seconds, _ = redis_client.time()
         ghost = _rpc(redis_client, "ghost", f"{(int(seconds) - 60) * 1000}-0")
         answer = _answer(redis_client, ghost)
+        assert answer["ok"] is False and answer["kind"] == TenantNotFound.__name__, answer
+
+        # A tenant deleted on the primary: not on its way, refused at once, young as it is.
+        redis_client.sadd(DELETED, "gone")
+        # (Kept waiting instead, it would pass its 15 s deadline unanswered: no reply at all.)
+        answer = _answer(redis_client, _rpc(redis_client, "gone", deadline_s=15))
         assert answer["ok"] is False and answer["kind"] == TenantNotFound.__name__, answer
 
         # A tenant made on the primary's host just now, its config not published yet.
