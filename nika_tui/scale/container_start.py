@@ -3,9 +3,11 @@
 A pod is a container that runs its image's start command, so the cloud-config document of
 :mod:`nika_tui.scale.cloud_init` cannot boot it: its units would never start. The pod gets this
 bash script instead (decision 510). It does what the units do there: install nika-os in a venv
-(once: a restarted container keeps its disk), wait until the operator placed the Redis password
-in ``/etc/nika/redis_password`` (over SSH, never in the script: the pod's env is readable from
-RunPod's API), then run ``nika serve --join`` with the password handed over as a file
+(once: a restarted container keeps its disk), take the Redis password from the RunPod secret
+``nika_redis_password`` (the pod's env holds only the reference :data:`SECRET_REF`, which RunPod
+fills at boot) into ``/etc/nika/redis_password`` (0600) and out of the environment, or else
+wait until the operator places that file over SSH (never in the script: the pod's env is
+readable from RunPod's API), then run ``nika serve --join`` with the password handed over as a file
 (``NIKA_REDIS_PASSWORD_FILE``), restarting it 5 s after a crash (systemd's ``Restart=always``)
 and passing a SIGTERM on to it, so a stopped pod's worker flushes its shards and releases its
 leases. Secrets other than the password go in ``/etc/nika/worker.env`` (0600), as on a VPS.
@@ -22,6 +24,11 @@ from nika_tui.scale.cloud_init import DATA_DIR, PREFIX, check_words, strip_passw
 
 ETC_DIR = "/etc/nika"
 """Where the operator places ``redis_password`` and ``worker.env`` (0700)."""
+SECRET_ENV = "NIKA_REDIS_PASSWORD"
+"""The pod's env var that may carry the password, from a RunPod secret reference."""
+SECRET_REF = "{{ RUNPOD_SECRET_nika_redis_password }}"
+"""What the pod's env holds: RunPod substitutes the secret's value at boot; the API shows
+only this reference."""
 RESTART_S = 5
 """Seconds before a crashed worker is started again (systemd's ``RestartSec``)."""
 
@@ -71,7 +78,11 @@ if [ ! -x {q(prefix + "/bin/nika")} ]; then
   python3 -m venv {q(prefix)}
   {q(prefix + "/bin/pip")} install --quiet {q("nika-os==" + version)}
 fi
-echo "nika worker: waiting for {password} (place it over SSH, 0600)" >&2
+secret="${{{SECRET_ENV}:-}}"
+unset {SECRET_ENV}
+case "$secret" in ""|"{{{{"*) ;; *) printf '%s' "$secret" > {q(password)} ;; esac
+secret=
+echo "nika worker: waiting for {password} (a RunPod secret, or over SSH, 0600)" >&2
 until [ -s {q(password)} ]; do sleep 2; done
 if [ -f {q(env_file)} ]; then set -a; . {q(env_file)}; set +a; fi
 export HOME={q(data_dir)} NIKA_OS_DATA_DIR={q(data_dir + "/data")}

@@ -75,6 +75,8 @@ def test_a_pod_boots_a_start_script_not_cloud_config(
     assert script.startswith("#!/bin/bash\n")
     assert "systemctl" not in script and "#cloud-config" not in script
     assert SECRET not in script and SECRET not in json.dumps(pod)
+    # The password, if any, comes from the user's RunPod secret: the pod holds its reference.
+    assert pod["env"]["NIKA_REDIS_PASSWORD"] == "{{ RUNPOD_SECRET_nika_redis_password }}"
     checked = subprocess.run(["bash", "-n"], input=script, text=True, capture_output=True)
     assert checked.returncode == 0, checked.stderr
     serve = f"serve --join redis://nika@203.0.113.7:6379/0 --worker-id {worker_id_for('0ddba11')}"
@@ -129,6 +131,7 @@ def _gone(pid: int) -> bool:
 def test_the_start_script_runs_a_worker_restarts_it_and_stops_it(
     tcp_redis: str, tmp_path: Path
 ) -> None:
+    """The operator places the password over SSH (the pod's secret left unset)."""
     worker = "nika-0ddba11"
     prefix, etc, var = tmp_path / "opt", tmp_path / "etc", tmp_path / "var"
     (prefix / "bin").mkdir(parents=True)
@@ -139,7 +142,13 @@ def test_the_start_script_runs_a_worker_restarts_it_and_stops_it(
     )
     log = tmp_path / "start.log"
     hf_home = os.environ.get("HF_HOME") or str(Path.home() / ".cache" / "huggingface")
-    env = dict(os.environ, HF_HOME=hf_home, NIKA_LEASE_TTL_S="5", NIKA_KERNEL_WATCH_S="0")
+    env = dict(
+        os.environ,
+        HF_HOME=hf_home,
+        NIKA_LEASE_TTL_S="5",
+        NIKA_KERNEL_WATCH_S="0",
+        NIKA_REDIS_PASSWORD=container_start.SECRET_REF,
+    )  # RunPod found no such secret
     env.pop("REDIS_URL", None)
     with log.open("ab") as out:
         proc = subprocess.Popen(["bash", "-c", script], stdout=out, stderr=out, env=env)
@@ -168,6 +177,44 @@ def test_the_start_script_runs_a_worker_restarts_it_and_stops_it(
         assert proc.wait(timeout=120) == 0, log.read_text()[-2000:]
         retry_until(lambda: _gone(second), timeout=30, interval=0.05, what="the worker exits")
         assert client.get(alive_key(worker)) is None, "a stopped worker left its heartbeat"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        client.close()
+
+
+@pytest.mark.slow
+@pytest.mark.embedder
+def test_the_start_script_takes_the_password_from_the_pods_secret(
+    tcp_redis: str, tmp_path: Path
+) -> None:
+    """RunPod filled the secret's reference: the script writes it to the 0600 file and takes
+    it out of the environment before the worker starts."""
+    worker = "nika-5ec2e7"
+    prefix, etc, var = tmp_path / "opt", tmp_path / "etc", tmp_path / "var"
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "bin" / "nika").symlink_to(Path(sys.executable).parent / "nika")
+    script = container_start.render(
+        "acme", tcp_redis, "0", worker, prefix=str(prefix), etc_dir=str(etc), data_dir=str(var)
+    )
+    log = tmp_path / "start.log"
+    hf_home = os.environ.get("HF_HOME") or str(Path.home() / ".cache" / "huggingface")
+    env = dict(os.environ, HF_HOME=hf_home, NIKA_KERNEL_WATCH_S="0", NIKA_REDIS_PASSWORD=SECRET)
+    env.pop("REDIS_URL", None)
+    with log.open("ab") as out:
+        proc = subprocess.Popen(["bash", "-c", script], stdout=out, stderr=out, env=env)
+    client = redis.Redis.from_url(tcp_redis, password=SECRET)
+    try:
+        retry_until(lambda: client.get(alive_key(worker)) is not None, timeout=180,
+                    interval=0.1, what=f"worker {worker} joins")  # fmt: skip
+        password = etc / "redis_password"
+        assert password.read_text() == SECRET
+        assert oct(password.stat().st_mode & 0o777) == "0o600"
+        pid = _pid(client, worker)
+        for where in ("cmdline", "environ"):
+            assert SECRET.encode() not in Path(f"/proc/{pid}/{where}").read_bytes()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=120) == 0, log.read_text()[-2000:]
     finally:
         if proc.poll() is None:
             proc.kill()

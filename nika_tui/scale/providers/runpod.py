@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 
 from nika_tui.domain.tenant import Provider
+from nika_tui.scale.container_start import SECRET_ENV, SECRET_REF
 from nika_tui.scale.providers.base import Instance, WorkerSpec, parse_worker_name
 from nika_tui.scale.providers.http import CloudHttp, ErrorInfo, json_error, status_kind
 
@@ -81,7 +82,7 @@ class RunPod:
             "gpuCount": 1,
             "cloudType": self.cloud_type,
             "containerDiskInGb": 20,
-            "env": {"NIKA_MANAGED": "true", "NIKA_BOOTSTRAP": bootstrap},
+            "env": {"NIKA_MANAGED": "true", "NIKA_BOOTSTRAP": bootstrap, SECRET_ENV: SECRET_REF},
             "dockerStartCmd": ["bash", "-c", START_CMD],
         }
         if spec.region:
