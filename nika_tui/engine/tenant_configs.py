@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable
 import redis
 
 from nika_tui.domain.secret_patterns import mask_secrets
+from nika_tui.domain.tenant_id import check_tenant_id
 from nika_tui.errors import NikaError
 from nika_tui.paths import Roots
 from nika_tui.services.config_store import (
@@ -41,7 +42,7 @@ from nika_tui.services.config_store import (
     render_config,
     save_tenant,
 )
-from nika_tui.services.redis_keys import PREFIX
+from nika_tui.services.redis_keys import PREFIX, RPC_GROUP, RPC_STREAM
 
 log = logging.getLogger("nika.worker")
 
@@ -162,6 +163,33 @@ class TenantConfigSync:
         ):
             self.tick(force=True)
 
+    def missing(self, tenant_id: str) -> bool:
+        """True on a joined worker when ``tenant_id`` (a valid id) has no config here yet."""
+        if self.primary:
+            return False
+        try:
+            check_tenant_id(tenant_id)
+        except NikaError:
+            return False  # not a tenant id at all: the op's own check says so
+        return not self.where.tenant_config_path(tenant_id).exists()
+
+    def keeps_rpc(self, entry_id: str, tenant_id: str, consumer: str) -> bool:
+        """Keep an RPC of a tenant made on the primary since the last fetch pending until its
+        config comes, as its ingest entries are (decision 511): a fetch at once, then the
+        deferred retry, up to :data:`CONFIG_WAIT_S`; past that it is refused as unknown.
+
+        Returns:
+            True when the entry was kept: pending under ``consumer`` (a reader passed it on
+            pending under its own name), so that consumer's retry reads it again.
+        """
+        if not self.missing(tenant_id):
+            return False
+        self.ensure([tenant_id])
+        if not self.waiting([(entry_id, tenant_id)]):
+            return False
+        self.r.xclaim(RPC_STREAM, RPC_GROUP, consumer, 0, [entry_id], justid=True)
+        return True
+
     def waiting(self, entries: Iterable[tuple[str, str]]) -> set[str]:
         """The ``(entry id, tenant)`` entries to leave pending: their tenant has no config here
         yet and the entry is younger than :data:`CONFIG_WAIT_S` (decision 457).
@@ -176,6 +204,8 @@ class TenantConfigSync:
             return set()  # the primary's config dir is where tenants are made: no wait there
         entries = list(entries)
         missing = {t for _, t in entries if not self.where.tenant_config_path(t).exists()}
+        if missing:  # a tenant deleted on the primary is not on its way: refused at once
+            missing -= {t for t in missing if self.r.sismember(DELETED, t)}
         if not missing:
             return set()
         seconds, micros = self.r.time()

@@ -123,21 +123,29 @@ def enforce_tokens(
 
 
 class QuotaWatcher:
-    """Runs :func:`enforce_tokens` for every tenant once per ``every_s`` (service loop)."""
+    """Runs :func:`enforce_tokens` for every tenant once per ``every_s`` (service loop).
+
+    Only on the service beside the kernels (decision 512): the kernel's pid in Redis is a pid
+    of the primary's host, so a joined worker on another host would SIGSTOP an unrelated
+    process of its own, and every worker would warn and ask once more.
+    """
 
     def __init__(self, client: redis.Redis, where: Roots | None = None,
                  every_s: float = 60.0,
-                 monotonic: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
+                 monotonic: Callable[[], float] = time.monotonic,
+                 kernels_here: bool = True) -> None:  # fmt: skip
         self.client = client
         self.where = where
         """The roots of the tenants' configs and buses (None: those of ``os.environ``)."""
+        self.kernels_here = kernels_here
+        """False on a joined worker: the tenants' kernels run on the primary's host."""
         self.every_s = every_s
         self._monotonic = monotonic
         self._next = monotonic()
 
     def tick(self, now: datetime | None = None) -> list[str]:
         """Check every tenant when due."""
-        if self._monotonic() < self._next:
+        if not self.kernels_here or self._monotonic() < self._next:
             return []
         now = now or datetime.now(UTC)
         self._next = self._monotonic() + self.every_s

@@ -17,7 +17,7 @@ from typing import Any
 from nika_tui import __version__
 from nika_tui.domain.tenant import Provider, TenantConfig
 from nika_tui.errors import NikaError, ProviderError, ScaleError
-from nika_tui.scale import cloud_init
+from nika_tui.scale.container_start import boot_document
 from nika_tui.scale.drain import drain, mark_draining, tenants_of, undrain, worker_id_for
 from nika_tui.scale.planner import Plan, PlanKind, Worker
 from nika_tui.scale.providers.base import (
@@ -114,7 +114,7 @@ def apply_plan(
                 plan.instance_type or shape.instance_type,
                 plan.region or shape.region,
                 shape.image,
-                cloud_init.render(
+                boot_document(plan.provider)(
                     config.tenant_id, _join_url(env), __version__, worker_id_for(plan.plan_id)
                 ),
                 shape.settings,

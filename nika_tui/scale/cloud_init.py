@@ -58,11 +58,11 @@ def systemd_word(word: str) -> str:
     return '"' + escaped.replace("%", "%%").replace("$", "$$") + '"'
 
 
-def service_unit(join_url: str, worker_id: str = "", prefix: str = PREFIX) -> str:
-    """The ``nika-worker.service`` unit (the password-less URL; see :func:`render`).
+def check_words(join_url: str, worker_id: str) -> None:
+    """Refuse a control character in the join URL or the worker id.
 
     Raises:
-        ScaleError: A control character in ``join_url`` or ``worker_id``.
+        ScaleError: One is there.
     """
     if any(ord(c) < 32 or ord(c) == 127 for c in join_url + worker_id):
         # urlsplit drops newlines silently: refuse rather than start a worker on another URL.
@@ -70,6 +70,15 @@ def service_unit(join_url: str, worker_id: str = "", prefix: str = PREFIX) -> st
             "the join URL or worker id holds a control character",
             "fix NIKA_JOIN_URL (or REDIS_URL): one line, no control characters",
         )
+
+
+def service_unit(join_url: str, worker_id: str = "", prefix: str = PREFIX) -> str:
+    """The ``nika-worker.service`` unit (the password-less URL; see :func:`render`).
+
+    Raises:
+        ScaleError: A control character in ``join_url`` or ``worker_id``.
+    """
+    check_words(join_url, worker_id)
     args = ["serve", "--join", strip_password(join_url)]
     if worker_id:
         args += ["--worker-id", worker_id]

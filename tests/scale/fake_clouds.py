@@ -588,6 +588,7 @@ class _Handler(BaseHTTPRequestHandler):
             "name": req["name"],
             "desiredStatus": "RUNNING",
             "env": req.get("env", {}),
+            "dockerStartCmd": req.get("dockerStartCmd", []),
         }
         pods[new["id"]] = new
         return self._json(201, new)

@@ -93,3 +93,24 @@ def test_sampler_cpu_percent_from_two_readings_of_proc_stat(acme, redis_client) 
     retry_until(lambda: read_cpu_times()[1] > total, timeout=5)
     cpu = sampler.sample(datetime.now(UTC)).cpu_percent
     assert cpu is not None and 0.0 <= cpu <= 100.0
+
+
+def test_sampler_reads_ram_queue_load_and_the_stores_disk(acme, redis_client, tmp_path) -> None:
+    import os
+    from pathlib import Path
+
+    from nika_tui.scale.sampler import HostSampler
+    from nika_tui.services import redis_keys
+
+    for n in range(7):
+        redis_client.xadd(redis_keys.INGEST_STREAM, {"req": json.dumps({"n": n})})
+    sample = HostSampler(redis_client, tmp_path).sample(datetime.now(UTC))
+    assert sample.queue_depth == 7 and sample.cores == os.cpu_count()
+    fs = os.statvfs(tmp_path)  # the store's file system, read on our own
+    used = 100.0 * (fs.f_blocks - fs.f_bfree) / fs.f_blocks
+    assert sample.disk_percent is not None and abs(sample.disk_percent - used) < 1.0
+    info = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines())
+    kib = {k: int(v.split()[0]) for k, v in info.items() if k in ("MemTotal", "MemAvailable")}
+    ram = 100.0 * (1 - kib["MemAvailable"] / kib["MemTotal"])
+    assert sample.ram_percent is not None and abs(sample.ram_percent - ram) < 5.0
+    assert sample.load_avg is not None and abs(sample.load_avg - os.getloadavg()[0]) < 1.0

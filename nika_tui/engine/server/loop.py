@@ -215,7 +215,7 @@ class MemoryService(IngestPipeline, RpcServing, ResetHold):
             beat = self.worker is None or self.worker.primary  # the primary's heartbeat only
             self.reads = ReadPool(
                 self.ctx, self.gate.query, self.consumer, self.worker, self._readers, self._shed_s,
-                self._started_at if beat else None,
+                self._started_at if beat else None, self.configs.missing,
             )  # fmt: skip
             self.reads.start()
         log.info("memory service started (pid %s, ops: %s)", os.getpid(), ", ".join(self.ops))

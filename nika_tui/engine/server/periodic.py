@@ -58,8 +58,10 @@ def periodic_jobs(ctx: EngineContext, consumer: str, worker: Worker | None) -> P
         reconcile=ReconcileScheduler(
             ctx.redis, consumer, ctx.env, every_s=every, first_s=min(60.0, every)
         ),
-        # Tokens per day (issue 18): warn at 80%, pause or ask at 100%.
-        quota=QuotaWatcher(ctx.redis, ctx.settings.roots),
+        # Tokens per day (issue 18): warn at 80%, pause or ask at 100%; beside the kernels only.
+        quota=QuotaWatcher(
+            ctx.redis, ctx.settings.roots, kernels_here=worker is None or worker.primary
+        ),
         # The agents' native auto-memory, synced after ingest (debounced) and after REM (#20).
         automemory=AutoMemoryScheduler.for_context(ctx),
         # Tenant configs through Redis: the primary publishes, a joined worker fetches (#18).

@@ -69,6 +69,7 @@ class ReadPool:
         size: int = READERS,
         shed_s: float = SHED_S,
         heartbeat: str | None = None,
+        config_missing: Callable[[str], bool] | None = None,
     ) -> None:
         """Args:
         ctx: the service's context (stores and Redis pool shared; caches shared).
@@ -81,6 +82,8 @@ class ReadPool:
             :data:`HEARTBEAT_EVERY_S`, so the heartbeat never expires while reads are answered
             (the loop beats only between batches: a long batch or replay let it lapse, and every
             client then failed fast with "not running" — measured).
+        config_missing: a joined worker's check that a tenant has no config here yet; such a
+            read goes to the loop, which waits for the config (decision 511).
         """
         self.ctx = dataclasses.replace(ctx, embedder=query_embedder)
         self.consumer = consumer
@@ -88,6 +91,7 @@ class ReadPool:
         self.size = max(1, size)
         self.shed_s = shed_s
         self.heartbeat = heartbeat
+        self.config_missing = config_missing
         self.ops = build_rpc_table()
         self.writes: queue.SimpleQueue[Entry] = queue.SimpleQueue()
         """Entries for the loop: ops that write, reads of tenants held elsewhere."""
@@ -211,4 +215,10 @@ class ReadPool:
         if self.worker is None:
             return True
         tenant = rpc_tenant(fields)
-        return tenant is None or self.worker.holds_now(tenant)
+        if tenant is None:
+            return True
+        # A tenant whose config has not reached this joined worker: the loop keeps it until
+        # the config comes (decision 511).
+        return self.worker.holds_now(tenant) and not (
+            self.config_missing is not None and self.config_missing(tenant)
+        )

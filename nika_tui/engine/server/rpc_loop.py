@@ -19,6 +19,7 @@ from nika_tui.engine.server.pipeline import GROUP
 from nika_tui.engine.server.reads import ReadPool
 from nika_tui.engine.server.reset_hold import IN_FLIGHT
 from nika_tui.engine.server.rpc import OpHandler, dispatch, rpc_tenant
+from nika_tui.engine.tenant_configs import TenantConfigSync
 from nika_tui.engine.worker import Worker
 from nika_tui.services import redis_keys
 
@@ -36,6 +37,7 @@ class RpcServing:
     ops: dict[str, OpHandler]
     reads: ReadPool | None
     automemory: AutoMemoryScheduler
+    configs: TenantConfigSync
     _has_deferred: bool
 
     _reset_entry: str | None = None
@@ -69,10 +71,9 @@ class RpcServing:
             self._handle_rpc(entry_id, fields)
 
     def _handle_rpc(self, entry_id: str, fields: Mapping[str, str]) -> None:
+        tenant = rpc_tenant(fields)
         if self.worker is not None:
-            ours, waiting = self.worker.keep(
-                redis_keys.RPC_STREAM, GROUP, [(entry_id, rpc_tenant(fields))]
-            )
+            ours, waiting = self.worker.keep(redis_keys.RPC_STREAM, GROUP, [(entry_id, tenant)])
             self._has_deferred |= waiting
             if entry_id not in ours:
                 return  # handed to the tenant's holder, or left for our lapsing lease
@@ -82,7 +83,11 @@ class RpcServing:
         except ValueError:
             deadline = 0.0
         reply: dict[str, Any] | None = None
-        if request_id and deadline >= time.time():
+        live = bool(request_id) and deadline >= time.time()
+        if live and tenant is not None and self.configs.keeps_rpc(entry_id, tenant, self.consumer):
+            self._has_deferred = True  # retried when its config comes (decision 511)
+            return
+        if live:
             op = fields.get("op", "")
             reply = self._held_reply(entry_id, request_id, fields)
             if reply is IN_FLIGHT:

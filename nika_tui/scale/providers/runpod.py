@@ -1,8 +1,10 @@
 """RunPod REST API (``https://rest.runpod.io/v1/pods``), ``Authorization: Bearer`` auth.
 
 A pod has no tags: its name carries the markers (``nika-{tenant}--{plan}``) and its env carries
-``NIKA_MANAGED=true``. A pod is a container, so the cloud-init document cannot run as such:
-the pod gets it base64-encoded in ``NIKA_BOOTSTRAP`` and the image's start command runs it.
+``NIKA_MANAGED=true``. A pod is a container without cloud-init or systemd: its user data is
+the bash start script of :mod:`nika_tui.scale.container_start` (decision 510), base64-encoded
+in ``NIKA_BOOTSTRAP``; the start command writes it to a file and ``exec``s it, so the script
+(and the worker it runs) gets the pod's SIGTERM.
 """
 
 from __future__ import annotations
@@ -14,10 +16,17 @@ from typing import Any
 import httpx
 
 from nika_tui.domain.tenant import Provider
+from nika_tui.scale.container_start import SECRET_ENV, SECRET_REF
 from nika_tui.scale.providers.base import Instance, WorkerSpec, parse_worker_name
 from nika_tui.scale.providers.http import CloudHttp, ErrorInfo, json_error, status_kind
 
 BASE_URL = "https://rest.runpod.io"
+
+START_CMD = (
+    'umask 077 && echo "$NIKA_BOOTSTRAP" | base64 -d > /root/nika-start.sh'
+    " && exec bash /root/nika-start.sh"
+)
+"""The pod's start command: the script runs as the container's main process."""
 
 _CAPACITY = ("no longer any instances available", "not enough", "unavailable")
 
@@ -73,8 +82,8 @@ class RunPod:
             "gpuCount": 1,
             "cloudType": self.cloud_type,
             "containerDiskInGb": 20,
-            "env": {"NIKA_MANAGED": "true", "NIKA_BOOTSTRAP": bootstrap},
-            "dockerStartCmd": ["bash", "-c", 'echo "$NIKA_BOOTSTRAP" | base64 -d | bash'],
+            "env": {"NIKA_MANAGED": "true", "NIKA_BOOTSTRAP": bootstrap, SECRET_ENV: SECRET_REF},
+            "dockerStartCmd": ["bash", "-c", START_CMD],
         }
         if spec.region:
             body["dataCenterIds"] = [spec.region]
