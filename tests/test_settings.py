@@ -20,6 +20,8 @@ NOT_KNOBS = {
     "NIKA_BOOTSTRAP",  # idem
     "NIKA_EMBEDDINGS_API_KEY",  # a secret: read where it is sent, never a setting
     "NIKA_JUDGE_API_KEY",  # idem: the cloud judge's key when no keyring is available
+    "NIKA_REDIS_PASSWORD",  # a RunPod secret in a pod's env, moved to a 0600 file by its start
+    # script and unset before the worker starts (decision 514): never a setting
 }
 
 
