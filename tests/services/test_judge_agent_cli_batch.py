@@ -92,8 +92,12 @@ def test_a_refused_key_is_uncertain_for_every_pair(
         "CLAUDE_CONFIG_DIR": str(tmp_path / "claude-home"),
         "HOME": str(tmp_path),
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        # Claude Code retries a refused request about ten times with backoff (two minutes);
+        # one try shows the refusal itself, not the judge's deadline.
+        "CLAUDE_CODE_MAX_RETRIES": "0",
     }
     judge = AgentCliJudge(CliFlavor.CLAUDE, executable=str(exe), extra_env=env, timeout_s=120)
     answers = judge.judge_batch(PAIRS)
     assert {a.verdict for a in answers} == {Verdict.UNCERTAIN}
     assert all(a.reason.startswith("claude:") for a in answers)
+    assert all("Invalid API key" in a.reason for a in answers)  # the refusal, not a deadline

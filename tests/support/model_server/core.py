@@ -174,6 +174,8 @@ class Exchange(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         entry = self._record(self._body())
         if not self._authorised():
-            self.json(401, {"error": {"type": "authentication_error", "message": "key"}})
+            # Anthropic's documented error body (OpenAI clients read ``error.message`` too).
+            error = {"type": "authentication_error", "message": "invalid x-api-key"}
+            self.json(401, {"type": "error", "error": error})
             return
         self.state.answer(self, entry)
