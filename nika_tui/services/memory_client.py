@@ -24,14 +24,14 @@ from typing import TYPE_CHECKING, Any
 
 import redis
 
-from nika_tui import errors
 from nika_tui.domain.input_limits import check_no_nul, check_valid_from
 from nika_tui.domain.memory import MemoryRecord, content_hash
 from nika_tui.domain.protocol import Op
 from nika_tui.domain.requests import RecallQuery, RecallResult, RememberRequest
-from nika_tui.errors import NikaError, ServiceBusy, ServiceNotRunning, StoreUnavailable
+from nika_tui.errors import ServiceBusy, ServiceNotRunning, StoreUnavailable
 from nika_tui.services import redis_keys
 from nika_tui.services.liveness import heartbeat_live
+from nika_tui.services.rpc_call import error_from_reply, parse_heartbeat
 from nika_tui.services.secret_mask import masked_request
 
 if TYPE_CHECKING:
@@ -50,39 +50,6 @@ def idempotency_key(req: RememberRequest) -> str:
     return req.idempotency_key or content_hash(
         req.tenant_id, req.layer, req.text, req.meta.project_id
     )
-
-
-def error_from_reply(reply: Mapping[str, Any]) -> NikaError:
-    """Rebuild the service's error as the same :class:`NikaError` subclass.
-
-    Every subclass lives in :mod:`nika_tui.errors`, so the name in ``kind`` finds it, whatever
-    its constructor takes: the instance is made with ``message`` and ``hint`` and its plain
-    extra ``fields`` set back, and so keeps the class's ``exit_code``.
-    """
-    kind = str(reply.get("kind", "NikaError"))
-    cls = getattr(errors, kind, NikaError)
-    if not (isinstance(cls, type) and issubclass(cls, NikaError)):
-        cls = NikaError
-    error = cls.__new__(cls)
-    NikaError.__init__(
-        error, str(reply.get("error", "the memory service failed")), str(reply.get("hint", ""))
-    )
-    fields = reply.get("fields")
-    for name, value in (fields if isinstance(fields, dict) else {}).items():
-        if name not in ("message", "hint"):
-            setattr(error, str(name), value)
-    return error
-
-
-def parse_heartbeat(raw: Any) -> dict[str, Any] | None:
-    """The heartbeat key's value as ``{pid, host, started_at}`` (None when absent)."""
-    if not raw:
-        return None
-    try:
-        info = json.loads(str(raw))
-    except json.JSONDecodeError:
-        return {"pid": str(raw)}
-    return info if isinstance(info, dict) else {"pid": info}
 
 
 class MemoryClient:
