@@ -48,13 +48,17 @@ def _user_prompt(ctx: HookContext) -> str:
     ctx.payload["prompt"] = strip_injected(str(ctx.payload.get("prompt") or ""))
     blocks: list[str] = []
     shown: set[str] = ctx.step("shown_read", lambda: inject.shown(ctx)) or set()
+    recall: inject.RecallAsk | None = None
     if ctx.session_id and SESSION_STARTED not in shown:
         # OpenCode has no session-start hook that can add context: the first prompt brings it.
+        # The prompt's recall is sent first and runs in the service beside the opening's
+        # `recent`: the run waits for the slower of the two, not for both in turn.
+        recall = inject.send_prompt_recall(ctx, str(ctx.payload["prompt"]))
         opening = inject.session_start_context(ctx, "UserPromptSubmit")
         ctx.step("shown", lambda: inject.mark_shown(ctx, [SESSION_STARTED]))
         blocks.append(context_of(opening))
     # The prompt's own recall (not what the opening showed), then the capture, deferred.
-    blocks.append(context_of(capture_prompt(ctx)))
+    blocks.append(context_of(capture_prompt(ctx, recall=recall)))
     text = "\n".join(b for b in blocks if b)
     if not text:
         return ""
