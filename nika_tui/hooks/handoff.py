@@ -31,6 +31,7 @@ from nika_tui.hooks.common import (
     recent_files,
     redact,
     remember,
+    session_digest,
     update_fill,
 )
 from nika_tui.hooks.context import HookContext
@@ -283,10 +284,11 @@ def exit_handoff(ctx: HookContext, window: str, last_prompt: str = "") -> Stored
     """The agent's process ended without SessionEnd (a crash, a kill, a stop on quota): the
     packet SessionEnd would have published, built from the transcript by the kernel watcher
     (``ctx.payload`` carries the session, transcript, cwd and why it ended; no hook fired, so
-    nothing is recorded as one). A killed CLI may not have flushed its transcript's tail: the
-    last prompt its hook saw is then the packet's last ask. None when the session had no
-    prompt to hand off."""
-    digest = digest_of(ctx)
+    nothing is recorded as one; OpenCode's session is read from its database,
+    :func:`~nika_tui.hooks.common.session_digest`). A killed CLI may not have flushed its
+    transcript's tail: the last prompt its hook saw is then the packet's last ask. None when
+    the session had no prompt to hand off."""
+    digest = session_digest(ctx)
     if (digest is None or not digest.prompts) and last_prompt:
         base = digest or TranscriptDigest(format=TranscriptFormat(window))
         digest = dataclasses.replace(base, prompts=[(None, last_prompt)])
