@@ -166,6 +166,7 @@ def test_a_killed_opencode_kernel_hands_off_its_session_from_the_database(
         return "Done."
 
     opencode.server.reply = _replies(opencode.project, hang)
+    opencode.server.prompt_tokens = 20_000  # 10% of the model's window, at the first idle
     manager.send_text(TENANT, DECIDE)
     retry_until(
         lambda: "Stop" in _events(isolated_env) or None, timeout=90, what="the first turn's idle"
@@ -195,6 +196,7 @@ def test_a_killed_opencode_kernel_hands_off_its_session_from_the_database(
         assert text.count(f"## {HANDOFF_OTHER_TITLE}") == 1
     packet = given[0][given[0].index(HANDOFF_OTHER_TITLE) :][:3000]
     assert "ended without SessionEnd" in packet and "status 137" in packet, packet
+    assert "context fill 10.0%" in packet  # what the plugin last reported (no file holds it)
     _packet_is_rich(packet.replace("\\n", "\n"))
 
 
