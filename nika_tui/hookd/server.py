@@ -46,7 +46,10 @@ REQUEST_TIMEOUT_S = 5.0
 def _preload() -> None:
     # Every module a hook run may import, so that a child imports nothing; the deferred work
     # of a run too (billing, the spool, relevance labels): imported in each child, they cost
-    # tens of ms of CPU after the answer, beside the agent's next hook.
+    # tens of ms of CPU after the answer, beside the agent's next hook. sqlite3: OpenCode's
+    # handoff reads its sessions database (imported lazily by the in-process path).
+    import sqlite3  # noqa: F401
+
     from nika_tui.billing import hooks as _billing  # noqa: F401
     from nika_tui.hooks import (  # noqa: F401
         claude,

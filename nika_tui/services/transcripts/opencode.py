@@ -23,11 +23,10 @@ used inside SQLite (a tool's output, a whole file, never reaches Python).
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nika_tui.errors import TranscriptError
 from nika_tui.services.transcripts.common import (
@@ -43,6 +42,9 @@ MAX_MESSAGES = 300
 BUSY_TIMEOUT_S = 1.0
 """OpenCode writes in WAL mode, which never blocks a reader; this bounds a locked file."""
 _EDIT_TOOLS = frozenset({"write", "edit", "multiedit"})
+
+if TYPE_CHECKING:
+    import sqlite3
 
 _PARTS = """
 SELECT message_id, json_extract(data, '$.type'), json_extract(data, '$.text'),
@@ -153,6 +155,8 @@ def _read(db: sqlite3.Connection, session_id: str, directory: str) -> Transcript
             info = _json(raw)
             if isinstance(info, dict):
                 _message(digest, info, parts.get(str(message_id), []), created)
+    import sqlite3
+
     try:
         rows = db.execute(
             "SELECT content, status FROM todo WHERE session_id = ? ORDER BY position",
@@ -180,6 +184,8 @@ def opencode_digest(path: Path, session_id: str, directory: str = "") -> Transcr
     Raises:
         TranscriptError: the file is not a readable OpenCode database.
     """
+    import sqlite3  # here: every hook imports this module, few of them read a database
+
     try:
         db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
     except sqlite3.Error as exc:
