@@ -7,8 +7,10 @@
 //                                      (session digest on a session's first prompt, the prompt's
 //                                      own recall, the newest handoff packet) is added to the
 //                                      user message as a synthetic text part.
-//   experimental.session.compacting -> PreCompact: the handoff packet (a compaction that runs),
-//                                      with the session's last ask, last answer and usage.
+//   experimental.session.compacting -> PreCompact: the handoff packet (a compaction that runs:
+//                                      OpenCode's own, or the TUI's /compact: "manual"), with the
+//                                      session's last ask, last answer and usage; nika reads the
+//                                      rest of the session from OpenCode's database.
 //   event session.idle              -> Stop: the reply, its token usage and the model's window,
 //                                      and every answer's usage since the last idle (billing).
 //   tool.execute.after              -> PostToolUse: one billed tool call (its name and call id).
@@ -40,6 +42,7 @@ export const NikaMemory = async ({ directory }) => {
   const last = new Map() // sessionID -> { messageID, tokens, model } of the last finished answer
   const finished = new Map() // sessionID -> Map(messageID -> { id, tokens, model }) since the last idle
   const asks = new Map() // sessionID -> the person's last prompt
+  const triggers = new Map() // sessionID -> "auto" | "manual", from the compaction's own part
 
   return {
     "chat.params": async (input) => {
@@ -85,10 +88,12 @@ export const NikaMemory = async ({ directory }) => {
 
     "experimental.session.compacting": async (input) => {
       const done = last.get(input.sessionID)
+      const trigger = triggers.get(input.sessionID) ?? "auto"
+      triggers.delete(input.sessionID)
       await nikaHook("PreCompact", {
         session_id: input.sessionID,
         cwd: directory,
-        trigger: "auto",
+        trigger,
         last_prompt: asks.get(input.sessionID),
         last_assistant_message: done ? texts.get(done.messageID) : undefined,
         tokens: done?.tokens,
@@ -102,6 +107,8 @@ export const NikaMemory = async ({ directory }) => {
       if (event?.type === "message.part.updated") {
         const part = props.part
         if (part?.type === "text" && !part.synthetic) texts.set(part.messageID, part.text)
+        // The compaction's request (written before it runs): `auto` false for a /compact.
+        if (part?.type === "compaction") triggers.set(part.sessionID, part.auto === false ? "manual" : "auto")
       } else if (event?.type === "message.updated") {
         const info = props.info
         if (info?.role === "assistant" && info.time?.completed) {

@@ -44,7 +44,13 @@ REQUEST_TIMEOUT_S = 5.0
 
 
 def _preload() -> None:
-    # Every module a hook run may import, so that a child imports nothing.
+    # Every module a hook run may import, so that a child imports nothing; the deferred work
+    # of a run too (billing, the spool, relevance labels): imported in each child, they cost
+    # tens of ms of CPU after the answer, beside the agent's next hook. sqlite3: OpenCode's
+    # handoff reads its sessions database (imported lazily by the in-process path).
+    import sqlite3  # noqa: F401
+
+    from nika_tui.billing import hooks as _billing  # noqa: F401
     from nika_tui.hooks import (  # noqa: F401
         claude,
         codex,
@@ -55,7 +61,15 @@ def _preload() -> None:
         inject,
         opencode,
     )
-    from nika_tui.services import bus, kernel_store, memory_client, wm_store  # noqa: F401
+    from nika_tui.services import (  # noqa: F401
+        bus,
+        hook_spool,
+        kernel_store,
+        memory_client,
+        relevance_log,
+        used_hits,
+        wm_store,
+    )
 
     _ = dispatch.run_hook
 

@@ -24,6 +24,7 @@ from nika_tui.services.bus import open_bus
 from nika_tui.services.kernel_agents import HOOK_AGENT_NAMES
 from nika_tui.services.memory_client import MemoryClient
 from nika_tui.services.transcripts.common import ContextFill, TranscriptDigest
+from nika_tui.services.transcripts.opencode import opencode_database, opencode_digest
 from nika_tui.services.transcripts.read import read_digest, read_fill
 
 HOOKS_FIRED_MAXLEN = 500
@@ -64,6 +65,22 @@ def digest_of(ctx: HookContext, path: Path | None = None) -> TranscriptDigest | 
     if target is None:
         return None
     result: TranscriptDigest | None = ctx.step("digest", lambda: read_digest(target))
+    return result
+
+
+def session_digest(ctx: HookContext) -> TranscriptDigest | None:
+    """The session's digest for a handoff packet: its transcript's, or for OpenCode — which
+    writes no transcript — its session in OpenCode's own database (read-only): the one the
+    kernel watcher's record names (:func:`note_session`), else the one this process's
+    environment points at. None when there is nothing readable."""
+    if ctx.cli != "opencode":
+        return digest_of(ctx)
+    db = ctx.transcript_path or opencode_database(ctx.env)
+    if db is None or not ctx.session_id:
+        return None
+    result: TranscriptDigest | None = ctx.step(
+        "digest", lambda: opencode_digest(db, ctx.session_id, ctx.cwd)
+    )
     return result
 
 
@@ -148,8 +165,8 @@ def remember(ctx: HookContext, text: str, layer: Layer, meta: NikaMeta) -> str:
 def update_fill(ctx: HookContext, path: Path | None = None) -> ContextFill | None:
     """Read the transcript's fill and store it in the working memory (with the forecast)."""
     target = path or ctx.transcript_path
-    if target is None:
-        return None
+    if target is None or ctx.cli == "opencode":
+        return None  # OpenCode's fill comes in its plugin's payload, never from a file
     # The model names the window: the payload's (SessionStart), the one remembered from an
     # earlier event, or the kernel's ANTHROPIC_MODEL; a "[1m]" one wins (1M-token window).
     candidates = [
@@ -206,6 +223,8 @@ def note_session(ctx: HookContext, event: str) -> None:
         agent_sessions.record_closed(ctx.redis, ctx.tenant_id, window, session_id)
         return
     raw = ctx.payload.get("transcript_path")
+    if ctx.cli == "opencode":  # no transcript: its sessions database, as its process sees it
+        raw = str(opencode_database(ctx.env) or "")
     prompt = ctx.payload.get("prompt") if event == "UserPromptSubmit" else ""
     session = agent_sessions.OpenSession(
         window,

@@ -31,13 +31,14 @@ from nika_tui.hooks.common import (
     recent_files,
     redact,
     remember,
+    session_digest,
     update_fill,
 )
 from nika_tui.hooks.context import HookContext
 from nika_tui.hooks.inject import forget_shown
 from nika_tui.services import kernel_store, redis_keys
 from nika_tui.services.transcripts.common import ContextFill, TranscriptDigest, TranscriptFormat
-from nika_tui.services.wm_store import read_stream
+from nika_tui.services.wm_store import read_agent_fills, read_stream
 
 RECENT_QUERIES = 10
 RECENT_HOOKS = 50
@@ -279,18 +280,29 @@ def session_end(ctx: HookContext) -> str:
     return ""
 
 
+def _reported_fill(ctx: HookContext) -> ContextFill | None:
+    """The fill this agent last reported (OpenCode's plugin, at its last idle): no file holds
+    it, so the watcher's packet takes it from the working memory."""
+    fill = read_agent_fills(ctx.redis, ctx.tenant_id).get(ctx.agent_type)
+    if fill is None:
+        return None
+    return ContextFill(fill, 0, 0, TranscriptFormat.OPENCODE, at=ctx.now)
+
+
 def exit_handoff(ctx: HookContext, window: str, last_prompt: str = "") -> StoredPacket | None:
     """The agent's process ended without SessionEnd (a crash, a kill, a stop on quota): the
     packet SessionEnd would have published, built from the transcript by the kernel watcher
     (``ctx.payload`` carries the session, transcript, cwd and why it ended; no hook fired, so
-    nothing is recorded as one). A killed CLI may not have flushed its transcript's tail: the
-    last prompt its hook saw is then the packet's last ask. None when the session had no
-    prompt to hand off."""
-    digest = digest_of(ctx)
+    nothing is recorded as one; OpenCode's session is read from its database,
+    :func:`~nika_tui.hooks.common.session_digest`). A killed CLI may not have flushed its
+    transcript's tail: the last prompt its hook saw is then the packet's last ask. None when
+    the session had no prompt to hand off."""
+    digest = session_digest(ctx)
     if (digest is None or not digest.prompts) and last_prompt:
         base = digest or TranscriptDigest(format=TranscriptFormat(window))
         digest = dataclasses.replace(base, prompts=[(None, last_prompt)])
-    built = _packet_for(ctx, "agent-exit", digest, record=False) if ctx.session_id else None
+    fill = ctx.step("fill_reported", lambda: _reported_fill(ctx)) if ctx.cli == "opencode" else None
+    built = _packet_for(ctx, "agent-exit", digest, fill, record=False) if ctx.session_id else None
     if built is None:
         return None
     stored, _meta = built

@@ -26,8 +26,9 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
+from typing import TypeVar
 
 from nika_tui.domain.handoff import HANDOFF_MARKER
 from nika_tui.domain.handoff_select import StoredPacket, select_handoff
@@ -38,7 +39,8 @@ from nika_tui.hooks.common import hit_line, note_hits, record_line, render_conte
 from nika_tui.hooks.context import HookContext
 from nika_tui.hooks.native import native_text
 from nika_tui.services import redis_keys
-from nika_tui.services.memory_client import MemoryClient
+from nika_tui.services.memory_client import MemoryClient, recall_result
+from nika_tui.services.rpc_call import PendingReply
 
 SESSION_START_MAX_BYTES = 6 * 1024
 PROMPT_MAX_BYTES = 3 * 1024
@@ -59,6 +61,8 @@ HANDOFF_TITLE = "Handoff packet from before the compaction"
 HANDOFF_OTHER_TITLE = "Handoff from the last session on this project"
 DIGEST_TITLE = "Project state: newest current facts, most recent first"
 PROMPT_TITLE = "Memories relevant to this prompt"
+
+T = TypeVar("T")
 
 
 # --- what this context already holds -------------------------------------------------------
@@ -170,27 +174,52 @@ def _read_state(ctx: HookContext, source: str) -> tuple[set[str], StoredPacket |
 
 
 # --- recalls -------------------------------------------------------------------------------
-def _recall(ctx: HookContext, client: MemoryClient, query: str, limit: int) -> RecallResult | None:
+RecallAsk = Callable[[], RecallResult | None]
+"""A prompt's recall already sent: calling it waits for the reply (None: no recall)."""
+
+
+def _no_recall() -> RecallResult | None:
+    return None
+
+
+def send_prompt_recall(ctx: HookContext, prompt: str) -> RecallAsk:
+    """Send the prompt's recall now and return what waits for its reply, so that another
+    request can be in flight meanwhile (OpenCode's first prompt: its opening digest's
+    ``recent``). A prompt that gets no recall (empty, a command) sends nothing."""
+    if not _recalls(prompt):
+        return _no_recall
+    client = MemoryClient(ctx.redis, timeout=PROMPT_RECALL_TIMEOUT_S)
     q = RecallQuery(
         tenant_id=ctx.tenant_id,
-        query=query[:2000],
+        query=prompt[:2000],
         project_id=ctx.project_id or None,
-        limit=limit,
+        limit=PROMPT_RECALL_LIMIT,
         session_id=ctx.session_id,
     )
+    sent: PendingReply | None = ctx.step(
+        "recall", lambda: _unless_down(ctx, lambda: client.start_recall(q))
+    )
+    if sent is None:
+        return _no_recall
 
-    def run() -> RecallResult | None:
-        # The client checks the service's heartbeat before it asks: no service, no wait.
-        try:
-            return client.recall(q)
-        except ServiceNotRunning as exc:
-            if isinstance(exc, ServiceBusy):
-                raise  # noted by the step, with its words
-            ctx.notes.append("memory service not running: no recall injected")
-            return None
+    def wait() -> RecallResult | None:
+        result: RecallResult | None = ctx.step(
+            "recall", lambda: _unless_down(ctx, lambda: recall_result(sent))
+        )
+        return result
 
-    result: RecallResult | None = ctx.step("recall", run)
-    return result
+    return wait
+
+
+def _unless_down(ctx: HookContext, fn: Callable[[], T]) -> T | None:
+    # The client checks the service's heartbeat before it asks: no service, no wait.
+    try:
+        return fn()
+    except ServiceNotRunning as exc:
+        if isinstance(exc, ServiceBusy):
+            raise  # noted by the step, with its words
+        ctx.notes.append("memory service not running: no recall injected")
+        return None
 
 
 def _newest_facts(ctx: HookContext, client: MemoryClient) -> list[MemoryRecord]:
@@ -301,9 +330,23 @@ def session_start_context(ctx: HookContext, event_name: str = "SessionStart") ->
     return _emit(ctx, event_name, sections, keys, SESSION_START_MAX_BYTES)
 
 
-def prompt_context(ctx: HookContext, prompt: str, event_name: str = "UserPromptSubmit") -> str:
-    """The UserPromptSubmit injection for this prompt (JSON for stdout, or "")."""
-    if not prompt.strip() or prompt.lstrip().startswith("/"):
+def _recalls(prompt: str) -> bool:
+    """A prompt gets a recall and an injection unless it is empty or a command."""
+    return bool(prompt.strip()) and not prompt.lstrip().startswith("/")
+
+
+def prompt_context(
+    ctx: HookContext,
+    prompt: str,
+    event_name: str = "UserPromptSubmit",
+    recall: RecallAsk | None = None,
+) -> str:
+    """The UserPromptSubmit injection for this prompt (JSON for stdout, or "").
+
+    ``recall``: the prompt's recall, sent earlier by :func:`send_prompt_recall` (else it is
+    sent here, after the context read).
+    """
+    if not _recalls(prompt):
         return ""
     already, packet = _read_state(ctx, "prompt")
     sections: list[tuple[str, Sequence[str]]] = []
@@ -311,8 +354,7 @@ def prompt_context(ctx: HookContext, prompt: str, event_name: str = "UserPromptS
     if packet is not None:
         sections.append(_packet_section(packet, "prompt"))
         keys.append(packet.key)
-    client = MemoryClient(ctx.redis, timeout=PROMPT_RECALL_TIMEOUT_S)
-    result = _recall(ctx, client, prompt, PROMPT_RECALL_LIMIT)
+    result = (recall or send_prompt_recall(ctx, prompt))()
     loaded = native_text(ctx.cli, ctx.tenant_id, ctx.roots)
     hits = relevant_hits(result, already, prompt, ctx.session_id, loaded)
     if hits:

@@ -9,10 +9,13 @@ payload on stdin, named after Claude Code's events:
   session-start hook that can add context), then the prompt's own recall and the newest
   handoff packet, each shown once per session; then the prompt is captured (semantic). The
   answer's ``additionalContext`` becomes a synthetic text part of the user message.
-- ``PreCompact`` (``experimental.session.compacting``, called only when a compaction runs) →
-  the handoff packet. OpenCode keeps no transcript file we read: the plugin sends the
-  session's last ask, the answer before the compaction and its usage, which give the packet
-  its last ask, a decision and the fill (no files or todos).
+- ``PreCompact`` (``experimental.session.compacting``, called only when a compaction runs,
+  by OpenCode's overflow rule or the TUI's ``/compact``) → the handoff packet, committed at
+  once. OpenCode writes no transcript file: the packet's prompts, decisions, files touched and
+  todos come from the session in OpenCode's own SQLite database (read-only,
+  :mod:`nika_tui.services.transcripts.opencode`); the plugin's payload gives the fill (the
+  answer's usage over the model's window) and, when the database cannot be read, the last ask
+  and the answer before the compaction.
 - ``Stop`` (bus event ``session.idle``) → the reply (episodic) and the fill: the last answer's
   ``tokens`` (input + cache read + cache write) over ``context_window``, the model's
   ``limit.context`` that OpenCode passed to ``chat.params``; and billing: ``usage`` lists every
@@ -29,7 +32,7 @@ from typing import Any
 
 from nika_tui.domain.context_fill import fill_percent
 from nika_tui.hooks import inject
-from nika_tui.hooks.common import bookkeeping_only, capture_turn
+from nika_tui.hooks.common import bookkeeping_only, capture_turn, session_digest
 from nika_tui.hooks.context import HookContext
 from nika_tui.hooks.handoff import commit_compaction, pre_compact
 from nika_tui.hooks.inject import context_of, strip_injected
@@ -48,13 +51,17 @@ def _user_prompt(ctx: HookContext) -> str:
     ctx.payload["prompt"] = strip_injected(str(ctx.payload.get("prompt") or ""))
     blocks: list[str] = []
     shown: set[str] = ctx.step("shown_read", lambda: inject.shown(ctx)) or set()
+    recall: inject.RecallAsk | None = None
     if ctx.session_id and SESSION_STARTED not in shown:
         # OpenCode has no session-start hook that can add context: the first prompt brings it.
+        # The prompt's recall is sent first and runs in the service beside the opening's
+        # `recent`: the run waits for the slower of the two, not for both in turn.
+        recall = inject.send_prompt_recall(ctx, str(ctx.payload["prompt"]))
         opening = inject.session_start_context(ctx, "UserPromptSubmit")
         ctx.step("shown", lambda: inject.mark_shown(ctx, [SESSION_STARTED]))
         blocks.append(context_of(opening))
     # The prompt's own recall (not what the opening showed), then the capture, deferred.
-    blocks.append(context_of(capture_prompt(ctx)))
+    blocks.append(context_of(capture_prompt(ctx, recall=recall)))
     text = "\n".join(b for b in blocks if b)
     if not text:
         return ""
@@ -84,14 +91,18 @@ def _fill(ctx: HookContext) -> ContextFill | None:
 
 
 def _digest(ctx: HookContext) -> TranscriptDigest | None:
-    """What the plugin saw of the session (OpenCode keeps no transcript nika reads): the last
-    ask and the answer before the compaction, for the handoff packet."""
+    """The session as OpenCode keeps it in its database (prompts, decisions, files touched,
+    tools, todos: :func:`~nika_tui.hooks.common.session_digest`), else what the plugin saw of
+    it: the last ask and the answer before the compaction."""
     prompt = ctx.payload.get("last_prompt")
     answer = ctx.payload.get("last_assistant_message")
     prompt = strip_injected(prompt).strip() if isinstance(prompt, str) else ""
     answer = answer.strip() if isinstance(answer, str) else ""
+    stored = session_digest(ctx)
+    if stored is not None and stored.prompts:
+        return stored
     if not prompt and not answer:
-        return None
+        return stored
     return TranscriptDigest(
         format=TranscriptFormat.OPENCODE,
         session_id=ctx.session_id,

@@ -23,7 +23,9 @@ def session_start(ctx: HookContext, event_name: str = "SessionStart") -> str:
     return output
 
 
-def capture_prompt(ctx: HookContext, event_name: str = "UserPromptSubmit") -> str:
+def capture_prompt(
+    ctx: HookContext, event_name: str = "UserPromptSubmit", recall: inject.RecallAsk | None = None
+) -> str:
     """UserPromptSubmit: recall for the prompt (injected, see :mod:`nika_tui.hooks.inject`),
     then keep the prompt (semantic) with files and tools from the transcript.
 
@@ -32,10 +34,13 @@ def capture_prompt(ctx: HookContext, event_name: str = "UserPromptSubmit") -> st
     contradiction supersedes it or reaches the review queue. What the agent did in a turn is
     history (episodic, :func:`capture_turn`); keeping the two in different layers also keeps a
     prompt and its own answer from being judged against each other.
+
+    ``recall``: the prompt's recall when the caller sent it already
+    (:func:`nika_tui.hooks.inject.send_prompt_recall`).
     """
     prompt = str(ctx.payload.get("prompt") or "")
     # The recall runs first: the prompt being stored must not answer itself.
-    output = inject.prompt_context(ctx, prompt, event_name)
+    output = inject.prompt_context(ctx, prompt, event_name, recall)
     # Claude Code sends the prompt once this returns: the capture runs after the answer.
     ctx.defer(lambda: keep_prompt(ctx, prompt))
     return output

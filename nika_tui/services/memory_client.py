@@ -17,21 +17,26 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import redis
 
-from nika_tui import errors
 from nika_tui.domain.input_limits import check_no_nul, check_valid_from
 from nika_tui.domain.memory import MemoryRecord, content_hash
 from nika_tui.domain.protocol import Op
 from nika_tui.domain.requests import RecallQuery, RecallResult, RememberRequest
-from nika_tui.errors import NikaError, ServiceBusy, ServiceNotRunning, StoreUnavailable
+from nika_tui.errors import ServiceNotRunning, StoreUnavailable, ValidationFailed
 from nika_tui.services import redis_keys
 from nika_tui.services.liveness import heartbeat_live
+from nika_tui.services.rpc_call import (
+    POLL_S,
+    PendingReply,
+    error_from_reply,
+    parse_heartbeat,
+    start_rpc,
+)
 from nika_tui.services.secret_mask import masked_request
 
 if TYPE_CHECKING:
@@ -40,49 +45,12 @@ if TYPE_CHECKING:
 RPC_REPLY_TTL_S = 60
 """Seconds an unread RPC reply is kept before Redis expires it."""
 
-_POLL_S = 1.0
-"""Longest single BLPOP: below the connection's socket timeout, and lets us notice a dead
-service between polls instead of waiting out the whole timeout."""
-
 
 def idempotency_key(req: RememberRequest) -> str:
     """The request's key: the writer's own, else the content hash (tenant, layer, project, text)."""
     return req.idempotency_key or content_hash(
         req.tenant_id, req.layer, req.text, req.meta.project_id
     )
-
-
-def error_from_reply(reply: Mapping[str, Any]) -> NikaError:
-    """Rebuild the service's error as the same :class:`NikaError` subclass.
-
-    Every subclass lives in :mod:`nika_tui.errors`, so the name in ``kind`` finds it, whatever
-    its constructor takes: the instance is made with ``message`` and ``hint`` and its plain
-    extra ``fields`` set back, and so keeps the class's ``exit_code``.
-    """
-    kind = str(reply.get("kind", "NikaError"))
-    cls = getattr(errors, kind, NikaError)
-    if not (isinstance(cls, type) and issubclass(cls, NikaError)):
-        cls = NikaError
-    error = cls.__new__(cls)
-    NikaError.__init__(
-        error, str(reply.get("error", "the memory service failed")), str(reply.get("hint", ""))
-    )
-    fields = reply.get("fields")
-    for name, value in (fields if isinstance(fields, dict) else {}).items():
-        if name not in ("message", "hint"):
-            setattr(error, str(name), value)
-    return error
-
-
-def parse_heartbeat(raw: Any) -> dict[str, Any] | None:
-    """The heartbeat key's value as ``{pid, host, started_at}`` (None when absent)."""
-    if not raw:
-        return None
-    try:
-        info = json.loads(str(raw))
-    except json.JSONDecodeError:
-        return {"pid": str(raw)}
-    return info if isinstance(info, dict) else {"pid": info}
 
 
 class MemoryClient:
@@ -198,7 +166,7 @@ class MemoryClient:
                     "it stays queued and will be ingested; check the service with `nika up`",
                 )
             try:
-                popped = self.redis.blpop([list_key], timeout=min(_POLL_S, max(left, 0.01)))
+                popped = self.redis.blpop([list_key], timeout=min(POLL_S, max(left, 0.01)))
             except (redis.RedisError, OSError) as exc:
                 raise StoreUnavailable(
                     f"Redis failed while waiting ({exc})", "run `nika up`"
@@ -229,6 +197,16 @@ class MemoryClient:
             )
 
     # --- RPC ----------------------------------------------------------------------------
+    def start(self, op: str, body: Mapping[str, Any], timeout: float | None = None) -> PendingReply:
+        """Send operation ``op`` to the service and return at once: the reply is waited for by
+        :meth:`PendingReply.result`, so one caller may have several requests in flight (the
+        service's readers answer them side by side).
+
+        Raises:
+            ServiceNotRunning: no live service (nothing is waited for).
+        """
+        return start_rpc(self.redis, op, body, self.timeout if timeout is None else timeout)
+
     def call(
         self, op: str, body: Mapping[str, Any], timeout: float | None = None
     ) -> dict[str, Any]:
@@ -238,56 +216,7 @@ class MemoryClient:
             ServiceNotRunning: no service, or it did not answer within ``timeout``.
             NikaError: the operation failed (same subclass as in the service).
         """
-        wait = self.timeout if timeout is None else timeout
-        request_id = uuid.uuid4().hex
-        try:
-            # The heartbeat and the request in one round trip (a recall makes three in all).
-            # Without a live service the request stays unanswered in the stream: its deadline
-            # tells a service started later to drop it, and the stream is capped.
-            pipe = self.redis.pipeline(transaction=False)
-            pipe.get(redis_keys.SERVICE_HEARTBEAT)
-            pipe.xadd(
-                redis_keys.RPC_STREAM,
-                {
-                    "id": request_id,
-                    "op": op,
-                    "body": json.dumps(dict(body), default=str),
-                    "deadline": f"{time.time() + wait:.3f}",
-                },
-                maxlen=10_000,
-                approximate=True,
-            )
-            raw_beat, _ = pipe.execute()
-        except (redis.RedisError, OSError) as exc:
-            raise ServiceNotRunning() from exc
-        if not heartbeat_live(parse_heartbeat(raw_beat)):
-            raise ServiceNotRunning()
-        reply_key = redis_keys.rpc_reply(request_id)
-        deadline = time.monotonic() + wait
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                # Alive but late: busy (a retry may succeed), not gone; either way the caller
-                # gets an answer by its deadline and never hangs.
-                error = ServiceBusy if self.service_alive() else ServiceNotRunning
-                raise error(
-                    f"memory service did not answer {str(op)!r} within {wait:.3g}s: busy, retry",
-                    "retry; if it lasts, look at it with "
-                    "`tmux -L $NIKA_TMUX_SOCKET attach -t nika-core`, or restart it "
-                    "(`nika down` then `nika up`)",
-                )
-            try:
-                popped = self.redis.blpop([reply_key], timeout=min(_POLL_S, max(left, 0.01)))
-            except (redis.RedisError, OSError) as exc:
-                raise ServiceNotRunning() from exc
-            if popped is not None:
-                reply: dict[str, Any] = json.loads(popped[1])
-                if not reply.get("ok"):
-                    raise error_from_reply(reply)
-                result: dict[str, Any] = reply.get("result") or {}
-                return result
-            if not self.service_alive():
-                raise ServiceNotRunning()
+        return self.start(op, body, timeout).result()
 
     def send(self, request: Request[R], timeout: float | None = None) -> R:
         """Run ``request`` in the service and return its reply model.
@@ -305,7 +234,11 @@ class MemoryClient:
         (:class:`~nika_tui.domain.protocol_requests.RecallRequest`): used directly, so a hook
         that recalls does not build the ~60 protocol dataclasses (tens of ms) at its start.
         """
-        return RecallResult.model_validate(self.call(Op.RECALL, q.model_dump(mode="json")))
+        return recall_result(self.start_recall(q))
+
+    def start_recall(self, q: RecallQuery, timeout: float | None = None) -> PendingReply:
+        """:meth:`recall` sent, not waited for (:func:`recall_result` reads its reply)."""
+        return self.start(Op.RECALL, q.model_dump(mode="json"), timeout)
 
     def history(self, tenant_id: str, memory_id: str) -> list[MemoryRecord]:
         """The supersede chain around ``memory_id``, oldest first."""
@@ -358,10 +291,19 @@ class MemoryClient:
 
         ``timeout`` overrides the client's (a hook shares one budget between two asks).
         """
-        from nika_tui.domain import protocol_requests as req
+        return recent_records(self.start_recent(tenant_id, project_id, limit, timeout))
 
-        out = self.send(req.RecentRequest(tenant_id, project_id, limit), timeout)
-        return [MemoryRecord.model_validate(r) for r in out.records]
+    def start_recent(
+        self, tenant_id: str, project_id: str = "", limit: int = 10, timeout: float | None = None
+    ) -> PendingReply:
+        """:meth:`recent` sent, not waited for (:func:`recent_records` reads its reply).
+
+        The body is :class:`~nika_tui.domain.protocol_requests.RecentRequest`'s, written out
+        as :meth:`recall` does, so a hook's digest does not import the protocol models (~50 ms
+        in each hook run).
+        """
+        body = {"tenant_id": tenant_id, "project_id": project_id, "limit": limit}
+        return self.start(Op.RECENT, body, timeout)
 
     def agent_retire(
         self,
@@ -385,3 +327,23 @@ class MemoryClient:
 
         request = req.AgentReviewResolveRequest(tenant_id, item_id, decision, note, agent)
         return self.send(request).item
+
+
+def recall_result(pending: PendingReply) -> RecallResult:
+    """The reply of :meth:`MemoryClient.start_recall` (waits for it; raises as :meth:`call`)."""
+    return RecallResult.model_validate(pending.result())
+
+
+def recent_records(pending: PendingReply) -> list[MemoryRecord]:
+    """The reply of :meth:`MemoryClient.start_recent` (waits for it; raises as :meth:`call`).
+
+    Raises:
+        ValidationFailed: the reply has no list of records (as ``RecentReply`` would say).
+    """
+    records = pending.result().get("records")
+    if not isinstance(records, list):
+        raise ValidationFailed(
+            "bad recent reply: records must be a list",
+            "upgrade the caller or the service (`nika down && nika up`)",
+        )
+    return [MemoryRecord.model_validate(r) for r in records]

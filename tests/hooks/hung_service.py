@@ -50,6 +50,10 @@ class HungMemoryService:
         clear_heartbeat(self._redis)
         self._redis.close()
 
+    def took(self, own: redis.Redis, requests: list[dict[str, str]]) -> None:
+        """The RPC requests just read off the stream (this one keeps their ops, answers none)."""
+        self.ops += [str(fields.get("op")) for fields in requests]
+
     def _run(self) -> None:
         # Its own connection: the test thread uses the other one meanwhile.
         own = redis.Redis.from_url(self._url, decode_responses=True)
@@ -65,7 +69,7 @@ class HungMemoryService:
                     block=block_ms,
                 )
                 for _stream, entries in reply or []:
-                    self.ops += [str(fields.get("op")) for _id, fields in entries]
+                    self.took(own, [fields for _id, fields in entries])
         finally:
             own.close()
 
