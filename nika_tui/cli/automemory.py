@@ -43,7 +43,7 @@ def sync_cmd(args: argparse.Namespace) -> int:
             f"--workdir {args.workdir} is not a directory", "pass the agent's working directory"
         )
     request = AutomemorySyncRequest(args.tenant, args.project, workdir)
-    result = MemoryClient.from_env().send(request, timeout=SYNC_TIMEOUT_S).to_body()
+    result = MemoryClient.open().send(request, timeout=SYNC_TIMEOUT_S).to_body()
     if args.json:
         print_json(result)
         return 0

@@ -61,7 +61,7 @@ def _serve(args: argparse.Namespace) -> int:
     # The secrets are read, then removed from our environment: tmux servers the bridge starts
     # for kernels would otherwise pass them on to every agent.
     settings = resolve(os.environ, allow_insecure=args.insecure_storage, scrub=True)
-    client = connect(os.environ)
+    client = connect()
     serve_forever(settings, client, os.environ, args.host, args.port)
     return 0
 

@@ -46,7 +46,7 @@ def timeline_cmd(args: argparse.Namespace) -> int:
         raise ValidationFailed(
             explain_validation_error(exc), "see `nika memory timeline --help`"
         ) from None
-    out = MemoryClient.from_env().timeline(q)
+    out = MemoryClient.open().timeline(q)
     if args.json:
         print_json(out)
     else:

@@ -219,7 +219,7 @@ def up_cmd(args: argparse.Namespace) -> int:
         from nika_tui.services.redis_server import repair_aof
 
         print(repair_aof(), file=sys.stderr)
-    client = MemoryClient.from_env(start_redis=True)
+    client = MemoryClient.open(start_redis=True)
     from nika_tui.paths import config_dir, tighten_modes
     from nika_tui.services.hook_spool import replay_all
 
@@ -275,7 +275,7 @@ def down_cmd(args: argparse.Namespace) -> int:
     stopped = False
     signalled = False
     try:
-        client: MemoryClient | None = MemoryClient.from_env()
+        client: MemoryClient | None = MemoryClient.open()
     except NikaError:  # Redis is down: no heartbeat to read, the session may still exist
         client = None
     info = client.service_info() if client is not None else None

@@ -74,7 +74,7 @@ def tune_cmd(args: argparse.Namespace) -> int:
             f"--trials must be at least 1, got {args.trials}", "e.g. --trials 40"
         )
     request = TuneRecallRequest(args.tenant, args.trials, seed)
-    result = MemoryClient.from_env().send(request, timeout=TUNE_TIMEOUT_S).report
+    result = MemoryClient.open().send(request, timeout=TUNE_TIMEOUT_S).report
     if args.json:
         print_json(result)
         return 0

@@ -86,7 +86,7 @@ class KernelManager:
 
             # Never started from here: `nika kernel list` after `nika down --redis` must say
             # "not reachable — start it with `nika up`", not bring Redis back silently.
-            self._redis = connect(self.env, start=False)
+            self._redis = connect(self.settings, start=False)
         return self._redis
 
     @property
