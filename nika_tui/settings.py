@@ -19,8 +19,8 @@ settings are built, by :mod:`nika_tui.paths`, the one module that knows the rule
 reads ``XDG_*_HOME`` and ``HOME``, which are not settings). So are the stores' URLs
 (``redis_url``, ``qdrant_url``, from ``REDIS_URL`` and ``QDRANT_URL``): kept as private
 attributes, out of every dump, because a URL may carry a password. This module imports no nika
-package but ``paths`` (standard library only), so everything may import it, and no heavy
-library.
+package but ``paths`` and ``errors`` (standard library only), so everything may import it, and
+no heavy library.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, PrivateAttr, ValidationInfo, field_validator
+from pydantic import Field, PrivateAttr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -41,6 +41,7 @@ from pydantic_settings import (
 from pydantic_settings.sources.utils import parse_env_vars
 
 from nika_tui import paths
+from nika_tui.errors import ConfigError
 
 ENV_PREFIX = "NIKA_"
 
@@ -309,10 +310,19 @@ class Settings(BaseSettings):
 
         Returns:
             The settings; an empty value is the default, as an unset one.
+
+        Raises:
+            ConfigError: A value no reader accepts (``NIKA_SCALE_RECONCILE_S=0``), named.
         """
         token = _READING.set(os.environ if env is None else env)
         try:
             return cls()
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            name = env_var(str(first["loc"][0])) if first["loc"] else "a NIKA_* variable"
+            raise ConfigError(
+                f"{name} is not valid: {first['msg']}", f"fix or unset {name}"
+            ) from None
         finally:
             _READING.reset(token)
 

@@ -141,3 +141,12 @@ def test_store_urls_are_read_once_and_kept_out_of_every_dump(
     shown = f"{settings!r} {settings.model_dump()} {settings.model_dump_json()} {markdown_table()}"
     assert "hunter2" not in shown and "q:6333" not in shown
     assert Settings.from_env({}).redis_url == "" and Settings.from_env({}).qdrant_url == ""
+
+
+def test_a_value_no_reader_accepts_is_one_named_config_error() -> None:
+    from nika_tui.errors import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        Settings.from_env({"NIKA_SCALE_RECONCILE_S": "0"})
+    assert info.value.message.startswith("NIKA_SCALE_RECONCILE_S is not valid")
+    assert info.value.hint == "fix or unset NIKA_SCALE_RECONCILE_S"

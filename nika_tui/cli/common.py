@@ -44,8 +44,10 @@ def _bind_tenant(args: argparse.Namespace) -> None:
     if "tenant" not in vars(args) or not (args.tenant is None or isinstance(args.tenant, str)):
         return
     from nika_tui.domain.tenant_binding import resolve_tenant
+    from nika_tui.settings import Settings
 
-    args.tenant = resolve_tenant(args.tenant, os.environ)
+    settings = Settings.from_env()
+    args.tenant = resolve_tenant(args.tenant, settings.tenant_id, settings.operator)
 
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:
