@@ -222,6 +222,12 @@ class Settings(BaseSettings):
         Not a field: it may carry the password, so it is in no dump or repr."""
         return self._redis_url
 
+    def with_redis_url(self, url: str) -> Settings:
+        """These settings on another Redis (``nika serve --join URL``), the rest unchanged."""
+        moved = self.model_copy()
+        moved._redis_url = url
+        return moved
+
     @property
     def qdrant_url(self) -> str:
         """``QDRANT_URL`` as read when these settings were built (empty: embedded Qdrant Edge).

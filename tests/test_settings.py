@@ -150,3 +150,10 @@ def test_a_value_no_reader_accepts_is_one_named_config_error() -> None:
         Settings.from_env({"NIKA_SCALE_RECONCILE_S": "0"})
     assert info.value.message.startswith("NIKA_SCALE_RECONCILE_S is not valid")
     assert info.value.hint == "fix or unset NIKA_SCALE_RECONCILE_S"
+
+
+def test_a_joined_worker_moves_its_settings_to_the_joined_redis() -> None:
+    first = Settings.from_env({"REDIS_URL": "redis://a:6379/0", "NIKA_TENANT_ID": "acme"})
+    joined = first.with_redis_url("redis://b:6379/0")
+    assert joined.redis_url == "redis://b:6379/0" and joined.tenant_id == "acme"
+    assert first.redis_url == "redis://a:6379/0"

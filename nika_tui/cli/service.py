@@ -112,7 +112,9 @@ def serve_cmd(args: argparse.Namespace) -> int:
     from nika_tui.scale.workers import join_url, lease_ttl
 
     if args.join:
-        os.environ["REDIS_URL"] = join_url(args.join, settings)
+        url = join_url(args.join, settings)
+        os.environ["REDIS_URL"] = url  # what this worker's children inherit, as before
+        settings = settings.with_redis_url(url)
     worker_id = args.worker_id or (
         default_worker_id(settings.data_root) if args.join else PRIMARY_ID
     )
