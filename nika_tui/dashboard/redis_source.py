@@ -154,7 +154,7 @@ class RedisDashboardSource(RedisMemories):
         try:
             from nika_tui.bridge.status import tenant_view
 
-            bridge = tenant_view(self._client(), self.env, tenant_id)
+            bridge = tenant_view(self._client(), self.roots, tenant_id)
         except (*REDIS_ERRORS, NikaError) as exc:
             problems.append(f"bridge state unavailable ({type(exc).__name__})")
         recall_line = ""
