@@ -65,7 +65,7 @@ def _start_service_in_background(settings: Settings) -> None:
 
     if settings.no_autostart:
         return
-    if MemoryClient.open(start_redis=False).service_alive():
+    if MemoryClient.open(settings, start_redis=False).service_alive():
         return
     subprocess.Popen(
         [sys.executable, "-m", "nika_tui", "up"],
@@ -85,7 +85,7 @@ def announce_background_start(settings: Settings) -> None:
     from nika_tui.services.memory_client import MemoryClient
 
     try:
-        if MemoryClient.open(start_redis=False).service_alive():
+        if MemoryClient.open(settings, start_redis=False).service_alive():
             return
     except NikaError:
         pass  # Redis is down: it is started below, and the service too

@@ -26,7 +26,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from nika_tui.cli.common import add_json_flag, print_json
+from nika_tui.cli.common import add_json_flag, print_json, settings_of
 from nika_tui.errors import NikaError, ServiceNotRunning
 from nika_tui.paths import FILE_MODE, Roots, data_dir, ensure_private_dir, roots, tmux_socket_name
 from nika_tui.settings import Settings
@@ -221,7 +221,7 @@ def up_cmd(args: argparse.Namespace) -> int:
         from nika_tui.services.redis_server import repair_aof
 
         print(repair_aof(), file=sys.stderr)
-    client = MemoryClient.open(start_redis=True)
+    client = MemoryClient.open(settings_of(args), start_redis=True)
     from nika_tui.paths import config_dir, tighten_modes
     from nika_tui.services.hook_spool import replay_all
 
@@ -277,7 +277,7 @@ def down_cmd(args: argparse.Namespace) -> int:
     stopped = False
     signalled = False
     try:
-        client: MemoryClient | None = MemoryClient.open()
+        client: MemoryClient | None = MemoryClient.open(settings_of(args))
     except NikaError:  # Redis is down: no heartbeat to read, the session may still exist
         client = None
     info = client.service_info() if client is not None else None
