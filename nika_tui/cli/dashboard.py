@@ -127,7 +127,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
             # The embedded Redis is a detached daemon: start it once so the first poll has data.
             # Said before it happens (issue 17): both outlive the dashboard.
             announce_background_start(settings)
-            redis_url(start=True)
+            redis_url(settings, start=True)
             _start_service_in_background(settings)
         except StoreUnavailable as exc:
             # The dashboard still opens: its status bar says Redis is down and it keeps retrying.

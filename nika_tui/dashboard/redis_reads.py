@@ -99,9 +99,9 @@ class RedisReads:
         """
         self.env: Mapping[str, str] = dict(os.environ if env is None else env)
         self.roots: Roots = roots(self.env)
+        """Where the tenants' files are, resolved once for the life of the source."""
         self.redis_url = self.env.get("REDIS_URL", "")
         """``REDIS_URL``, read once with the roots (empty: nika's embedded Redis)."""
-        """Where the tenants' files are, resolved once for the life of the source."""
         self._kernels = kernels
         if kernels is None and not defer_warm_up:
             # Import now, not from a worker inside the running app: libtmux reads
