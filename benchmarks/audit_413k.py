@@ -235,6 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from nika_tui.engine.audit.inventory import duplicate_flags, inventory
     from nika_tui.engine.audit.measure import measure
     from nika_tui.engine.context import EngineContext
+    from nika_tui.paths import roots
     from nika_tui.services.config_store import save_tenant
     from nika_tui.services.redis_server import connect, stop_embedded
     from nika_tui.settings import Settings
@@ -270,8 +271,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             }
             marker.write_text(json.dumps(loaded))
         result["load"] = loaded
+        settings = Settings.from_env(env)
         ctx = EngineContext(
-            env=env, settings=Settings.from_env(env), redis=connect(env, start=True),
+            env=env, settings=settings, redis=connect(settings, start=True),
             vectors=store, embedder=_NoEmbed(), clock=lambda: NOW,
         )  # fmt: skip
         inv = inventory(store, BIG, NOW, 5000, random.Random(0))
@@ -326,7 +328,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(result["estimator_vs_exact"]), flush=True)
     finally:
         store.close()
-        stop_embedded(env)
+        stop_embedded(roots(env))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))

@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from nika_tui.domain.tenant import AgentCli, TenantConfig  # noqa: E402
+from nika_tui.paths import roots  # noqa: E402
 from nika_tui.services import redis_keys as keys  # noqa: E402
 from nika_tui.services.config_store import save_tenant  # noqa: E402
 from nika_tui.services.redis_server import ensure_embedded, stop_embedded  # noqa: E402
@@ -437,7 +438,7 @@ def main() -> None:
         "NIKA_OS_DATA_DIR": str(work / "data"),
         "NIKA_TMUX_SOCKET": f"nika-bench-{os.getpid()}",
     }
-    url = ensure_embedded(env)
+    url = ensure_embedded(roots(env))
     env["REDIS_URL"] = url
     proc = None
     try:
@@ -474,7 +475,7 @@ def main() -> None:
         subprocess.run(
             ["tmux", "-L", env["NIKA_TMUX_SOCKET"], "kill-server"], capture_output=True, check=False
         )
-        stop_embedded(env)
+        stop_embedded(roots(env))
         shutil.rmtree(work, ignore_errors=True)
     result = {
         "benchmark": "dashboard",

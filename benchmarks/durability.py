@@ -70,6 +70,7 @@ def run(n: int, kills: int, seed: int, root: Path, alternate: bool = False) -> d
     from nika_tui.domain.requests import RememberRequest
     from nika_tui.domain.tenant import TenantConfig
     from nika_tui.errors import StoreUnavailable
+    from nika_tui.paths import roots
     from nika_tui.services import redis_keys
     from nika_tui.services.config_store import save_tenant
     from nika_tui.services.memory_client import MemoryClient
@@ -88,7 +89,7 @@ def run(n: int, kills: int, seed: int, root: Path, alternate: bool = False) -> d
     os.environ.update({k: env[k] for k in ("NIKA_OS_CONFIG_DIR", "NIKA_OS_DATA_DIR")})
     os.environ.pop("REDIS_URL", None)
     save_tenant(TenantConfig(tenant_id=TENANT, display_name="Durable"))
-    url = ensure_embedded(env)
+    url = ensure_embedded(roots(env))
     rng = random.Random(seed)
     log = root / "serve.log"
     service = _serve(env, log)
@@ -121,7 +122,7 @@ def run(n: int, kills: int, seed: int, root: Path, alternate: bool = False) -> d
     thread = threading.Thread(target=writer, daemon=True)
     thread.start()
     killed: Counter[str] = Counter()
-    pidfile = embedded_location(env).pidfile
+    pidfile = embedded_location(roots(env)).pidfile
     for k in range(kills):
         time.sleep(rng.uniform(0.5, 3.0))
         if (k % 2 == 0) if alternate else rng.random() < 0.5:
@@ -134,7 +135,7 @@ def run(n: int, kills: int, seed: int, root: Path, alternate: bool = False) -> d
             os.kill(pid, signal.SIGKILL)
             _wait(lambda p=pid: not Path(f"/proc/{p}").exists(), 10, "redis to die")
             killed["redis"] += 1
-            ensure_embedded(env)
+            ensure_embedded(roots(env))
     thread.join(timeout=600)
     r = redis.Redis.from_url(url, decode_responses=True)
 
@@ -146,7 +147,7 @@ def run(n: int, kills: int, seed: int, root: Path, alternate: bool = False) -> d
     service.send_signal(signal.SIGTERM)
     service.wait(timeout=60)
     dead = r.xlen(redis_keys.INGEST_DEAD)
-    stop_embedded(env)
+    stop_embedded(roots(env))
     store = EdgeVectorStore(root / "data" / "qdrant", 384)
     try:
         ids = [p.id for p in store.scroll(TENANT, Layer.SEMANTIC)]

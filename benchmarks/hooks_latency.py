@@ -119,12 +119,13 @@ class Bench:
 
     def __init__(self, env: dict[str, str], tmp: Path, facts: list[setup.Fact]) -> None:
         from nika_tui.services.memory_client import MemoryClient
+        from nika_tui.settings import Settings
 
         self.env = env
         self.dirs = setup.checkouts(tmp)
         self.paths = setup.transcripts(tmp)
         self.facts = facts
-        self.client = MemoryClient.from_env(env)
+        self.client = MemoryClient.open(Settings.from_env(env))
         self.turn = 0
         self.last = facts[0]
 
@@ -280,6 +281,7 @@ def main() -> int:
     parser.add_argument("--cold-runs", type=int, default=5, help="cold runs per event")
     parser.add_argument("--facts", type=int, default=300, help="facts seeded (≤ 336)")
     args = parser.parse_args()
+    from nika_tui.paths import roots
     from nika_tui.services.redis_server import ensure_embedded, stop_embedded
 
     with tempfile.TemporaryDirectory() as raw:
@@ -296,7 +298,7 @@ def main() -> int:
         # rather than in the checkout; PYTHONDONTWRITEBYTECODE would make every run compile.
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
-        env["REDIS_URL"] = ensure_embedded(env)
+        env["REDIS_URL"] = ensure_embedded(roots(env))
         setup.configure(env)
         service = _start_service(env)
         server = HookServer(env)
@@ -323,7 +325,7 @@ def main() -> int:
             server.stop()
             service.terminate()
             service.wait(timeout=60)
-            stop_embedded(env)
+            stop_embedded(roots(env))
             shutil.rmtree(tmp / "work", ignore_errors=True)
     print(json.dumps(report, indent=2))
     results = ROOT / "benchmarks" / "results"

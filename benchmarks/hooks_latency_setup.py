@@ -110,8 +110,9 @@ def seed(env: dict[str, str], items: list[Fact]) -> dict[str, Any]:
     from nika_tui.domain.envelope import NikaMeta
     from nika_tui.domain.requests import RememberRequest
     from nika_tui.services.memory_client import MemoryClient
+    from nika_tui.settings import Settings
 
-    client = MemoryClient.from_env(env)
+    client = MemoryClient.open(Settings.from_env(env))
     start = time.perf_counter()
     now = datetime.now(UTC)
     keys = []

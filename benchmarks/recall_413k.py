@@ -371,6 +371,7 @@ def service_ingest(
     from benchmarks.memory_service_ingest import _measure, _texts
     from nika_tui.engine.context import EngineContext
     from nika_tui.engine.server.pipeline import BATCH
+    from nika_tui.paths import roots
     from nika_tui.services.embeddings import SentenceTransformerEmbedder
     from nika_tui.services.redis_server import connect, stop_embedded
     from nika_tui.settings import Settings
@@ -386,7 +387,7 @@ def service_ingest(
     ctx = EngineContext(
         env=dict(os.environ),
         settings=Settings.from_env(),
-        redis=connect(env, start=True),
+        redis=connect(Settings.from_env(env), start=True),
         vectors=store,
         embedder=SentenceTransformerEmbedder(),
     )
@@ -399,7 +400,7 @@ def service_ingest(
         out = _measure(ctx, texts, "distinct", chunk, tenants=tenants, project_offset=offset)
     finally:
         store.close()
-        stop_embedded(env)
+        stop_embedded(roots(env))
     return {"n": n, "batch": BATCH, "tenants": list(tenants), **out}
 
 

@@ -82,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     env.pop("REDIS_URL", None)
     os.environ.update({k: env[k] for k in ("NIKA_OS_CONFIG_DIR", "NIKA_OS_DATA_DIR")})
+    from nika_tui.paths import roots
     from nika_tui.services.config_store import save_tenant
     from nika_tui.services.embeddings import SentenceTransformerEmbedder
     from nika_tui.services.redis_server import connect, stop_embedded
@@ -97,8 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     store = EdgeVectorStore(root / "data" / "qdrant", 384)
     try:
         started = time.perf_counter()
+        settings = Settings.from_env(env)
         ctx = EngineContext(
-            env=env, settings=Settings.from_env(env), redis=connect(env, start=True), vectors=store,
+            env=env, settings=settings, redis=connect(settings, start=True), vectors=store,
             embedder=SentenceTransformerEmbedder(),
         )  # fmt: skip
         now = datetime.now(UTC)
@@ -139,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         }  # fmt: skip
     finally:
         store.close()
-        stop_embedded(env)
+        stop_embedded(roots(env))
         shutil.rmtree(root, ignore_errors=True)
     if args.start_floor is not None and args.out == OUT:
         args.out = OUT.with_name("recall_tuning_start_floor.json")

@@ -132,6 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     env.pop("REDIS_URL", None)
     from nika_tui.engine.context import EngineContext
     from nika_tui.engine.rem.run import run_rem
+    from nika_tui.paths import roots
     from nika_tui.services.config_store import save_tenant
     from nika_tui.services.redis_server import connect, stop_embedded
     from nika_tui.settings import Settings
@@ -152,8 +153,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         store.flush()
         # Durable writes during the pass, as in the service.
         store = EdgeVectorStore(root / "data" / "qdrant", DIM)
+        settings = Settings.from_env(env)
         ctx = EngineContext(
-            env=env, settings=Settings.from_env(env), redis=connect(env, start=True),
+            env=env, settings=settings, redis=connect(settings, start=True),
             vectors=store, embedder=_NoEmbed(), clock=lambda: NOW,
         )  # fmt: skip
         ctx.hierarchy(TENANT).upsert(
@@ -186,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         result["passes"] = passes
     finally:
         store.close()
-        stop_embedded(env)
+        stop_embedded(roots(env))
         shutil.rmtree(root, ignore_errors=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")

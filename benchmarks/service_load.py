@@ -64,7 +64,7 @@ def _queue(tenant: str, first: int, n: int) -> None:
     from nika_tui.domain.requests import RememberRequest
     from nika_tui.services.memory_client import MemoryClient
 
-    client = MemoryClient.from_env(start_redis=True)
+    client = MemoryClient.open(start_redis=True)
     t0 = datetime(2026, 3, 1, tzinfo=UTC)
     for i in range(first, first + n):
         meta = NikaMeta(timestamp=t0, project_id=f"p{i}")
@@ -95,7 +95,7 @@ def _client(
     from nika_tui.errors import NikaError, ServiceBusy
     from nika_tui.services.memory_client import MemoryClient
 
-    client = MemoryClient.from_env()
+    client = MemoryClient.open()
     client.timeout = DEADLINE_S
     client.service_alive()  # connected
     ready.put(seed)
@@ -200,7 +200,7 @@ def _serve(root: Path) -> subprocess.Popen[bytes]:
 def _alive() -> bool:
     from nika_tui.services.memory_client import MemoryClient
 
-    return MemoryClient.from_env().service_alive()
+    return MemoryClient.open().service_alive()
 
 
 def _ingest_alone(first: int) -> dict[str, Any]:

@@ -16,9 +16,11 @@ Secrets are not settings: the embeddings API key is read from the variable that
 ``embeddings_api_key_env`` names, at the moment it is sent, and never stored on this model.
 The roots (``roots``: config and data directories, tmux socket) are resolved once, when the
 settings are built, by :mod:`nika_tui.paths`, the one module that knows the rules (it also
-reads ``XDG_*_HOME`` and ``HOME``, which are not settings). This module imports no nika
-package but ``paths`` (standard library only), so everything may import it, and no heavy
-library.
+reads ``XDG_*_HOME`` and ``HOME``, which are not settings). So are the stores' URLs
+(``redis_url``, ``qdrant_url``, from ``REDIS_URL`` and ``QDRANT_URL``): kept as private
+attributes, out of every dump, because a URL may carry a password. This module imports no nika
+package but ``paths`` and ``errors`` (standard library only), so everything may import it, and
+no heavy library.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, PrivateAttr, ValidationInfo, field_validator
+from pydantic import Field, PrivateAttr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -39,6 +41,7 @@ from pydantic_settings import (
 from pydantic_settings.sources.utils import parse_env_vars
 
 from nika_tui import paths
+from nika_tui.errors import ConfigError
 
 ENV_PREFIX = "NIKA_"
 
@@ -186,11 +189,18 @@ class Settings(BaseSettings):
     are removed or asked about); the first comes a minute after the start, or sooner."""
 
     _roots: paths.Roots = PrivateAttr()
+    _redis_url: str = PrivateAttr(default="")
+    _qdrant_url: str = PrivateAttr(default="")
 
     def model_post_init(self, context: Any, /) -> None:
-        """Resolve the roots once, from the fields and the mapping being read (its ``XDG_*``)."""
+        """Resolve the roots and the stores' URLs once, from the fields and the mapping being
+        read (its ``XDG_*``, ``REDIS_URL``, ``QDRANT_URL``)."""
         env = _READING.get()
         source = os.environ if env is None else env
+        # Private attributes, not fields: a URL may carry a password, and private attributes
+        # are in no dump, repr or README table.
+        self._redis_url = source.get("REDIS_URL", "")
+        self._qdrant_url = source.get("QDRANT_URL", "").strip()
         self._roots = paths.roots(
             {
                 "NIKA_OS_CONFIG_DIR": str(self.os_config_dir or ""),
@@ -205,6 +215,24 @@ class Settings(BaseSettings):
     def roots(self) -> paths.Roots:
         """Where things live, resolved when these settings were built."""
         return self._roots
+
+    @property
+    def redis_url(self) -> str:
+        """``REDIS_URL`` as read when these settings were built (empty: nika's embedded Redis).
+        Not a field: it may carry the password, so it is in no dump or repr."""
+        return self._redis_url
+
+    def with_redis_url(self, url: str) -> Settings:
+        """These settings on another Redis (``nika serve --join URL``), the rest unchanged."""
+        moved = self.model_copy()
+        moved._redis_url = url
+        return moved
+
+    @property
+    def qdrant_url(self) -> str:
+        """``QDRANT_URL`` as read when these settings were built (empty: embedded Qdrant Edge).
+        Not a field, for the same reason; ``QDRANT_API_KEY`` is never read here."""
+        return self._qdrant_url
 
     @property
     def config_root(self) -> Path:
@@ -288,10 +316,19 @@ class Settings(BaseSettings):
 
         Returns:
             The settings; an empty value is the default, as an unset one.
+
+        Raises:
+            ConfigError: A value no reader accepts (``NIKA_SCALE_RECONCILE_S=0``), named.
         """
         token = _READING.set(os.environ if env is None else env)
         try:
             return cls()
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            name = env_var(str(first["loc"][0])) if first["loc"] else "a NIKA_* variable"
+            raise ConfigError(
+                f"{name} is not valid: {first['msg']}", f"fix or unset {name}"
+            ) from None
         finally:
             _READING.reset(token)
 

@@ -126,3 +126,34 @@ def test_roots_do_not_follow_a_later_change_of_the_environment(
     monkeypatch.setenv("NIKA_OS_DATA_DIR", str(tmp_path / "second"))
     assert settings.data_root == tmp_path / "first"
     assert settings.roots.tenant_data_dir("acme") == tmp_path / "first" / "tenants" / "acme"
+
+
+def test_store_urls_are_read_once_and_kept_out_of_every_dump(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    url = "redis://:hunter2@127.0.0.1:6390/0"
+    monkeypatch.setenv("REDIS_URL", url)
+    monkeypatch.setenv("QDRANT_URL", " http://q:6333 ")
+    settings = Settings()
+    monkeypatch.setenv("REDIS_URL", "redis://elsewhere:6379/0")
+    assert settings.redis_url == url and settings.qdrant_url == "http://q:6333"
+    assert settings.model_copy(update={"tenant_id": "acme"}).redis_url == url
+    shown = f"{settings!r} {settings.model_dump()} {settings.model_dump_json()} {markdown_table()}"
+    assert "hunter2" not in shown and "q:6333" not in shown
+    assert Settings.from_env({}).redis_url == "" and Settings.from_env({}).qdrant_url == ""
+
+
+def test_a_value_no_reader_accepts_is_one_named_config_error() -> None:
+    from nika_tui.errors import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        Settings.from_env({"NIKA_SCALE_RECONCILE_S": "0"})
+    assert info.value.message.startswith("NIKA_SCALE_RECONCILE_S is not valid")
+    assert info.value.hint == "fix or unset NIKA_SCALE_RECONCILE_S"
+
+
+def test_a_joined_worker_moves_its_settings_to_the_joined_redis() -> None:
+    first = Settings.from_env({"REDIS_URL": "redis://a:6379/0", "NIKA_TENANT_ID": "acme"})
+    joined = first.with_redis_url("redis://b:6379/0")
+    assert joined.redis_url == "redis://b:6379/0" and joined.tenant_id == "acme"
+    assert first.redis_url == "redis://a:6379/0"

@@ -28,6 +28,7 @@ import redis
 
 from nika_tui.bridge.records import record_error, record_message
 from nika_tui.domain.bridge import Gateway, InboundMessage, retry_delay
+from nika_tui.paths import roots
 from nika_tui.services import bridge_keys as keys
 
 log = logging.getLogger("nika.bridge")
@@ -122,6 +123,8 @@ class Outbox:
         self.client = client
         self.senders = dict(senders)
         self.env = env
+        self.roots = roots(env)
+        """Where the tenants' buses are, resolved once (``env`` is what kernels inherit)."""
         self.http = http or httpx.Client(timeout=15.0)
         self.sync_waiters = sync_waiters
         self.max_attempts = max_attempts
@@ -197,7 +200,7 @@ class Outbox:
         except DeliveryFailed as exc:
             state.attempts += 1
             state.error = exc.reason
-            record_error(self.client, self.env, tenant, message.gateway.value,
+            record_error(self.client, self.roots, tenant, message.gateway.value,
                          f"reply not delivered (attempt {state.attempts}): {exc.reason}", now,
                          message_id=message.message_id)  # fmt: skip
             if exc.retry and state.attempts < self.max_attempts:
@@ -209,7 +212,7 @@ class Outbox:
             self._done(entry_id)
             return True
         if tenant:
-            record_message(self.client, self.env, tenant, "out", message, text,
+            record_message(self.client, self.roots, tenant, "out", message, text,
                            str(body["kind"]), now)  # fmt: skip
         self._done(entry_id)
         return True

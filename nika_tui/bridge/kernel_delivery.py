@@ -32,6 +32,7 @@ from nika_tui.domain.kernel_state import KernelState
 from nika_tui.engine.kernels.manager import KernelManager
 from nika_tui.engine.kernels.results import session_name
 from nika_tui.errors import KernelNotReady, NikaError
+from nika_tui.paths import roots
 from nika_tui.services import bridge_keys as keys
 from nika_tui.services.config_store import load_tenant
 
@@ -63,6 +64,8 @@ class TenantWorker:
         self.client = client
         self.kernels = kernels
         self.env = env
+        self.roots = roots(env)
+        """Where the tenants' buses are, resolved once (``env`` is what kernels inherit)."""
         self.spawn = spawn
         self.headless = headless
         self.reply_timeout_s = reply_timeout_s
@@ -112,7 +115,7 @@ class TenantWorker:
         except NikaError as exc:
             self.attempts += 1
             delay = retry_delay(self.attempts, base_s=0.5, cap_s=30.0)
-            record_error(self.client, self.env, self.tenant_id, message.gateway.value,
+            record_error(self.client, self.roots, self.tenant_id, message.gateway.value,
                          f"message kept, retry in {delay:g}s: {exc.message}", self.clock(),
                          message_id=message.message_id)  # fmt: skip
             self.stop.wait(delay)
@@ -171,7 +174,7 @@ class TenantWorker:
         pipe.delete(keys.turn(self.tenant_id))
         pipe.hset(keys.turn(self.tenant_id), mapping=turn)  # type: ignore[arg-type]
         pipe.execute()
-        record_message(self.client, self.env, self.tenant_id, "in", message, message.text,
+        record_message(self.client, self.roots, self.tenant_id, "in", message, message.text,
                        "delivered", now)  # fmt: skip
         if self.headless:
             try:

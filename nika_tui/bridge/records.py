@@ -7,14 +7,13 @@ kept as short previews: the full conversation lives with the agent and its memor
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 import redis
 
 from nika_tui.domain.bridge import InboundMessage
-from nika_tui.paths import roots
+from nika_tui.paths import Roots
 from nika_tui.services import bridge_keys as keys
 
 PREVIEW_CHARS = 120
@@ -28,7 +27,7 @@ def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
 
 def record_message(
     client: redis.Redis,
-    env: Mapping[str, str],
+    where: Roots,
     tenant_id: str,
     direction: str,
     message: InboundMessage,
@@ -52,12 +51,12 @@ def record_message(
     pipe.execute()
     from nika_tui.services.bus import open_bus
 
-    open_bus(tenant_id, roots(env)).append(f"bridge.{direction}", entry, now=now)
+    open_bus(tenant_id, where).append(f"bridge.{direction}", entry, now=now)
 
 
 def record_error(
     client: redis.Redis,
-    env: Mapping[str, str],
+    where: Roots,
     tenant_id: str | None,
     gateway: str,
     reason: str,
@@ -74,4 +73,4 @@ def record_error(
     if tenant_id:
         from nika_tui.services.bus import open_bus
 
-        open_bus(tenant_id, roots(env)).append("bridge.error", entry, now=now)
+        open_bus(tenant_id, where).append("bridge.error", entry, now=now)

@@ -25,6 +25,7 @@ from nika_tui.bridge.kernel_delivery import TenantWorker
 from nika_tui.bridge.records import record_error
 from nika_tui.domain.bridge import BridgeConfig, Gateway, InboundMessage, TokenBucket
 from nika_tui.engine.kernels.manager import KernelManager
+from nika_tui.paths import roots
 from nika_tui.services import bridge_keys as keys
 
 NOTICE_EVERY_S = 60.0
@@ -55,6 +56,8 @@ class Router:
         self.config = config
         self.client = client
         self.env = env
+        self.roots = roots(env)
+        """Where the tenants' buses are, resolved once (``env`` is what kernels inherit)."""
         self.outbox = outbox
         self.kernels_factory = kernels_factory or (lambda: KernelManager(env, redis_client=client))
         self.clock = clock or (lambda: datetime.now(UTC))
@@ -83,7 +86,7 @@ class Router:
                 return Outcome.DUPLICATE, None
             text = self.config.onboarding_message or self.config.refusal_message
             enqueue_reply(self.client, None, "refusal", message, text)
-            record_error(self.client, self.env, None, message.gateway.value,
+            record_error(self.client, self.roots, None, message.gateway.value,
                          f"unknown sender {message.sender}: refused", now)  # fmt: skip
             self.outbox.wake.set()
             return Outcome.UNKNOWN_SENDER, None
@@ -99,7 +102,7 @@ class Router:
                               self.config.rate_limited_message)  # fmt: skip
                 self.outbox.wake.set()
             reason = f"sender {message.sender} over its rate: message refused"
-            record_error(self.client, self.env, tenant, message.gateway.value, reason, now)
+            record_error(self.client, self.roots, tenant, message.gateway.value, reason, now)
             return Outcome.RATE_LIMITED, tenant
         if accept(self.client, message, tenant) is None:
             return Outcome.DUPLICATE, tenant

@@ -41,7 +41,7 @@ from nika_tui.bridge.webhook import GatewayAdapter, WebhookRequest
 from nika_tui.bridge.whatsapp import WhatsAppAdapter
 from nika_tui.domain.bridge import Gateway, InboundMessage
 from nika_tui.errors import BridgeError, BridgeRefused
-from nika_tui.paths import FILE_MODE, data_dir, ensure_private_dir
+from nika_tui.paths import FILE_MODE, Roots, ensure_private_dir, roots
 from nika_tui.services import bridge_keys as keys
 
 log = logging.getLogger("nika.bridge")
@@ -127,6 +127,8 @@ class BridgeServer:
         self.config = settings.config
         self.client = client
         self.env = env
+        self.roots = roots(env)
+        """Where the tenants' buses are, resolved once (``env`` is what kernels inherit)."""
         self.http = httpx.AsyncClient(timeout=10.0)
         self.adapters = build_adapters(settings, self.http)
         self.waiters = SyncWaiters()
@@ -151,7 +153,7 @@ class BridgeServer:
         """Log one refusal with its reason; answer it."""
         log.warning("refused %s %s: %d %s", request.method, request.path, exc.status, exc.message)
         try:
-            record_error(self.client, self.env, None, gateway, f"{exc.status} {exc.message}",
+            record_error(self.client, self.roots, None, gateway, f"{exc.status} {exc.message}",
                          datetime.now(UTC), path=request.path)  # fmt: skip
         except redis.RedisError:
             log.exception("could not record the refusal")
@@ -265,9 +267,9 @@ class BridgeServer:
         self.client.delete(keys.SERVER_HEARTBEAT)
 
 
-def setup_logging(env: Mapping[str, str]) -> None:
+def setup_logging(where: Roots) -> None:
     """Log lines to stderr and to ``{data}/logs/bridge.log`` (0600)."""
-    path = ensure_private_dir(data_dir(env) / "logs") / "bridge.log"
+    path = ensure_private_dir(where.data / "logs") / "bridge.log"
     path.touch(mode=FILE_MODE, exist_ok=True)
     os.chmod(path, FILE_MODE)
     fmt = logging.Formatter("%(asctime)s %(levelname)s %(message)s")
@@ -323,5 +325,5 @@ def serve_forever(
     settings: BridgeSettings, client: redis.Redis, env: Mapping[str, str], host: str, port: int
 ) -> None:
     """Blocking entry point of ``nika bridge serve``."""
-    setup_logging(env)
+    setup_logging(roots(env))
     asyncio.run(serve(settings, client, env, host, port))

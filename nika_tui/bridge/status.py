@@ -18,6 +18,7 @@ from nika_tui.services import bridge_keys as keys
 
 if TYPE_CHECKING:
     from nika_tui.dashboard.model import BridgeView
+    from nika_tui.paths import Roots
 
 
 @dataclass(frozen=True)
@@ -98,13 +99,12 @@ def read_status(
     )
 
 
-def tenant_view(client: redis.Redis, env: Mapping[str, str], tenant_id: str) -> BridgeView | None:
+def tenant_view(client: redis.Redis, where: Roots, tenant_id: str) -> BridgeView | None:
     """The tenant detail screen's bridge section (None when the tenant has no bridge at all)."""
     from nika_tui.bridge.settings import load_config
     from nika_tui.dashboard.model import BridgeView
-    from nika_tui.paths import roots
 
-    config = load_config(roots(env))
+    config = load_config(where)
     tenant = tenant_bridge(client, config, tenant_id, limit=6)
     if not (tenant.senders or tenant.last or tenant.errors or tenant.pending):
         return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from nika_tui.cli.common import add_json_flag, print_json
+from nika_tui.cli.common import add_json_flag, print_json, settings_of
 
 SYNC_TIMEOUT_S = 120.0
 """Imports are ingested (embedded and judged) before the reply: allow for a cold start."""
@@ -43,7 +43,7 @@ def sync_cmd(args: argparse.Namespace) -> int:
             f"--workdir {args.workdir} is not a directory", "pass the agent's working directory"
         )
     request = AutomemorySyncRequest(args.tenant, args.project, workdir)
-    result = MemoryClient.from_env().send(request, timeout=SYNC_TIMEOUT_S).to_body()
+    result = MemoryClient.open(settings_of(args)).send(request, timeout=SYNC_TIMEOUT_S).to_body()
     if args.json:
         print_json(result)
         return 0

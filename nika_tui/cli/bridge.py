@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from nika_tui.cli.common import add_json_flag, print_json
+from nika_tui.cli.common import add_json_flag, print_json, settings_of
 from nika_tui.errors import BridgeError, ValidationFailed
 
 
@@ -61,7 +61,7 @@ def _serve(args: argparse.Namespace) -> int:
     # The secrets are read, then removed from our environment: tmux servers the bridge starts
     # for kernels would otherwise pass them on to every agent.
     settings = resolve(os.environ, allow_insecure=args.insecure_storage, scrub=True)
-    client = connect(os.environ)
+    client = connect(settings_of(args))
     serve_forever(settings, client, os.environ, args.host, args.port)
     return 0
 
@@ -116,7 +116,7 @@ def _status(args: argparse.Namespace) -> int:
     from nika_tui.services.redis_server import connect
 
     config = load_config()
-    status = read_status(connect(), config, [args.tenant] if args.tenant else None)
+    status = read_status(connect(settings_of(args)), config, [args.tenant] if args.tenant else None)
     if args.json:
         print_json(status.to_json())
         return 0
@@ -144,7 +144,7 @@ def _retry(args: argparse.Namespace) -> int:
     from nika_tui.bridge.delivery import retry_dead
     from nika_tui.services.redis_server import connect
 
-    moved = retry_dead(connect())
+    moved = retry_dead(connect(settings_of(args)))
     if args.json:
         print_json({"requeued": moved})
     else:

@@ -7,9 +7,12 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nika_tui.errors import NikaError, ValidationFailed
+
+if TYPE_CHECKING:
+    from nika_tui.settings import Settings
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -17,6 +20,7 @@ Handler = Callable[[argparse.Namespace], int]
 def run_handler(handler: Handler, args: argparse.Namespace) -> int:
     """Run one command; print :class:`NikaError` as one line (+ hint) and return its code."""
     try:
+        settings_of(args)  # once per command: its handler and the connections read these
         _bind_tenant(args)
         return handler(args)
     except NikaError as exc:
@@ -45,7 +49,21 @@ def _bind_tenant(args: argparse.Namespace) -> None:
         return
     from nika_tui.domain.tenant_binding import resolve_tenant
 
-    args.tenant = resolve_tenant(args.tenant, os.environ)
+    settings = settings_of(args)
+    args.tenant = resolve_tenant(args.tenant, settings.tenant_id, settings.operator)
+
+
+def settings_of(args: argparse.Namespace) -> Settings:
+    """The settings of this command, built once from the process environment by
+    :func:`run_handler` (here, when a test calls a handler itself). ``nika serve`` builds its
+    own after its ``--env-file``."""
+    settings: Settings | None = getattr(args, "settings", None)
+    if settings is None:
+        from nika_tui.settings import Settings
+
+        settings = Settings.from_env()
+        args.settings = settings
+    return settings
 
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:

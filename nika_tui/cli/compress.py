@@ -18,6 +18,7 @@ from nika_tui.cli.common import add_json_flag, print_json
 from nika_tui.cli.debt import run_op
 from nika_tui.domain import protocol_requests as req
 from nika_tui.errors import ServiceNotRunning, ValidationFailed
+from nika_tui.settings import Settings
 
 if TYPE_CHECKING:
     from nika_tui.services.memory_client import MemoryClient
@@ -109,10 +110,11 @@ def _through_service(client: MemoryClient, request: req.CompressResetRequest) ->
 def _with_embedder(request: req.CompressResetRequest) -> Any:
     """Through the service, else locally with the real embedder (the reset embeds text)."""
     env = dict(os.environ)
+    settings = Settings.from_env(env)  # once: the client and the local engine share them
     from nika_tui.services.memory_client import MemoryClient
 
     try:
-        client = MemoryClient.from_env(env)
+        client = MemoryClient.open(settings)
         if client.service_alive():
             # Decision 439: the reset holds the service's single writer; it says so meanwhile.
             return _through_service(client, request)
@@ -121,7 +123,7 @@ def _with_embedder(request: req.CompressResetRequest) -> Any:
     from nika_tui.engine.builder import build_context
     from nika_tui.engine.reset import reset
 
-    ctx = build_context(env)
+    ctx = build_context(env, settings)
     try:
         return reset(ctx, request.tenant_id, Path(request.repo) if request.repo else None)
     finally:

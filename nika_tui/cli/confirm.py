@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from nika_tui.cli.common import add_json_flag, print_json
+from nika_tui.cli.common import add_json_flag, print_json, settings_of
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -28,7 +28,9 @@ def _confirm(args: argparse.Namespace) -> int:
     from nika_tui.services.redis_server import connect
 
     load_tenant(args.tenant)  # unknown tenant → clear error
-    client = connect(start=False)  # stopped means stopped: "not reachable", never a restart
+    client = connect(
+        settings_of(args), start=False
+    )  # stopped means stopped: "not reachable", never a restart
     if args.action == "list":
         items = list_confirmations(client, args.tenant, include_resolved=args.all)
         if args.json:

@@ -65,7 +65,7 @@ def _start_service_in_background(settings: Settings) -> None:
 
     if settings.no_autostart:
         return
-    if MemoryClient.from_env(start_redis=False).service_alive():
+    if MemoryClient.open(settings, start_redis=False).service_alive():
         return
     subprocess.Popen(
         [sys.executable, "-m", "nika_tui", "up"],
@@ -85,7 +85,7 @@ def announce_background_start(settings: Settings) -> None:
     from nika_tui.services.memory_client import MemoryClient
 
     try:
-        if MemoryClient.from_env(start_redis=False).service_alive():
+        if MemoryClient.open(settings, start_redis=False).service_alive():
             return
     except NikaError:
         pass  # Redis is down: it is started below, and the service too
@@ -127,7 +127,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
             # The embedded Redis is a detached daemon: start it once so the first poll has data.
             # Said before it happens (issue 17): both outlive the dashboard.
             announce_background_start(settings)
-            redis_url(start=True)
+            redis_url(settings, start=True)
             _start_service_in_background(settings)
         except StoreUnavailable as exc:
             # The dashboard still opens: its status bar says Redis is down and it keeps retrying.

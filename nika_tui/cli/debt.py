@@ -33,14 +33,14 @@ def run_op(request: Request[Any]) -> Any:
     Returns:
         The operation's result (its reply's body).
     """
-    # Raw on purpose: the client and the local stores read REDIS_URL / QDRANT_URL and the
-    # Qdrant key from it, which are not settings (the key is a secret).
+    # Raw on purpose: the local stores read the Qdrant key from it when they send it (a
+    # secret, never a setting).
     env = dict(os.environ)
     settings = Settings.from_env(env)
     from nika_tui.services.memory_client import MemoryClient
 
     try:
-        client = MemoryClient.from_env(env)
+        client = MemoryClient.open(settings)
         if client.service_alive():
             from nika_tui.services.tenant_calls import call_per_tenant
 

@@ -137,6 +137,7 @@ def run_import(args: argparse.Namespace, env: dict[str, str]) -> int:
     from nika_tui.importer.run import plan, queue, wait_ingested
     from nika_tui.services.config_store import load_tenant
     from nika_tui.services.redis_server import connect
+    from nika_tui.settings import Settings
 
     load_tenant(args.tenant)
     if args.batch < 1:
@@ -156,7 +157,7 @@ def run_import(args: argparse.Namespace, env: dict[str, str]) -> int:
     )
     units, skipped = discover(args.sources, env)
     report = ImportReport(skipped=skipped, dry_run=args.dry_run)
-    r = connect(env, start=True)
+    r = connect(Settings.from_env(env), start=True)
     with progress_bar(sys.stderr.isatty() and not args.json) as progress:
         planned = plan(r, args.tenant, units, policy, report, progress)
         last_id = None

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from nika_tui.cli.common import add_json_flag, print_json
+from nika_tui.cli.common import add_json_flag, print_json, settings_of
 from nika_tui.domain.envelope import (
     ActionType,
     Domain,
@@ -182,7 +182,7 @@ def remember_cmd(args: argparse.Namespace) -> int:
     load_tenant(args.tenant)
     text = check_text(read_text(args.text))
     req = build_request(args, text, datetime.now(UTC))
-    client = MemoryClient.from_env(start_redis=True)
+    client = MemoryClient.open(settings_of(args), start_redis=True)
     if not args.no_wait and not client.service_alive():
         # Queue it anyway (durable, idempotent): it is ingested as soon as a service runs.
         key = client.remember(req)
@@ -308,7 +308,7 @@ def recall_cmd(args: argparse.Namespace) -> int:
 
     load_tenant(args.tenant)
     q = build_query(args)
-    result = MemoryClient.from_env().recall(q)
+    result = MemoryClient.open(settings_of(args)).recall(q)
     if args.json:
         print_json(result.model_dump(mode="json"))
     else:
@@ -324,7 +324,9 @@ def history_cmd(args: argparse.Namespace) -> int:
     from nika_tui.services.memory_client import MemoryClient
 
     load_tenant(args.tenant)
-    records, snapshots = MemoryClient.from_env().history_and_snapshots(args.tenant, args.id)
+    records, snapshots = MemoryClient.open(settings_of(args)).history_and_snapshots(
+        args.tenant, args.id
+    )
     if args.json:
         print_json(
             {

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from nika_tui.cli.common import add_json_flag, print_json
+from nika_tui.cli.common import add_json_flag, print_json, settings_of
 from nika_tui.domain.envelope import explain_validation_error
 from nika_tui.domain.requests import MAX_RECALL_LIMIT, RecallQuery
 from nika_tui.domain.timeline import format_timelines
@@ -46,7 +46,7 @@ def timeline_cmd(args: argparse.Namespace) -> int:
         raise ValidationFailed(
             explain_validation_error(exc), "see `nika memory timeline --help`"
         ) from None
-    out = MemoryClient.from_env().timeline(q)
+    out = MemoryClient.open(settings_of(args)).timeline(q)
     if args.json:
         print_json(out)
     else:

@@ -6,7 +6,7 @@ import argparse
 from datetime import UTC, datetime
 from typing import Any
 
-from nika_tui.cli.common import add_json_flag, print_json
+from nika_tui.cli.common import add_json_flag, print_json, settings_of
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -27,7 +27,7 @@ def _quota(args: argparse.Namespace) -> int:
     config = load_tenant(args.tenant)
     now = datetime.now(UTC)
     if args.action == "resume":
-        pids = resume_kernel(connect(start=False), config.tenant_id, now)
+        pids = resume_kernel(connect(settings_of(args), start=False), config.tenant_id, now)
         out: dict[str, Any] = {"tenant_id": config.tenant_id, "resumed_pids": pids}
     else:
         support = detect()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from nika_tui.cli.common import add_json_flag, print_json
+from nika_tui.cli.common import add_json_flag, print_json, settings_of
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -41,7 +41,7 @@ def list_cmd(args: argparse.Namespace) -> int:
     from nika_tui.services.memory_client import MemoryClient
 
     load_tenant(args.tenant)
-    items = MemoryClient.from_env().review_list(args.tenant, include_resolved=args.all)
+    items = MemoryClient.open(settings_of(args)).review_list(args.tenant, include_resolved=args.all)
     if args.json:
         print_json({"tenant_id": args.tenant, "items": items})
         return 0
@@ -65,7 +65,9 @@ def resolve_cmd(args: argparse.Namespace) -> int:
     from nika_tui.services.memory_client import MemoryClient
 
     load_tenant(args.tenant)
-    item = MemoryClient.from_env().review_resolve(args.tenant, args.id, args.decision, args.note)
+    item = MemoryClient.open(settings_of(args)).review_resolve(
+        args.tenant, args.id, args.decision, args.note
+    )
     if args.json:
         print_json({"tenant_id": args.tenant, "item": item})
     elif item["status"] == "approved":

@@ -7,7 +7,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from nika_tui.cli.common import add_json_flag, print_json
+from nika_tui.cli.common import add_json_flag, print_json, settings_of
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -62,7 +62,7 @@ def _scale(args: argparse.Namespace) -> int:
         from nika_tui.scale.workers import print_workers, workers_status
         from nika_tui.services.redis_server import connect
 
-        print_workers(workers_status(connect(start=False)), bool(args.json))
+        print_workers(workers_status(connect(settings_of(args), start=False)), bool(args.json))
         return 0
     if args.action == "move":
         from nika_tui.errors import ValidationFailed
@@ -73,7 +73,9 @@ def _scale(args: argparse.Namespace) -> int:
             raise ValidationFailed(
                 "`nika scale move` needs --to WORKER", "see `nika scale workers`"
             )
-        print_json(request_move(connect(start=False), _need_tenant(args), str(args.to)))
+        print_json(
+            request_move(connect(settings_of(args), start=False), _need_tenant(args), str(args.to))
+        )
         return 0
     return _scale_plans(args)
 

@@ -26,7 +26,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from nika_tui.cli.common import add_json_flag, print_json
+from nika_tui.cli.common import add_json_flag, print_json, settings_of
 from nika_tui.errors import NikaError, ServiceNotRunning
 from nika_tui.paths import FILE_MODE, Roots, data_dir, ensure_private_dir, roots, tmux_socket_name
 from nika_tui.settings import Settings
@@ -112,7 +112,9 @@ def serve_cmd(args: argparse.Namespace) -> int:
     from nika_tui.scale.workers import join_url, lease_ttl
 
     if args.join:
-        os.environ["REDIS_URL"] = join_url(args.join, settings)
+        url = join_url(args.join, settings)
+        os.environ["REDIS_URL"] = url  # what this worker's children inherit, as before
+        settings = settings.with_redis_url(url)
     worker_id = args.worker_id or (
         default_worker_id(settings.data_root) if args.join else PRIMARY_ID
     )
@@ -219,7 +221,7 @@ def up_cmd(args: argparse.Namespace) -> int:
         from nika_tui.services.redis_server import repair_aof
 
         print(repair_aof(), file=sys.stderr)
-    client = MemoryClient.from_env(start_redis=True)
+    client = MemoryClient.open(settings_of(args), start_redis=True)
     from nika_tui.paths import config_dir, tighten_modes
     from nika_tui.services.hook_spool import replay_all
 
@@ -275,7 +277,7 @@ def down_cmd(args: argparse.Namespace) -> int:
     stopped = False
     signalled = False
     try:
-        client: MemoryClient | None = MemoryClient.from_env()
+        client: MemoryClient | None = MemoryClient.open(settings_of(args))
     except NikaError:  # Redis is down: no heartbeat to read, the session may still exist
         client = None
     info = client.service_info() if client is not None else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from nika_tui.cli.common import add_json_flag, parse_seed, print_json
+from nika_tui.cli.common import add_json_flag, parse_seed, print_json, settings_of
 
 TUNE_TIMEOUT_S = 600.0
 """A tuning embeds the labelled queries once, then runs in memory: minutes at most."""
@@ -74,7 +74,7 @@ def tune_cmd(args: argparse.Namespace) -> int:
             f"--trials must be at least 1, got {args.trials}", "e.g. --trials 40"
         )
     request = TuneRecallRequest(args.tenant, args.trials, seed)
-    result = MemoryClient.from_env().send(request, timeout=TUNE_TIMEOUT_S).report
+    result = MemoryClient.open(settings_of(args)).send(request, timeout=TUNE_TIMEOUT_S).report
     if args.json:
         print_json(result)
         return 0

@@ -44,7 +44,7 @@ from nika_tui.paths import Roots, roots
 from nika_tui.services import redis_keys as keys
 from nika_tui.services.config_store import parse_config
 from nika_tui.services.liveness import heartbeat_live
-from nika_tui.services.redis_server import redis_url
+from nika_tui.services.redis_server import redis_target
 
 Rpc = Callable[[str, dict[str, Any], float], dict[str, Any]]
 TAIL_BYTES = 32 * 1024
@@ -100,6 +100,8 @@ class RedisReads:
         self.env: Mapping[str, str] = dict(os.environ if env is None else env)
         self.roots: Roots = roots(self.env)
         """Where the tenants' files are, resolved once for the life of the source."""
+        self.redis_url = self.env.get("REDIS_URL", "")
+        """``REDIS_URL``, read once with the roots (empty: nika's embedded Redis)."""
         self._kernels = kernels
         if kernels is None and not defer_warm_up:
             # Import now, not from a worker inside the running app: libtmux reads
@@ -118,7 +120,7 @@ class RedisReads:
         if self._redis is None:
             # Short timeouts: a dead Redis must cost one poll a second at most, not five.
             self._redis = redis.Redis.from_url(
-                redis_url(self.env, start=False),
+                redis_target(self.redis_url, self.roots, start=False),
                 decode_responses=True,
                 socket_timeout=1.0,
                 socket_connect_timeout=1.0,

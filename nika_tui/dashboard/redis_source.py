@@ -68,7 +68,7 @@ from nika_tui.domain.protocol import Op
 from nika_tui.errors import KernelError, NikaError
 from nika_tui.services import redis_keys as keys
 from nika_tui.services.config_store import list_tenant_ids
-from nika_tui.services.redis_server import redis_url
+from nika_tui.services.redis_server import redis_target
 
 REVIEW_DECISION = {"replace": "approve", "keep": "keep"}
 """Dashboard wording → the engine's review decision (approve = retire the old one)."""
@@ -154,7 +154,7 @@ class RedisDashboardSource(RedisMemories):
         try:
             from nika_tui.bridge.status import tenant_view
 
-            bridge = tenant_view(self._client(), self.env, tenant_id)
+            bridge = tenant_view(self._client(), self.roots, tenant_id)
         except (*REDIS_ERRORS, NikaError) as exc:
             problems.append(f"bridge state unavailable ({type(exc).__name__})")
         recall_line = ""
@@ -325,7 +325,7 @@ class RedisDashboardSource(RedisMemories):
         # them. A decision is rare (a key press), so a connection of its own, closed after it,
         # costs nothing and leaves the polling client's fail-fast timeout alone.
         client = redis.Redis.from_url(
-            redis_url(self.env, start=False),
+            redis_target(self.redis_url, self.roots, start=False),
             decode_responses=True,
             socket_timeout=RESOLVE_SOCKET_TIMEOUT_S,
             socket_connect_timeout=1.0,

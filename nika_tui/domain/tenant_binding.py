@@ -14,28 +14,36 @@ read the files directly. Hard isolation is separate users or hosts (strategy B).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from nika_tui.errors import TenantBindingRefused
 
 BOUND_VAR = "NIKA_TENANT_ID"
 OPERATOR_VAR = "NIKA_OPERATOR"
 
 
-def bound_tenant(env: Mapping[str, str]) -> str | None:
-    """The tenant this environment is bound to, or None (the operator's shell)."""
-    if env.get(OPERATOR_VAR, "").strip() == "1":
+def bound_tenant(tenant_id: str, operator: bool) -> str | None:
+    """The tenant a process is bound to, or None (the operator's shell, or ``operator``).
+
+    Args:
+        tenant_id: ``NIKA_TENANT_ID`` as the entry's settings read it.
+        operator: ``NIKA_OPERATOR=1`` on this command.
+    """
+    if operator:
         return None
-    return env.get(BOUND_VAR, "").strip() or None
+    return tenant_id.strip() or None
 
 
-def resolve_tenant(requested: str | None, env: Mapping[str, str]) -> str | None:
+def resolve_tenant(requested: str | None, tenant_id: str, operator: bool) -> str | None:
     """The tenant a command may act on: ``requested``, defaulted or checked against the binding.
+
+    Args:
+        requested: The command's ``--tenant`` (None: not given).
+        tenant_id: ``NIKA_TENANT_ID`` as the entry's settings read it.
+        operator: ``NIKA_OPERATOR=1`` on this command.
 
     Raises:
         TenantBindingRefused: ``requested`` is another tenant than the bound one.
     """
-    bound = bound_tenant(env)
+    bound = bound_tenant(tenant_id, operator)
     if bound is None:
         return requested
     if requested is None or requested == bound:

@@ -24,8 +24,8 @@ def build_context(
 
     Args:
         env: The process environment (``os.environ`` when None). Kept raw on purpose: it is
-            what children inherit, and it holds what is not a setting (``REDIS_URL``,
-            ``QDRANT_URL`` and the secrets: ``QDRANT_API_KEY``, the embeddings key).
+            what children inherit, and where the secrets are read when sent
+            (``QDRANT_API_KEY``, the embeddings key).
         settings: The knobs and roots the entry point built; None: read from ``env``.
     """
     from nika_tui.services.embeddings import open_embedder
@@ -34,11 +34,11 @@ def build_context(
 
     e: Mapping[str, str] = dict(os.environ if env is None else env)
     settings = Settings.from_env(e) if settings is None else settings
-    r = connect(e, start=True)
+    r = connect(settings, start=True)
     embedder = open_embedder(settings, e)
     vectors: VectorStore
-    if e.get("QDRANT_URL", "").strip():
-        vectors = open_vector_store(e, embedder.dimension)
+    if settings.qdrant_url:
+        vectors = open_vector_store(settings, embedder.dimension, e)
     else:
         from nika_tui.services.vectors.edge import EdgeVectorStore
 
@@ -95,7 +95,7 @@ def build_local_context(env: Mapping[str, str], settings: Settings | None = None
     return EngineContext(
         env=dict(env),
         settings=settings,
-        redis=connect(env, start=True),
-        vectors=open_vector_store(env, dimension),
+        redis=connect(settings, start=True),
+        vectors=open_vector_store(settings, dimension, env),
         embedder=StoredVectorsOnly(dimension),
     )

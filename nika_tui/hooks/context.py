@@ -27,7 +27,7 @@ from nika_tui.paths import (
     roots,
     tmux_socket_name,
 )
-from nika_tui.services.redis_server import redis_url
+from nika_tui.services.redis_server import redis_target
 
 MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
 """Larger payloads are refused unread beyond this (a transcript is read from its file)."""
@@ -137,7 +137,8 @@ class HookContext:
         """A client with short socket timeouts (never starts a server from a hook)."""
         if self._redis is None:
             self._redis = redis.Redis.from_url(
-                redis_url(self.env, start=False),
+                # REDIS_URL of the event's environment, as its roots (decision 300).
+                redis_target(self.env.get("REDIS_URL", ""), self.roots, start=False),
                 decode_responses=True,
                 socket_timeout=REDIS_TIMEOUT_S,
                 socket_connect_timeout=REDIS_CONNECT_TIMEOUT_S,

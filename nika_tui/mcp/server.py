@@ -19,7 +19,6 @@ is not running — start it with `nika up`").
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -80,22 +79,19 @@ def format_recall(result: RecallResult) -> str:
 
 def build_server(
     settings: Settings,
-    env: Mapping[str, str] | None = None,
     client_factory: Callable[[bool], MemoryClient] | None = None,
 ) -> MCPServer[Any]:
     """The MCP server with its tools (all scoped to ``NIKA_TENANT_ID``).
 
     Args:
         settings: The knobs (tenant, session, agent), built once by :func:`run_stdio`.
-        env: Environment for Redis and the tenant's files (default: the process's).
-        client_factory: ``(start_redis) -> MemoryClient`` (default: from the environment).
+        client_factory: ``(start_redis) -> MemoryClient`` (default: on the settings' Redis).
     """
-    environ: Mapping[str, str] = os.environ if env is None else env
 
     def make_client(start_redis: bool) -> MemoryClient:
         if client_factory is not None:
             return client_factory(start_redis)
-        return MemoryClient.from_env(dict(environ), start_redis=start_redis)
+        return MemoryClient.open(settings, start_redis=start_redis)
 
     async def in_thread(fn: Callable[[], T]) -> T:
         # The client blocks on Redis; keep the stdio event loop free.
@@ -208,4 +204,4 @@ def build_server(
 
 def run_stdio(env: Mapping[str, str] | None = None) -> None:
     """Serve over stdio until the client closes the stream."""
-    build_server(Settings.from_env(env), env).run("stdio")
+    build_server(Settings.from_env(env)).run("stdio")

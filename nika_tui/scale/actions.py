@@ -46,12 +46,9 @@ def default_factory(env: Mapping[str, str] | None = None) -> AdapterFactory:
     return make
 
 
-def _join_url(env: Mapping[str, str] | None) -> str:
-    import os
-
-    source = os.environ if env is None else env
-    joined = Settings.from_env(source).join_url
-    return joined or source.get("REDIS_URL") or "redis://REPLACE-ME:6379/0"
+def _join_url(settings: Settings | None) -> str:
+    s = Settings.from_env() if settings is None else settings
+    return s.join_url or s.redis_url or "redis://REPLACE-ME:6379/0"
 
 
 def apply_plan(
@@ -60,7 +57,7 @@ def apply_plan(
     state: ScaleState,
     factory: AdapterFactory,
     now: datetime,
-    env: Mapping[str, str] | None = None,
+    settings: Settings | None = None,
     drain_wait_s: float = 120.0,
     wait: bool = True,
 ) -> dict[str, Any]:
@@ -115,7 +112,7 @@ def apply_plan(
                 plan.region or shape.region,
                 shape.image,
                 boot_document(plan.provider)(
-                    config.tenant_id, _join_url(env), __version__, worker_id_for(plan.plan_id)
+                    config.tenant_id, _join_url(settings), __version__, worker_id_for(plan.plan_id)
                 ),
                 shape.settings,
             )

@@ -8,10 +8,10 @@ from typing import Any
 
 import redis
 
-from nika_tui.paths import roots
 from nika_tui.scale.actions import apply_plan, default_factory
 from nika_tui.scale.state import ScaleState
 from nika_tui.services.config_store import load_tenant
+from nika_tui.settings import Settings
 
 
 def approve_scale(
@@ -23,7 +23,7 @@ def approve_scale(
 ) -> dict[str, Any]:
     """Apply the confirmed plan (raises ``ScaleError`` if it was applied already); ``client``:
     the shared Redis, where the plans are (decision 380)."""
-    where = roots(env)
-    config = load_tenant(tenant_id, where)
-    state = ScaleState(where, client)
-    return apply_plan(plan_id, config, state, default_factory(env), now, env)
+    settings = Settings.from_env(env)  # env: also where the provider's keys are read
+    config = load_tenant(tenant_id, settings.roots)
+    state = ScaleState(settings.roots, client)
+    return apply_plan(plan_id, config, state, default_factory(env), now, settings)

@@ -7,19 +7,18 @@ applies exactly that plan id (so approving twice cannot create two workers).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 import redis
 
 from nika_tui.domain.tenant import AutoMode, TenantConfig
-from nika_tui.paths import roots
 from nika_tui.scale.actions import AdapterFactory, apply_plan
 from nika_tui.scale.planner import Plan, PlanKind
 from nika_tui.scale.state import OPEN, ScaleState
 from nika_tui.services.bus import open_bus
 from nika_tui.services.confirmation_queue import queue_confirmation
+from nika_tui.settings import Settings
 
 CONFIRMATION_KIND = "scale.apply"
 
@@ -31,7 +30,7 @@ def act(
     factory: AdapterFactory,
     client: redis.Redis | None,
     now: datetime,
-    env: Mapping[str, str] | None = None,
+    settings: Settings | None = None,
 ) -> dict[str, Any]:
     """Record ``plan`` and do what the tenant's ``auto_actions.scale`` allows.
 
@@ -42,7 +41,7 @@ def act(
     if plan.kind in (PlanKind.NONE, PlanKind.UNAVAILABLE):
         return {**out, "action": "none"}
     mode = config.auto_actions.scale
-    bus = open_bus(config.tenant_id, roots(env))
+    bus = open_bus(config.tenant_id, None if settings is None else settings.roots)
     if mode is AutoMode.OFF:
         state.save_plan(plan, "reported")
         bus.append("scale.plan", {"plan_id": plan.plan_id, "summary": plan.summary()}, now=now)
@@ -64,7 +63,7 @@ def act(
         )
         return {**out, "action": "confirmation", "confirmation_id": item["id"]}
     # Never waits for a drain: this runs in the service loop (decision 456).
-    record = apply_plan(plan.plan_id, config, state, factory, now, env, wait=False)
+    record = apply_plan(plan.plan_id, config, state, factory, now, settings, wait=False)
     if record["status"] == "draining":
         bus.append("scale.draining", {"plan_id": plan.plan_id, "summary": plan.summary()}, now=now)
         return {**out, "action": "draining", "record": record}

@@ -14,13 +14,12 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import redis
 
 from nika_tui.errors import NikaError
-from nika_tui.paths import roots
 from nika_tui.scale.actions import AdapterFactory, advance_drains, default_factory
 from nika_tui.scale.indicators import Sample, Thresholds, calm, evaluate
 from nika_tui.scale.leader import ScaleLeader
@@ -44,7 +43,7 @@ class ScaleScheduler:
     def __init__(
         self,
         client: redis.Redis,
-        env: Mapping[str, str] | None = None,
+        settings: Settings | None = None,
         every_s: float | None = None,
         cooldown_s: float = 900.0,
         monotonic: Callable[[], float] = time.monotonic,
@@ -53,15 +52,17 @@ class ScaleScheduler:
         lease_ttl_s: float = 15.0,
     ) -> None:
         """Args:
+        settings: the entry's settings (None: built from ``os.environ``).
         every_s: seconds between two samples; ``None``: ``NIKA_SCALE_EVERY_S`` (60).
+        factory: the providers' adapters (None: keys read from ``os.environ``).
         worker_id: this worker's id, named in the leader lease.
         lease_ttl_s: how long a dead leader keeps the leadership.
         """
         self.client = client
-        self.env = env
-        self.roots = roots(env)
+        self.settings = Settings.from_env() if settings is None else settings
+        self.roots = self.settings.roots
         """Where the tenants' configs are, resolved once."""
-        self.every_s = Settings.from_env(env).scale_every_s if every_s is None else every_s
+        self.every_s = self.settings.scale_every_s if every_s is None else every_s
         self.cooldown_s = cooldown_s
         self._monotonic = monotonic
         self._next = monotonic()
@@ -70,7 +71,7 @@ class ScaleScheduler:
         self._next_drain_check = monotonic()
         self.sampler = HostSampler(client, self.roots.data)
         self.state = ScaleState(self.roots, client)
-        self.factory = factory or default_factory(env)
+        self.factory = factory or default_factory()
 
     def tick(self, now: datetime | None = None) -> list[str]:
         """Sample and plan when due and leading; return what was done
@@ -167,5 +168,5 @@ class ScaleScheduler:
             # Recorded before acting: a leader that dies mid-apply leaves the cooldown behind.
             with self.state.transaction() as data:
                 data["last_scale_out"] = at.isoformat()
-        result = act(plan, config, self.state, self.factory, self.client, at, self.env)
+        result = act(plan, config, self.state, self.factory, self.client, at, self.settings)
         return [f"{plan.kind.value}:{tenant_id}:{result['action']}"]

@@ -38,7 +38,7 @@ def daemon_pids(codex_home: Path) -> list[int]:
     return pids
 
 
-def stop_daemon(codex_bin: str | None, codex_home: Path, env: Mapping[str, str]) -> list[int]:
+def stop_daemon(codex_bin: str | None, codex_home: Path, child_env: Mapping[str, str]) -> list[int]:
     """Stop the tenant's Codex app-server daemon; the PIDs that had to be signalled.
 
     Never raises: a kernel stop goes on whatever happens here.
@@ -49,7 +49,7 @@ def stop_daemon(codex_bin: str | None, codex_home: Path, env: Mapping[str, str])
         with contextlib.suppress(OSError, subprocess.TimeoutExpired):
             subprocess.run(
                 [codex_bin, "app-server", "daemon", "stop"],
-                env={**env, "CODEX_HOME": str(codex_home)},
+                env={**child_env, "CODEX_HOME": str(codex_home)},
                 stdin=subprocess.DEVNULL,
                 capture_output=True,
                 timeout=DAEMON_STOP_TIMEOUT_S,

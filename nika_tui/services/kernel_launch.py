@@ -30,14 +30,14 @@ NIKA_LOCATION_VARS = ("NIKA_OS_CONFIG_DIR", "NIKA_OS_DATA_DIR", "NIKA_TMUX_SOCKE
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def workdir_for(config: TenantConfig, env: Mapping[str, str]) -> Path:
+def workdir_for(config: TenantConfig, parent_env: Mapping[str, str]) -> Path:
     """The agent's working directory: ``kernel.workdir``, else the home directory.
 
     Raises:
         ConfigError: the directory does not exist.
     """
     raw = config.kernel.workdir
-    path = Path(raw).expanduser() if raw else Path(env.get("HOME") or Path.home())
+    path = Path(raw).expanduser() if raw else Path(parent_env.get("HOME") or Path.home())
     if not path.is_dir():
         raise ConfigError(
             f"tenant {config.tenant_id}: kernel.workdir {str(path)!r} is not a directory",
@@ -46,7 +46,7 @@ def workdir_for(config: TenantConfig, env: Mapping[str, str]) -> Path:
     return path
 
 
-def base_environment(config: TenantConfig, env: Mapping[str, str]) -> dict[str, str]:
+def base_environment(config: TenantConfig, parent_env: Mapping[str, str]) -> dict[str, str]:
     """``kernel.env`` plus nika's variables (without creating the agent homes).
 
     Raises:
@@ -54,9 +54,9 @@ def base_environment(config: TenantConfig, env: Mapping[str, str]) -> dict[str, 
     """
     out: dict[str, str] = {}
     for key in NIKA_LOCATION_VARS:
-        if env.get(key):
-            out[key] = env[key]
-    url = env.get("REDIS_URL")
+        if parent_env.get(key):
+            out[key] = parent_env[key]
+    url = parent_env.get("REDIS_URL")
     if url and urlparse(url).password is None:
         out["REDIS_URL"] = url
     for key, value in config.kernel.env.items():
@@ -72,14 +72,14 @@ def base_environment(config: TenantConfig, env: Mapping[str, str]) -> dict[str, 
     return out
 
 
-def session_environment(config: TenantConfig, env: Mapping[str, str]) -> dict[str, str]:
+def session_environment(config: TenantConfig, parent_env: Mapping[str, str]) -> dict[str, str]:
     """Every variable of the tenant's tmux session; creates its agent homes (0700)."""
-    out = base_environment(config, env)
-    out.update(agent_home_env(config.tenant_id, roots(env)))
+    out = base_environment(config, parent_env)
+    out.update(agent_home_env(config.tenant_id, roots(parent_env)))
     return out
 
 
-def command_for(config: TenantConfig, env: Mapping[str, str]) -> list[str]:
+def command_for(config: TenantConfig, parent_env: Mapping[str, str]) -> list[str]:
     """The agent's argument list, checked to be runnable.
 
     Raises:
@@ -91,7 +91,7 @@ def command_for(config: TenantConfig, env: Mapping[str, str]) -> list[str]:
     argv = (
         list(config.kernel.command)
         if config.kernel.command is not None
-        else [binary_for(config.agent_cli, env)]
+        else [binary_for(config.agent_cli, parent_env)]
     )
     if not argv or not argv[0]:
         raise ConfigError(
@@ -102,10 +102,10 @@ def command_for(config: TenantConfig, env: Mapping[str, str]) -> list[str]:
     if "/" in exe:
         path = Path(exe).expanduser()
         if not path.is_absolute():
-            path = workdir_for(config, env) / path
+            path = workdir_for(config, parent_env) / path
         found = path.is_file() and os.access(path, os.X_OK)
     else:
-        search = base_environment(config, env).get("PATH", env.get("PATH"))
+        search = base_environment(config, parent_env).get("PATH", parent_env.get("PATH"))
         found = shutil.which(exe, path=search) is not None
     if not found:
         hint = (
@@ -118,16 +118,18 @@ def command_for(config: TenantConfig, env: Mapping[str, str]) -> list[str]:
     return argv
 
 
-def extra_commands(config: TenantConfig, env: Mapping[str, str]) -> list[tuple[str, list[str]]]:
+def extra_commands(
+    config: TenantConfig, parent_env: Mapping[str, str]
+) -> list[tuple[str, list[str]]]:
     """(window name, argv) of each agent CLI run beside the first one (``more_agent_clis``).
 
     Raises:
         KernelError: one of them is not installed (the hint names the install).
     """
-    search = base_environment(config, env).get("PATH", env.get("PATH"))
+    search = base_environment(config, parent_env).get("PATH", parent_env.get("PATH"))
     out: list[tuple[str, list[str]]] = []
     for cli in config.more_agent_clis:
-        exe = binary_for(cli, env)
+        exe = binary_for(cli, parent_env)
         found = shutil.which(exe, path=search)
         if found is None:
             raise KernelError(f"{cli.value}: command {exe!r} not found on PATH", INSTALL_HINTS[cli])

@@ -41,6 +41,7 @@ from nika_tui.services.secret_mask import masked_request
 
 if TYPE_CHECKING:
     from nika_tui.domain.protocol_codec import R, Request
+    from nika_tui.settings import Settings
 
 RPC_REPLY_TTL_S = 60
 """Seconds an unread RPC reply is kept before Redis expires it."""
@@ -65,13 +66,12 @@ class MemoryClient:
         self.timeout = timeout
 
     @classmethod
-    def from_env(
-        cls, env: Mapping[str, str] | None = None, *, start_redis: bool = False
-    ) -> MemoryClient:
+    def open(cls, settings: Settings | None = None, *, start_redis: bool = False) -> MemoryClient:
         """A client on ``REDIS_URL`` or the embedded Redis.
 
         Args:
-            env: environment (default: the process's).
+            settings: The entry's settings (None: built from ``os.environ``, for a one-shot
+                command).
             start_redis: start the embedded Redis if it is down (writers do, so that a write
                 is queued durably even before the service runs); readers do not.
 
@@ -82,7 +82,7 @@ class MemoryClient:
         from nika_tui.services.redis_server import connect
 
         try:
-            return cls(connect(env, start=start_redis))
+            return cls(connect(settings, start=start_redis))
         except StoreUnavailable as exc:
             if start_redis:
                 raise

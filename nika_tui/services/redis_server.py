@@ -2,7 +2,9 @@
 
 It listens on a unix socket in the data dir (0700 dir, socket perm 700), with AOF on, and
 outlives the process that started it (pid file): a second ``nika up`` reuses it.
-``REDIS_URL`` bypasses all of this and points at any Redis.
+``REDIS_URL`` bypasses all of this and points at any Redis. The embedded server's files take
+the resolved roots (``where``: None is the roots of ``os.environ``); a connection takes the
+entry's :class:`~nika_tui.settings.Settings` (``REDIS_URL`` and the data root, read once).
 """
 
 from __future__ import annotations
@@ -11,15 +13,18 @@ import contextlib
 import os
 import subprocess
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import redis
 
 from nika_tui.errors import StoreUnavailable
-from nika_tui.paths import data_dir, ensure_private_dir
+from nika_tui.paths import Roots, ensure_private_dir, roots
 from nika_tui.services.redis_urls import check_redis_url, redact
+
+if TYPE_CHECKING:
+    from nika_tui.settings import Settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,9 +46,9 @@ class EmbeddedRedis:
         return f"unix://{self.socket}"
 
 
-def embedded_location(env: Mapping[str, str] | None = None) -> EmbeddedRedis:
-    """Where the embedded server lives for this data dir."""
-    return EmbeddedRedis(data_dir(env) / "redis")
+def embedded_location(where: Roots | None = None) -> EmbeddedRedis:
+    """Where the embedded server lives for this data dir (None: the roots of ``os.environ``)."""
+    return EmbeddedRedis((roots() if where is None else where).data / "redis")
 
 
 def redis_server_binary() -> Path:
@@ -95,9 +100,9 @@ def _check_aof(args: list[str], stdin: str = "") -> subprocess.CompletedProcess[
     )
 
 
-def aof_problem(env: Mapping[str, str] | None = None) -> StoreUnavailable | None:
+def aof_problem(where: Roots | None = None) -> StoreUnavailable | None:
     """The embedded AOF's damage, as the error to show, or None when it is valid or absent."""
-    aof = embedded_location(env).root / AOF_NAME
+    aof = embedded_location(where).root / AOF_NAME
     if not aof.exists():
         return None
     proc = _check_aof([str(aof)])
@@ -110,7 +115,7 @@ def aof_problem(env: Mapping[str, str] | None = None) -> StoreUnavailable | None
     )
 
 
-def repair_aof(env: Mapping[str, str] | None = None) -> str:
+def repair_aof(where: Roots | None = None) -> str:
     """Truncate the AOF at its last valid command (``redis-check-aof --fix``), keeping a copy.
 
     Returns:
@@ -121,14 +126,14 @@ def repair_aof(env: Mapping[str, str] | None = None) -> str:
     """
     import shutil
 
-    aof = embedded_location(env).root / AOF_NAME
-    if aof_problem(env) is None:
+    aof = embedded_location(where).root / AOF_NAME
+    if aof_problem(where) is None:
         return f"{aof} is valid: nothing to repair"
     copy = aof.with_name(f"{AOF_NAME}.corrupt-{int(time.time())}")
     shutil.copy2(aof, copy)
     os.chmod(copy, 0o600)
     proc = _check_aof(["--fix", str(aof)], stdin="y\n")
-    if proc.returncode != 0 or aof_problem(env) is not None:
+    if proc.returncode != 0 or aof_problem(where) is not None:
         raise StoreUnavailable(
             f"redis-check-aof could not repair {aof}: {proc.stdout.strip()[-200:]}",
             f"the damaged file is kept at {copy}; restore a backup of {aof.parent}",
@@ -144,9 +149,9 @@ def _private_files(root: Path) -> None:
             os.chmod(root / name, 0o600)
 
 
-def ensure_embedded(env: Mapping[str, str] | None = None, timeout: float = 10.0) -> str:
+def ensure_embedded(where: Roots | None = None, timeout: float = 10.0) -> str:
     """Start the embedded server unless it already answers; return its URL."""
-    loc = embedded_location(env)
+    loc = embedded_location(where)
     if loc.socket.exists() and _ping(loc.url):
         return loc.url
     ensure_private_dir(loc.root)
@@ -180,20 +185,20 @@ def ensure_embedded(env: Mapping[str, str] | None = None, timeout: float = 10.0)
         if _pid_alive(loc.pidfile) is None and time.monotonic() > deadline - timeout + 0.5:
             break  # the daemon exited: waiting longer will not help
         time.sleep(0.02)
-    problem = aof_problem(env)
+    problem = aof_problem(where)
     if problem is not None:
         raise problem  # say what is wrong and how to repair it, not only "see the log"
     raise StoreUnavailable("the embedded Redis did not answer", f"see {loc.root / 'redis.log'}")
 
 
-def embedded_running(env: Mapping[str, str] | None = None) -> bool:
+def embedded_running(where: Roots | None = None) -> bool:
     """True when nika's embedded Redis answers on its socket (whatever ``REDIS_URL`` says)."""
-    return _ping(embedded_location(env).url)
+    return _ping(embedded_location(where).url)
 
 
-def stop_embedded(env: Mapping[str, str] | None = None, timeout: float = 10.0) -> bool:
+def stop_embedded(where: Roots | None = None, timeout: float = 10.0) -> bool:
     """Shut the embedded server down (AOF is flushed); True when one was running."""
-    loc = embedded_location(env)
+    loc = embedded_location(where)
     if not _ping(loc.url):
         return False
     # shutdown closes the connection under us: that is success
@@ -205,25 +210,49 @@ def stop_embedded(env: Mapping[str, str] | None = None, timeout: float = 10.0) -
     return True
 
 
-def redis_url(env: Mapping[str, str] | None = None, start: bool = True) -> str:
-    """``REDIS_URL`` if set, else the embedded server (started when ``start``)."""
-    e = os.environ if env is None else env
-    if e.get("REDIS_URL"):
-        return check_redis_url(e["REDIS_URL"])
+def redis_target(url: str, where: Roots | None = None, start: bool = True) -> str:
+    """``url`` checked when it is set, else the embedded server (started when ``start``).
+
+    Args:
+        url: ``REDIS_URL`` as the caller read it (empty: nika's embedded Redis).
+        where: The roots holding the embedded server (None: those of ``os.environ``).
+        start: Start the embedded server when it is down.
+    """
+    if url:
+        return check_redis_url(url)
     if start:
-        return ensure_embedded(env)
-    return embedded_location(env).url
+        return ensure_embedded(where)
+    return embedded_location(where).url
 
 
-def connect(env: Mapping[str, str] | None = None, start: bool = True) -> redis.Redis:
-    """A client with string responses, checked with PING."""
-    url = redis_url(env, start=start)
+def redis_url(settings: Settings | None = None, start: bool = True) -> str:
+    """``REDIS_URL`` if set, else the embedded server (started when ``start``).
+
+    Args:
+        settings: The entry's settings (None: built from ``os.environ``, for a one-shot caller).
+        start: Start the embedded server when it is down.
+    """
+    s = _settings(settings)
+    return redis_target(s.redis_url, s.roots, start)
+
+
+def connect(settings: Settings | None = None, start: bool = True) -> redis.Redis:
+    """A client with string responses, checked with PING.
+
+    Args:
+        settings: The entry's settings (None: built from ``os.environ``, for a one-shot caller).
+        start: Start the embedded server when it is down.
+
+    Raises:
+        StoreUnavailable: Redis does not answer (or the embedded one is down and not started).
+    """
+    s = _settings(settings)
+    url = redis_target(s.redis_url, s.roots, start=start)
     client = redis.Redis.from_url(url, decode_responses=True, socket_timeout=5)
     try:
         client.ping()
     except (redis.RedisError, OSError) as exc:
-        e = os.environ if env is None else env
-        if not start and not e.get("REDIS_URL"):
+        if not start and not s.redis_url:
             raise StoreUnavailable(
                 "the embedded Redis is not running", "start it with `nika up`"
             ) from exc
@@ -232,3 +261,11 @@ def connect(env: Mapping[str, str] | None = None, start: bool = True) -> redis.R
             "start it with `nika up`, or fix REDIS_URL",
         ) from exc
     return client
+
+
+def _settings(settings: Settings | None) -> Settings:
+    if settings is not None:
+        return settings
+    from nika_tui.settings import Settings
+
+    return Settings.from_env()

@@ -48,9 +48,9 @@ def allowed(name: str) -> bool:
     return name in ALLOWED_VARS or name.startswith(ALLOWED_PREFIXES)
 
 
-def server_environment(env: Mapping[str, str]) -> dict[str, str]:
-    """The allow-listed part of ``env``: the environment every tmux client runs with."""
-    return {key: value for key, value in env.items() if allowed(key)}
+def server_environment(parent_env: Mapping[str, str]) -> dict[str, str]:
+    """The allow-listed part of ``parent_env``: the environment every tmux client runs with."""
+    return {key: value for key, value in parent_env.items() if allowed(key)}
 
 
 def parse_show_environment(lines: Iterable[str]) -> list[str]:

@@ -27,7 +27,7 @@ from nika_tui.domain.tenant import (
 )
 from nika_tui.domain.tenant_id import check_tenant_id
 from nika_tui.errors import AnswersInvalid, TenantNotFound, ValidationFailed
-from nika_tui.paths import roots, tenant_config_path
+from nika_tui.paths import roots
 from nika_tui.services.agent_clis import AgentCliInfo, detect_agent_clis
 from nika_tui.services.config_store import list_tenant_ids, load_tenant
 from nika_tui.services.provider_verify import Endpoints
@@ -93,6 +93,9 @@ class SetupWizard(SectionsMixin):
         self.verify = verify
         self.endpoints = endpoints
         self.env = env
+        """Where the judge's key is read (a secret) and the import offer's sources are found."""
+        self.roots = roots(env)
+        """The config and data roots, resolved once."""
         self.answers: dict[str, Any] = {}
         self.values: dict[Provider, dict[str, str]] = {}
         self.judge_endpoint: str | None = None
@@ -123,13 +126,13 @@ class SetupWizard(SectionsMixin):
             check_tenant_id(tenant_id)
         if section is not None:
             tid = tenant_id or self._pick_existing()
-            self._start_from(load_tenant(tid, roots(self.env)))
+            self._start_from(load_tenant(tid, self.roots))
             self._ask_section(section)
             return self._review(backup=False)
         if tenant_id is None:
             tenant_id = ask_tenant_id(self.ask, self.out)
-        if tenant_config_path(tenant_id, self.env).exists():
-            return self._existing(load_tenant(tenant_id, roots(self.env)))
+        if self.roots.tenant_config_path(tenant_id).exists():
+            return self._existing(load_tenant(tenant_id, self.roots))
         self._start_fresh(tenant_id)
         for name in SECTIONS:
             self._ask_section(name)
@@ -211,7 +214,7 @@ class SetupWizard(SectionsMixin):
             self.say(
                 render_summary(
                     plan,
-                    config_path=tenant_config_path(plan.config.tenant_id, self.env),
+                    config_path=self.roots.tenant_config_path(plan.config.tenant_id),
                     values=self.values,
                     agent=self.clis().get(plan.config.agent_cli),
                     keyring_service=self.store.service,
@@ -241,7 +244,7 @@ class SetupWizard(SectionsMixin):
         )
 
     def _pick_existing(self) -> str:
-        ids = list_tenant_ids(roots(self.env))
+        ids = list_tenant_ids(self.roots)
         if not ids:
             raise TenantNotFound("no tenant is configured yet", "run `nika setup` first")
         if len(ids) == 1:

@@ -11,6 +11,7 @@ import pytest
 
 from nika_tui.domain.tenant_binding import resolve_tenant
 from nika_tui.errors import TenantBindingRefused
+from nika_tui.settings import Settings
 
 
 class Case(NamedTuple):
@@ -31,12 +32,13 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=[c.test_id for c in CASES])
 def test_resolve(case: Case) -> None:
-    assert resolve_tenant(case.requested, case.env) == case.expected
+    settings = Settings.from_env(case.env)
+    assert resolve_tenant(case.requested, settings.tenant_id, settings.operator) == case.expected
 
 
 def test_another_tenant_from_a_kernel_is_refused() -> None:
     with pytest.raises(TenantBindingRefused, match="tenant tenb's kernel"):
-        resolve_tenant("tena", {"NIKA_TENANT_ID": "tenb"})
+        resolve_tenant("tena", "tenb", operator=False)
 
 
 def _nika(*argv: str, **env: str) -> subprocess.CompletedProcess[str]:

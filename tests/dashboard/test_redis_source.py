@@ -179,6 +179,7 @@ def test_unreadable_tenant_config_still_gets_a_row(env: dict[str, str]) -> None:
 
 
 def test_redis_down_then_back_recovers_by_itself(isolated_env: dict[str, str]) -> None:
+    from nika_tui.paths import roots
     from nika_tui.services.redis_server import ensure_embedded, stop_embedded
 
     _tenant(isolated_env, "acme")
@@ -187,7 +188,7 @@ def test_redis_down_then_back_recovers_by_itself(isolated_env: dict[str, str]) -
     assert not down.redis_ok and "Redis unreachable" in down.problems[0]
     assert down.row("acme") is not None  # the rows from the configs stay
     try:
-        url = ensure_embedded(isolated_env)
+        url = ensure_embedded(roots(isolated_env))
         redis.Redis.from_url(url, decode_responses=True).hset(
             keys.kernel_state("acme"), mapping={"state": "idle"}
         )
@@ -195,7 +196,7 @@ def test_redis_down_then_back_recovers_by_itself(isolated_env: dict[str, str]) -
         assert up.redis_ok
         assert up.row("acme").kernel.state == "idle"  # type: ignore[union-attr]
     finally:
-        stop_embedded(isolated_env)
+        stop_embedded(roots(isolated_env))
 
 
 def test_actions_needing_the_service_say_it_is_down(env: dict[str, str]) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import redis
 
+from nika_tui.paths import roots
 from nika_tui.services.redis_server import ensure_embedded, stop_embedded
 
 
@@ -16,9 +17,9 @@ def redis_session_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]
     """URL of one embedded redis-server for the whole session."""
     root: Path = tmp_path_factory.mktemp("redis-data")
     env = {"NIKA_OS_DATA_DIR": str(root)}
-    url = ensure_embedded(env)
+    url = ensure_embedded(roots(env))
     yield url
-    stop_embedded(env)
+    stop_embedded(roots(env))
 
 
 @pytest.fixture

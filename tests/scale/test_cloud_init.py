@@ -187,7 +187,7 @@ def test_applied_plan_sends_user_data_without_the_password(
     plan = make_plan(acme, hot, False, [], now, "c0ffee01")
     state.save_plan(plan, "pending")
     env = {"REDIS_URL": f"redis://nika:{SECRET}@203.0.113.7:6379/0"}
-    apply_plan(plan.plan_id, acme, state, default_factory(), now, env)
+    apply_plan(plan.plan_id, acme, state, default_factory(), now, Settings.from_env(env))
     [server] = cloud.instances["scaleway"].values()
     user_data = server["user_data"]
     assert SECRET not in user_data

@@ -35,6 +35,7 @@ from nika_tui.scale.providers.runpod import START_CMD
 from nika_tui.scale.state import ScaleState
 from nika_tui.services.config_store import save_tenant
 from nika_tui.services.redis_server import redis_server_binary
+from nika_tui.settings import Settings
 from tests.fake_providers import RUNPOD
 from tests.helpers import retry_until
 from tests.scale.fake_clouds import CloudState
@@ -68,7 +69,7 @@ def test_a_pod_boots_a_start_script_not_cloud_config(
     assert plan.provider is Provider.RUNPOD
     state.save_plan(plan, "pending")
     env = {"REDIS_URL": f"redis://nika:{SECRET}@203.0.113.7:6379/0"}
-    apply_plan(plan.plan_id, pod_tenant, state, default_factory(), NOW, env)
+    apply_plan(plan.plan_id, pod_tenant, state, default_factory(), NOW, Settings.from_env(env))
     [pod] = clouds[1].instances["runpod"].values()
     assert pod["dockerStartCmd"] == ["bash", "-c", START_CMD]
     script = base64.b64decode(pod["env"]["NIKA_BOOTSTRAP"]).decode()

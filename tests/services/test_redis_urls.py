@@ -66,7 +66,7 @@ def test_redis_url_join_and_cloud_init_reach_an_ipv6_redis(v6_redis: int, tmp_pa
     port = v6_redis
     full = f"redis://:{PASSWORD}@[::1]:{port}/0"
     # REDIS_URL, as every nika process reads it.
-    assert connect({"REDIS_URL": full}, start=False).ping()
+    assert connect(Settings.from_env({"REDIS_URL": full}), start=False).ping()
     # The worker's side: the password-less URL and NIKA_REDIS_PASSWORD_FILE.
     secret = tmp_path / "redis_password"
     secret.write_text(PASSWORD + "\n")

@@ -16,13 +16,14 @@ from nika_tui.errors import StoreUnavailable
 from nika_tui.services.vectors import open_vector_store
 from nika_tui.services.vectors.edge import EdgeVectorStore
 from nika_tui.services.vectors.factory import redact_url
+from nika_tui.settings import Settings
 
 # The stand-in server is plain http on 127.0.0.1; qdrant-client rightly warns about the key.
 pytestmark = pytest.mark.filterwarnings("ignore:Api key is used with an insecure connection")
 
 
 def test_default_is_edge_under_the_data_dir(isolated_env: dict[str, str]) -> None:
-    store = open_vector_store(None, 384)
+    store = open_vector_store(Settings.from_env(), 384)
     assert isinstance(store, EdgeVectorStore)
     root = Path(isolated_env["NIKA_OS_DATA_DIR"]) / "qdrant"
     assert store.root == root
@@ -39,7 +40,9 @@ def _free_port() -> int:
 def test_unreachable_server_is_a_clear_error_without_the_password() -> None:
     url = f"http://admin:hunter2@127.0.0.1:{_free_port()}"
     with pytest.raises(StoreUnavailable) as info:
-        open_vector_store({"QDRANT_URL": url, "QDRANT_API_KEY": "k-secret"}, 384)
+        open_vector_store(
+            Settings.from_env({"QDRANT_URL": url}), 384, {"QDRANT_API_KEY": "k-secret"}
+        )
     assert "cannot reach Qdrant at http://***@127.0.0.1:" in info.value.message
     assert "hunter2" not in str(info.value) and "k-secret" not in str(info.value)
     assert "QDRANT_URL" in info.value.hint
@@ -77,8 +80,8 @@ def test_qdrant_url_selects_the_client_adapter(qdrant_rest: list[tuple[str, str]
     from nika_tui.services.vectors.client import ClientVectorStore  # qdrant_client: seconds
 
     port = qdrant_rest.pop(0)[1]
-    env = {"QDRANT_URL": f"http://127.0.0.1:{port}", "QDRANT_API_KEY": "k-1"}
-    store = open_vector_store(env, 384)
+    settings = Settings.from_env({"QDRANT_URL": f"http://127.0.0.1:{port}"})
+    store = open_vector_store(settings, 384, {"QDRANT_API_KEY": "k-1"})
     assert isinstance(store, ClientVectorStore)
     assert store.collection("semantic") == "nika_semantic"
     assert ("/collections", "k-1") in qdrant_rest

@@ -30,16 +30,40 @@ def test_source_reads_links_last_messages_and_errors(
     isolated_env: dict[str, str], redis_url: str, redis_client: redis.Redis
 ) -> None:
     env = {**isolated_env, "REDIS_URL": redis_url}
+    where = Settings.from_env(env).roots
     for tenant in ("acme", "globex"):
-        save_tenant(
-            TenantConfig(tenant_id=tenant, display_name=tenant), Settings.from_env(env).roots
-        )
+        save_tenant(TenantConfig(tenant_id=tenant, display_name=tenant), where)
     config = link(BridgeConfig(), Gateway.WHATSAPP, "+33612345678", "acme")
-    save_config(link(config, Gateway.GCHAT, "users/9", "globex"), Settings.from_env(env).roots)
+    save_config(link(config, Gateway.GCHAT, "users/9", "globex"), where)
     message = InboundMessage(Gateway.WHATSAPP, "wamid.1", "33612345678", "33612345678", "hello")
-    record_message(redis_client, env, "acme", "in", message, "hello there", "delivered", NOW)
-    record_message(redis_client, env, "acme", "out", message, "echo: hello", "reply", NOW)
-    record_error(redis_client, env, "acme", "whatsapp", "reply not delivered: HTTP 503", NOW)
+    record_message(
+        redis_client,
+        where,
+        "acme",
+        "in",
+        message,
+        "hello there",
+        "delivered",
+        NOW,
+    )
+    record_message(
+        redis_client,
+        where,
+        "acme",
+        "out",
+        message,
+        "echo: hello",
+        "reply",
+        NOW,
+    )
+    record_error(
+        redis_client,
+        where,
+        "acme",
+        "whatsapp",
+        "reply not delivered: HTTP 503",
+        NOW,
+    )
     redis_client.set(keys.SERVER_HEARTBEAT, "1")
     redis_client.hset(keys.SERVER, "gateways", '["gchat", "whatsapp"]')
 
@@ -51,9 +75,7 @@ def test_source_reads_links_last_messages_and_errors(
     assert bridge.last == ("12:00:00 → whatsapp 33612345678: echo: hello",
                            "12:00:00 ← whatsapp 33612345678: hello there")  # fmt: skip
     assert bridge.errors == ("12:00:00 whatsapp: reply not delivered: HTTP 503",)
-    save_tenant(
-        TenantConfig(tenant_id="initech", display_name="Initech"), Settings.from_env(env).roots
-    )
+    save_tenant(TenantConfig(tenant_id="initech", display_name="Initech"), where)
     assert source.tenant_detail("initech", NOW).bridge is None
 
 

@@ -251,6 +251,7 @@ def test_purge_wants_the_tenant_id_and_service_down_is_shown(
 def test_redis_down_is_shown_and_the_screen_recovers(
     isolated_env: dict[str, str], tmp_path: Path
 ) -> None:
+    from nika_tui.paths import roots
     from nika_tui.services.redis_server import ensure_embedded, stop_embedded
 
     _tenant("acme", isolated_env)  # the data dir's embedded Redis: not started
@@ -267,7 +268,9 @@ def test_redis_down_is_shown_and_the_screen_recovers(
             )
             await pilot.press("a")  # nothing listed: said, no crash
             await wait_for(pilot, lambda: "nothing waits for a decision" in notes(app), "said")
-            client = redis.Redis.from_url(ensure_embedded(isolated_env), decode_responses=True)
+            client = redis.Redis.from_url(
+                ensure_embedded(roots(isolated_env)), decode_responses=True
+            )
             confirmation_queue.queue_confirmation(client, "acme", "rem.run", "run REM", "idle", NOW)
             await pilot.press("r")
             screen = await _listed(pilot, 1)
@@ -277,7 +280,7 @@ def test_redis_down_is_shown_and_the_screen_recovers(
     try:
         run(scenario())
     finally:
-        stop_embedded(isolated_env)
+        stop_embedded(roots(isolated_env))
 
 
 @pytest.mark.embedder

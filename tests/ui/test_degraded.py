@@ -32,6 +32,7 @@ def _status(app: NikaDashboard) -> str:
 def test_redis_down_is_said_and_recovers_by_itself(
     build_app: Build, isolated_env: dict[str, str]
 ) -> None:
+    from nika_tui.paths import roots
     from nika_tui.services.redis_server import ensure_embedded, stop_embedded
 
     save_tenant(
@@ -46,7 +47,7 @@ def test_redis_down_is_said_and_recovers_by_itself(
             await ready(pilot)
             assert "Redis down" in _status(app) and "nika up" in _status(app)
             assert app.snapshot is not None and app.snapshot.row("acme") is not None
-            url = ensure_embedded(isolated_env)
+            url = ensure_embedded(roots(isolated_env))
             redis.Redis.from_url(url).hset(keys.kernel_state("acme"), mapping={"state": "idle"})
             await wait_for(pilot, lambda: "Redis ok" in _status(app), "recovery", timeout=15)
             await wait_for(pilot, lambda: app.snapshot.row("acme").kernel.state == "idle", "data")  # type: ignore[union-attr]
@@ -55,7 +56,7 @@ def test_redis_down_is_said_and_recovers_by_itself(
     try:
         run(scenario())
     finally:
-        stop_embedded(isolated_env)
+        stop_embedded(roots(isolated_env))
 
 
 def test_service_down_keeps_screens_up(build_app: Build) -> None:

@@ -60,7 +60,7 @@ def test_demo_button_starts_the_demo_tenant_service_and_kernel(
         assert config.demo is True and config.display_name == DEMO_DISPLAY_NAME
         assert tmux_server.has_session(kernel_session(DEMO_TENANT_ID))  # the replay kernel
         assert tmux_server.has_session("nika-core")  # the memory service `nika demo` started
-        assert MemoryClient.from_env(isolated_env).service_alive()
+        assert MemoryClient.open(Settings.from_env(isolated_env)).service_alive()
     finally:
         subprocess.run(
             [sys.executable, "-m", "nika_tui", "down", "--redis"], capture_output=True, timeout=60

@@ -39,7 +39,6 @@ from nika_tui.engine.kernels.results import (
     session_name,
 )
 from nika_tui.errors import KernelError
-from nika_tui.paths import tmux_socket_name
 from nika_tui.services import kernel_launch, kernel_store, redis_keys
 from nika_tui.services.config_store import list_tenant_ids, load_tenant
 from nika_tui.services.tmux_sessions import PaneInfo, TmuxSessions
@@ -68,7 +67,7 @@ class KernelManager:
         """The environment the kernels' tmux server and children start from (paths, PATH)."""
         self.settings = Settings.from_env(self.env) if settings is None else settings
         """The ``NIKA_*`` knobs (quota cgroups); the caller's when it built them."""
-        self.socket = tmux_socket_name(self.env)
+        self.socket = self.settings.tmux_socket
         self.tmux = TmuxSessions(self.socket, self.env.get("PATH"), self.env)
         self._redis = redis_client
         self._clock = clock or (lambda: datetime.now(UTC))
@@ -86,7 +85,7 @@ class KernelManager:
 
             # Never started from here: `nika kernel list` after `nika down --redis` must say
             # "not reachable — start it with `nika up`", not bring Redis back silently.
-            self._redis = connect(self.env, start=False)
+            self._redis = connect(self.settings, start=False)
         return self._redis
 
     @property

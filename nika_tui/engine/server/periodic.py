@@ -39,6 +39,7 @@ def periodic_jobs(ctx: EngineContext, consumer: str, worker: Worker | None) -> P
     from nika_tui.automemory.runner import AutoMemoryScheduler
     from nika_tui.engine.debt.schedule import DebtScheduler
     from nika_tui.quota.tokens import QuotaWatcher
+    from nika_tui.scale.actions import default_factory
     from nika_tui.scale.reconcile_loop import ReconcileScheduler
     from nika_tui.scale.scheduler import ScaleScheduler
 
@@ -50,7 +51,8 @@ def periodic_jobs(ctx: EngineContext, consumer: str, worker: Worker | None) -> P
         # auto_actions.scale, on the one worker that holds the scale leadership (decision 380).
         scale=ScaleScheduler(
             ctx.redis,
-            ctx.env,
+            ctx.settings,
+            factory=default_factory(ctx.env),  # the providers' keys: read where they are sent
             worker_id=consumer,
             lease_ttl_s=worker.ttl_s if worker is not None else 15.0,
         ),

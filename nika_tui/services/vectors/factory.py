@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
 from nika_tui.domain.ports import VectorStore
 from nika_tui.errors import StoreUnavailable
-from nika_tui.paths import data_dir, ensure_private_dir
+from nika_tui.paths import Roots, ensure_private_dir, roots
+
+if TYPE_CHECKING:
+    from nika_tui.settings import Settings
 
 QDRANT_TIMEOUT_S = 10
 """Seconds a request to a Qdrant server may take before it counts as unavailable."""
@@ -23,23 +27,30 @@ def redact_url(url: str) -> str:
     return url
 
 
-def edge_root(env: Mapping[str, str] | None = None) -> str:
-    """Where the embedded shards live: ``{data_dir}/qdrant``."""
-    return str(data_dir(env) / "qdrant")
+def edge_root(where: Roots | None = None) -> str:
+    """Where the embedded shards live: ``{data_dir}/qdrant`` (None: the roots of
+    ``os.environ``)."""
+    return str((roots() if where is None else where).data / "qdrant")
 
 
-def open_vector_store(env: Mapping[str, str] | None, dimension: int) -> VectorStore:
-    """The store this environment asks for.
+def open_vector_store(
+    settings: Settings, dimension: int, secrets: Mapping[str, str] | None = None
+) -> VectorStore:
+    """The store the settings ask for.
 
-    ``QDRANT_URL`` set → :class:`ClientVectorStore` on that server (``QDRANT_API_KEY`` read from
-    the environment, never from a file), checked with one request so a wrong URL fails now.
-    Otherwise → :class:`EdgeVectorStore` under ``{data_dir}/qdrant``.
+    ``settings.qdrant_url`` set → :class:`ClientVectorStore` on that server (``QDRANT_API_KEY``
+    read from ``secrets``, never from a file nor kept), checked with one request so a wrong URL
+    fails now. Otherwise → :class:`EdgeVectorStore` under ``{data_dir}/qdrant``.
+
+    Args:
+        settings: The entry's settings (``QDRANT_URL`` and the data root, read once).
+        dimension: The vector size.
+        secrets: Where ``QDRANT_API_KEY`` is read, when it is sent (None: ``os.environ``).
 
     Raises:
         StoreUnavailable: the server does not answer, or the data dir cannot be created.
     """
-    e = os.environ if env is None else env
-    url = e.get("QDRANT_URL", "").strip()
+    url = settings.qdrant_url
     if url:
         from qdrant_client import QdrantClient
 
@@ -49,7 +60,7 @@ def open_vector_store(env: Mapping[str, str] | None, dimension: int) -> VectorSt
         # is the reachability check that matters.
         client = QdrantClient(
             url=url,
-            api_key=e.get("QDRANT_API_KEY") or None,
+            api_key=(os.environ if secrets is None else secrets).get("QDRANT_API_KEY") or None,
             timeout=QDRANT_TIMEOUT_S,
             check_compatibility=False,
         )
@@ -67,7 +78,7 @@ def open_vector_store(env: Mapping[str, str] | None, dimension: int) -> VectorSt
 
     from nika_tui.services.vectors.edge import EdgeVectorStore
 
-    root = data_dir(e) / "qdrant"
+    root = settings.data_root / "qdrant"
     try:
         ensure_private_dir(root)
     except OSError as exc:
