@@ -12,6 +12,8 @@ slots, because everything but the entity is shared; a reworded update of *one* e
 - :func:`sibling_entity` and :func:`distinct_handles` are what does (decision 264): an
   update changes the value of one thing; a sentence that *also* swaps the thing named, or
   names an identifier the other never mentions, is about another thing.
+- :func:`unresolved_subject`: the old fact is about two things together and the new one
+  names at most one of them (decision 536): which one changed cannot be told.
 
 Values (numbers, versions, hosts, quantities) are what an update changes, never entity words;
 names with digits in them (T3, wg0, HPLC-04) are entity words.
