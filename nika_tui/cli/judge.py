@@ -75,7 +75,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "--max-wrong-replace",
         type=float,
         default=None,
-        help="cross-validated wrong-REPLACE target for the thresholds (default 0.01)",
+        help="cross-validated wrong-REPLACE target for the thresholds (default 0.0125)",
     )
     tr.add_argument(
         "--kind", choices=("lr", "gbt"), default="gbt", help="model: boosted trees or regression"

@@ -12,6 +12,8 @@ slots, because everything but the entity is shared; a reworded update of *one* e
 - :func:`sibling_entity` and :func:`distinct_handles` are what does (decision 264): an
   update changes the value of one thing; a sentence that *also* swaps the thing named, or
   names an identifier the other never mentions, is about another thing.
+- :func:`unresolved_subject`: the old fact is about two things together and the new one
+  names at most one of them (decision 536): which one changed cannot be told.
 
 Values (numbers, versions, hosts, quantities) are what an update changes, never entity words;
 names with digits in them (T3, wg0, HPLC-04) are entity words.
@@ -243,3 +245,41 @@ def distinct_handles(old_text: str, new_text: str) -> bool:
     only_old = [h for h in _handles(to) if not _mentioned(h, mn)]
     only_new = [h for h in _handles(tn) if not _mentioned(h, mo)]
     return bool(only_old and only_new)
+
+
+_COLLECTIVE = re.compile(
+    r"\b(?:both|tous deux|toutes deux|tous les deux|toutes les deux)\b"
+    # "toutes les deux semaines" is a period, not two things.
+    r"(?! (?:semaines|mois|jours|ans|heures))"
+)
+_CONJUNCTION = re.compile(r"^(?:and|et|&)$")
+_ARTICLE = frozenset({"the", "le", "la", "les", "l", "des", "du", "de", "our", "nos", "notre"})
+
+
+def unresolved_subject(old_text: str, new_text: str) -> bool:
+    """The old fact states one value for two named things together ("Stores 118 and 181 both
+    close at 22:00") and the new one speaks of the thing in the singular, naming at most one
+    of them ("The store now closes at 23:00"): which one changed cannot be told (the spec's
+    unresolvable subject, UNCERTAIN; decision 536).
+
+    Args:
+        old_text: The old fact.
+        new_text: The new fact.
+
+    Returns:
+        Whether the new fact's subject cannot be resolved to one of the old fact's things.
+    """
+    fo, fn = fold(old_text), fold(new_text)
+    if not _COLLECTIVE.search(fo) or _COLLECTIVE.search(fn):
+        return False
+    tokens = _tokens(old_text)
+    members: list[str] = []
+    for i, token in enumerate(tokens):
+        if _CONJUNCTION.match(token) and 0 < i < len(tokens) - 1:
+            after = [t for t in tokens[i + 1 :] if t not in _ARTICLE][:1]
+            members = [tokens[i - 1], *after]
+            break
+    if len(members) < 2:
+        return False
+    mentions = _mentions(_tokens(new_text))
+    return sum(_mentioned(m, mentions) for m in members) < 2

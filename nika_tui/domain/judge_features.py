@@ -32,7 +32,13 @@ from datetime import timedelta
 
 from nika_tui.domain.fact_parse import ParsedFact, parse_fact
 from nika_tui.domain.judge_cues import bare_subject, stance
-from nika_tui.domain.judge_entity import align, distinct_handles, sibling_entity, unshared_words
+from nika_tui.domain.judge_entity import (
+    align,
+    distinct_handles,
+    sibling_entity,
+    unresolved_subject,
+    unshared_words,
+)
 from nika_tui.domain.judge_rules import Conflict, compare, decide
 from nika_tui.domain.judge_trials import unsettled
 from nika_tui.domain.quantities import same_quantities
@@ -168,6 +174,10 @@ class PairFeatures:
     """The new fact is the old sentence with only its values changed ("Rate limit on orders:
     500/min" → "… 777/min"): by the definition of REPLACE, an update unless it is hedged,
     temporary or additive."""
+    unresolved: bool = False
+    """The old fact gives one value for two things together and the new one names at most one
+    of them ("Stores 118 and 181 both close at 22:00" / "The store now closes at 23:00"):
+    UNCERTAIN whatever the model says (decision 536)."""
     correction: bool = False
     """The new fact says it corrects or retracts ("Correction:", "scratch that",
     "finalement"): a same-minute pair is then ordered after all."""
@@ -313,4 +323,5 @@ def pair_features(old: Fact, new: Fact, sim: PairSimilarity) -> PairFeatures:
         correction=sn.retraction and not reaffirms,
         other_entity=env_differ or bool(to and tn and not to & tn) or sibling,
         value_only=aligned.word_edits == 0 and aligned.value_edits > 0,
+        unresolved=unresolved_subject(old.text, new.text),
     )

@@ -12,7 +12,9 @@ Gradient-boosted trees (or a multinomial logistic regression) over
    one and the model says REPLACE; KEEP when the model is sure both hold; else UNCERTAIN: no
    order to decide by;
 4. the new fact does not claim a present value — a hedge, question, proposal, trial, or a
-   conditional or undated plan → UNCERTAIN, whatever the model says (decision 262);
+   conditional or undated plan → UNCERTAIN, whatever the model says (decision 262); nor
+   when the old fact gives one value for two things together and the new one names at
+   most one of them (an unresolvable subject, decision 536);
 5. ``P(REPLACE) ≥ replace_threshold`` → REPLACE, unless the new fact is a temporary change
    or a firm dated plan,
    an addition, or a retraction of some other change that keeps the old value → KEEP (the
@@ -247,6 +249,10 @@ _REASONS: dict[str, str] = {
         "the new fact is hedged, a question, a proposal, a trial or an open plan: "
         "nothing retired ({shown})"
     ),
+    "unresolved": (
+        "the old fact is about two things together and the new one names at most one: "
+        "which one changed is unclear ({shown})"
+    ),
     "reaffirms": "the new fact calls off another change and keeps the old value ({shown})",
     "replace": "same slot, new value later ({shown})",
     "value_only": "the same sentence with another value, later: an update ({shown})",
@@ -276,6 +282,8 @@ def rule_verdict(
         return Verdict.UNCERTAIN, "same_time", True
     if features.tentative:
         return Verdict.UNCERTAIN, "tentative", p_r >= t_r or p_k >= t_k
+    if features.unresolved:
+        return Verdict.UNCERTAIN, "unresolved", True
     settled = not (features.provisional or features.additive or features.reaffirms)
     if features.value_only and settled:
         return Verdict.REPLACE, "value_only", True

@@ -43,6 +43,9 @@ DEFAULT_TRAINING_FILES: tuple[str, ...] = (
     "tests/data/judge_corpus/golf.jsonl",
     "tests/data/judge_corpus/hotel.jsonl",
     "tests/data/judge_corpus/india.jsonl",
+    # Spent headlines of the fourth round, trained on from the fifth (decision 535).
+    "tests/data/judge_corpus/epsilon.jsonl",
+    "tests/data/judge_corpus/kilo.jsonl",
     "tests/data/judge_dev.jsonl",
     "tests/data/judge_holdout.jsonl",
 )

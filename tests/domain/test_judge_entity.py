@@ -8,9 +8,16 @@ from typing import NamedTuple
 import pytest
 
 from nika_tui.domain.fact_parse import parse_fact
-from nika_tui.domain.judge_entity import align, distinct_handles, sibling_entity, unshared_words
+from nika_tui.domain.judge_entity import (
+    align,
+    distinct_handles,
+    sibling_entity,
+    unresolved_subject,
+    unshared_words,
+)
 from nika_tui.domain.judge_features import PairSimilarity, pair_features
-from nika_tui.domain.verdicts import Fact
+from nika_tui.domain.judge_model import rule_verdict
+from nika_tui.domain.verdicts import Fact, Verdict
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 
@@ -306,3 +313,73 @@ def test_a_correction_is_not_a_sibling_whatever_it_swaps() -> None:
     )
     assert sibling_entity(align(old.text, fixed.text))  # the shape alone reads as a sibling
     assert not pair_features(old, fixed, PairSimilarity(0.9, 0.95)).other_entity
+
+
+class UnresolvedCase(NamedTuple):
+    test_id: str
+    old: str
+    new: str
+    unresolved: bool
+
+
+UNRESOLVED_CASES = [
+    UnresolvedCase(
+        "bare-class-after-two",
+        "The billing and the invoicing workers both run on pool cpu-3.",
+        "The worker now runs on pool cpu-7.",
+        True,
+    ),
+    UnresolvedCase(
+        "one-of-two-named",
+        "Kiosks 12 and 14 both reboot at 03:00.",
+        "Kiosk 12 now reboots at 04:00.",
+        True,
+    ),
+    UnresolvedCase(
+        "french",
+        "Les entrepôts de Lyon et de Lille ferment tous les deux à 20h.",
+        "L'entrepôt ferme désormais à 21h.",
+        True,
+    ),
+    UnresolvedCase(
+        "both-named-again",
+        "Priya leads both the search and the ranking teams.",
+        "Priya only leads search now; ranking moved to Tom.",
+        False,
+    ),
+    UnresolvedCase(
+        "new-says-both-too",
+        "The web and the mobile apps both use SDK 4.2.",
+        "Both apps are on SDK 5.0 now.",
+        False,
+    ),
+    UnresolvedCase(
+        "every-two-weeks-is-not-two-things",
+        "Les inventaires ont lieu toutes les deux semaines.",
+        "Les inventaires ont lieu chaque semaine.",
+        False,
+    ),
+    UnresolvedCase(
+        "one-thing",
+        "The billing worker runs on pool cpu-3.",
+        "The worker now runs on pool cpu-7.",
+        False,
+    ),
+]
+
+
+@pytest.mark.parametrize("case", UNRESOLVED_CASES, ids=lambda c: c.test_id)
+def test_unresolved_subject(case: UnresolvedCase) -> None:
+    assert unresolved_subject(case.old, case.new) is case.unresolved
+
+
+def test_an_unresolved_subject_is_uncertain_whatever_the_model_says() -> None:
+    case = UNRESOLVED_CASES[0]
+    features = pair_features(
+        Fact(case.old, T0), Fact(case.new, T0 + timedelta(days=9)), PairSimilarity(0.9, 0.95)
+    )
+    assert features.unresolved and not features.gated  # still a pair the model learns from
+    assert rule_verdict(features, 0.99, 0.0, 0.8, 0.3, 0.1)[:2] == (
+        Verdict.UNCERTAIN,
+        "unresolved",
+    )

@@ -1,0 +1,232 @@
+"""Leave-one-author-out for the offline judge, with every expensive step cached.
+
+The same fitting code as ``nika judge eval --loao`` (``engine.judge_training.lodo`` →
+``domain.judge_fit.train_model``), but:
+
+- each pair's embedder read-out (cosines, pair vector) is computed once and kept on disk
+  (``~/.cache/nika-os/judge_loao/reads-*.pkl``, keyed by the pair's texts);
+- each held-out author's fit (slot read-out, out-of-fold trees, final trees) is kept on disk,
+  keyed by the SHA-256 of the training features and labels, so a change of the decision rules
+  or of the wrong-REPLACE target re-scores in seconds, and a change of the features refits;
+- ``--targets`` scores several cross-validated wrong-REPLACE targets from the same fits.
+
+Figures match the CLI's ``--loao`` (the same folds, fits and thresholds); the CLI embeds per
+file, this script per pair set, which can move a cosine in the last float bits.
+
+Usage (from the repo root)::
+
+    .venv/bin/python benchmarks/judge_loao.py [--targets 0.01,0.015] [--misses] [--json OUT]
+
+Default files: the eleven corpus authors plus the two older in-repo sets (always trained on).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import pickle
+import sys
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+from nika_tui.domain.judge_features import pair_features
+from nika_tui.domain.judge_fit import (
+    DEFAULT_FOLDS,
+    Example,
+    _fit_set,
+    _slots_out_of_fold,
+    build_model,
+    choose_thresholds,
+    fit_projection,
+    fold_of,
+    with_projection,
+)
+from nika_tui.domain.judge_model import JudgeModel, rule_verdict
+from nika_tui.domain.verdicts import Verdict
+from nika_tui.engine.judge_training import _EMPTY, read_labelled
+
+CORPUS = "tests/data/judge_corpus"
+AUTHORS = (
+    "train",
+    "dev",
+    "test",
+    "delta",
+    "echo",
+    "foxtrot",
+    "golf",
+    "hotel",
+    "india",
+    "epsilon",
+    "kilo",
+)
+OLDER = ("tests/data/judge_dev.jsonl", "tests/data/judge_holdout.jsonl")
+FILES = (*(f"{CORPUS}/{a}.jsonl" for a in AUTHORS), *OLDER)
+CACHE = Path.home() / ".cache" / "nika-os" / "judge_loao"
+
+
+def _key(*parts: str) -> str:
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:24]
+
+
+def _write(path: Path, data: bytes) -> None:
+    """A cache file, 0600 (it holds the corpus's texts' read-outs)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+
+
+def read_examples(paths: list[str]) -> list[Example]:
+    """Examples of every file, the group being the author; embedder read-outs cached."""
+    from nika_tui.services.embeddings import open_embedder
+    from nika_tui.services.judges.offline import OfflineJudge
+    from nika_tui.settings import Settings
+
+    files = [read_labelled(p, "author") for p in paths]
+    CACHE.mkdir(mode=0o700, parents=True, exist_ok=True)
+    store = CACHE / "reads.pkl"
+    reads: dict[str, Any] = pickle.loads(store.read_bytes()) if store.exists() else {}
+    pairs = [p for f in files for p in f.pairs]
+    missing = [p for p in pairs if _key(p.old.text, p.new.text) not in reads]
+    if missing:
+        probe = OfflineJudge(model=_EMPTY, embedder=open_embedder(Settings.from_env()))
+        read_out = probe.read_pairs([(p.old, p.new) for p in missing])
+        for p, read in zip(missing, read_out, strict=True):
+            reads[_key(p.old.text, p.new.text)] = read
+        _write(store, pickle.dumps(reads))
+    out = []
+    for f in files:
+        for p in f.pairs:
+            sim, vector = reads[_key(p.old.text, p.new.text)]
+            out.append(
+                Example(p.id, pair_features(p.old, p.new, sim), p.label, f.domains[p.id], vector)
+            )
+    return out
+
+
+Oof = list[tuple[Example, dict[Verdict, float]]]
+
+
+def fit_fold(train: list[Example]) -> tuple[Oof, JudgeModel]:
+    """``train_model``'s fitting, keeping the out-of-fold probabilities: (oof, final model
+    without thresholds)."""
+    digest = hashlib.sha256(repr(_trees()).encode())
+    for e in train:
+        digest.update(repr((e.id, e.label.value, e.features.values, e.features.gated)).encode())
+    store = CACHE / f"fold-{digest.hexdigest()[:24]}.pkl"
+    if store.exists():
+        cached: tuple[Oof, JudgeModel] = pickle.loads(store.read_bytes())
+        return cached
+    projection = fit_projection(_fit_set([e for e in train if e.vector], True))
+    examples = _slots_out_of_fold(train, DEFAULT_FOLDS, True)
+    oof: Oof = []
+    for k in range(DEFAULT_FOLDS):
+        inner = [e for e in examples if fold_of(e.id, DEFAULT_FOLDS) != k]
+        model = build_model(_fit_set(inner, True))
+        oof += [
+            (e, model.probabilities(e.features.values))
+            for e in examples
+            if fold_of(e.id, DEFAULT_FOLDS) == k
+        ]
+    final = build_model(_fit_set(examples, True), projection=projection)
+    _write(store, pickle.dumps((oof, final)))
+    return oof, final
+
+
+def _trees() -> tuple[int, int, float]:
+    from nika_tui.domain import judge_fit
+
+    return judge_fit.TREE_DEPTH, judge_fit.TREE_STAGES, judge_fit.TREE_LEARNING_RATE
+
+
+def _regated(cached: Example, current: Example) -> Example:
+    """``cached`` (its out-of-fold slot values) with this run's gates."""
+    return replace(cached, features=replace(current.features, values=cached.features.values))
+
+
+class _Fixed:
+    """A stand-in with fixed probabilities, for ``choose_thresholds``."""
+
+    def __init__(self, probs: dict[Verdict, float]) -> None:
+        self._probs = probs
+
+    def probabilities(self, values: object) -> dict[Verdict, float]:
+        return self._probs
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("files", nargs="*", default=list(FILES))
+    parser.add_argument("--targets", default="0.01", help="wrong-REPLACE targets, comma-separated")
+    parser.add_argument("--misses", action="store_true", help="print the missed REPLACE pairs")
+    parser.add_argument("--json", help="write the per-author figures here")
+    parser.add_argument("--trees", help="depth,stages,learning rate (an experiment)")
+    args = parser.parse_args()
+    if args.trees:
+        from nika_tui.domain import judge_fit
+
+        depth, stages, rate = args.trees.split(",")
+        judge_fit.TREE_DEPTH, judge_fit.TREE_STAGES = int(depth), int(stages)
+        judge_fit.TREE_LEARNING_RATE = float(rate)
+    examples = read_examples(args.files)
+    by_id = {e.id: e for e in examples}
+    authors = sorted({e.group for e in examples if e.group})
+    targets = [float(t) for t in args.targets.split(",")]
+    results: dict[float, list[tuple[Example, Verdict, str]]] = {t: [] for t in targets}
+    for author in authors:
+        train = [e for e in examples if e.group != author]
+        oof, final = fit_fold(train)
+        # The fit is cached by the features' values; the gates are read from this run's
+        # features, so a change of the decision rules needs no refit.
+        pairs = [(_Fixed(p), _regated(e, by_id[e.id])) for e, p in oof]
+        held = with_projection([e for e in examples if e.group == author], final.projection)  # type: ignore[arg-type]
+        for target in targets:
+            t_r, t_k = choose_thresholds(pairs, target)  # type: ignore[arg-type]
+            model = replace(final, replace_threshold=t_r, keep_threshold=t_k)
+            for e in held:
+                p = model.probabilities(e.features.values)
+                verdict, why, _ = rule_verdict(
+                    e.features, p[Verdict.REPLACE], p[Verdict.KEEP], t_r, t_k, 0.0
+                )
+                results[target].append((e, verdict, f"{why} r={p[Verdict.REPLACE]:.2f}"))
+            print(f"{author}: target {target} thresholds {t_r} / {t_k}", file=sys.stderr)
+    report: dict[str, Any] = {}
+    for target, rows in results.items():
+        print(f"\n== wrong-REPLACE target {target}")
+        per: dict[str, Any] = {}
+        for author in [*authors, "ALL"]:
+            mine = [r for r in rows if author in ("ALL", r[0].group)]
+            n = len(mine)
+            ok = sum(v is e.label for e, v, _ in mine)
+            wrong = sum(v is Verdict.REPLACE and e.label is not Verdict.REPLACE for e, v, _ in mine)
+            rep = [r for r in mine if r[0].label is Verdict.REPLACE]
+            recall = sum(v is Verdict.REPLACE for _, v, _ in rep) / max(1, len(rep))
+            per[author] = {"n": n, "accuracy": ok / n, "wrong_replace": wrong, "recall": recall}
+            print(
+                f"{author:<10} n={n:<5} acc {100 * ok / n:5.1f}%  wrongR {100 * wrong / n:4.2f}%"
+                f" ({wrong})  R-recall {100 * recall:5.1f}%"
+            )
+        confusion = Counter((e.label.value, v.value) for e, v, _ in rows)
+        print("confusion", dict(sorted(confusion.items())))
+        paths = Counter(
+            (v.value, why.split()[0]) for e, v, why in rows if e.label is Verdict.REPLACE
+        )
+        print("REPLACE pairs by path", dict(sorted(paths.items())))
+        report[str(target)] = per
+        if args.misses:
+            for e, v, why in rows:
+                if v is not e.label:
+                    print(f"  {e.label.value}->{v.value} [{why}] {e.id}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=1) + "\n", "utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
