@@ -27,7 +27,7 @@ import redis
 
 from nika_tui.domain.tenant import AutoMode, Provider, TenantConfig
 from nika_tui.errors import NikaError, ScaleError
-from nika_tui.paths import roots
+from nika_tui.paths import Roots, roots
 from nika_tui.scale.actions import AdapterFactory, ReconcileReport, default_factory, reconcile
 from nika_tui.scale.state import ScaleState
 from nika_tui.services.bus import open_bus
@@ -130,16 +130,17 @@ def approve_orphan(
     tenant_id: str,
     provider: str,
     instance_id: str,
-    env: Mapping[str, str] | None = None,
+    where: Roots,
     client: redis.Redis | None = None,
+    secrets_env: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Delete the orphan an approved ``scale.orphan`` confirmation names.
+    """Delete the orphan an approved ``scale.orphan`` confirmation names; ``secrets_env``: where
+    the provider's keys are read (``os.environ`` when ``None``).
 
     Raises:
         ScaleError: a worker record now tracks that instance (it was adopted meanwhile).
         ProviderError: the provider refused the delete.
     """
-    where = roots(env)
     state = ScaleState(where, client)  # the shared Redis holds the workers (decision 380)
     if any(w.provider.value == provider and w.instance_id == instance_id for w in state.workers()):
         raise ScaleError(
@@ -147,7 +148,7 @@ def approve_orphan(
             "decommission it with `nika scale decommission` if it is not wanted",
         )
     config = load_tenant(tenant_id, where)
-    default_factory(env)(config, Provider(provider)).delete(instance_id)
+    default_factory(secrets_env)(config, Provider(provider)).delete(instance_id)
     return {"removed": {"provider": provider, "instance_id": instance_id}}
 
 

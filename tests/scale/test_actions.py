@@ -16,6 +16,7 @@ from nika_tui.scale.policy import act
 from nika_tui.scale.providers.base import WorkerSpec
 from nika_tui.scale.state import ScaleState
 from nika_tui.services.config_store import save_tenant
+from nika_tui.settings import Settings
 from tests.scale.conftest import scaleway_tenant
 from tests.scale.fake_clouds import CloudState
 from tests.scale.support import NOW, plan_for
@@ -125,11 +126,11 @@ def test_mode_escalate_asks_with_provider_type_and_cost_then_applies_once(
     assert item["kind"] == "scale.apply" and item["plan_id"] == plan.plan_id
     assert "scaleway" in item["title"] and "PRO2-S" in item["title"]
     assert "0.110 EUR/h" in item["title"]
-    result = resolve(redis_client, "acme", item["id"], approve=True)
+    result = resolve(redis_client, "acme", item["id"], approve=True, settings=Settings.from_env())
     assert result["result"]["status"] == "applied"
     assert len(_servers(clouds[1])) == 1
     with pytest.raises(ValidationFailed):
-        resolve(redis_client, "acme", item["id"], approve=True)
+        resolve(redis_client, "acme", item["id"], approve=True, settings=Settings.from_env())
     assert len(_servers(clouds[1])) == 1
     stored = json.loads(redis_client.hget("nika:tenant:acme:confirmations", item["id"]) or "{}")
     assert stored["status"] == "approved"
