@@ -45,7 +45,9 @@ def _stray(config: TenantConfig, plan_id: str = "0rphan") -> Instance:
 def _scheduler(
     client: redis.Redis, clock: Clock, owner: str = "memory-service"
 ) -> ReconcileScheduler:
-    return ReconcileScheduler(client, owner, every_s=EVERY_S, first_s=60.0, monotonic=clock)
+    return ReconcileScheduler(
+        client, owner, Settings.from_env().roots, every_s=EVERY_S, first_s=60.0, monotonic=clock
+    )
 
 
 def _server_ids(cloud: CloudState) -> list[str]:
