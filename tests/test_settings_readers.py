@@ -115,7 +115,6 @@ BUILDERS = {
     "dashboard/redis_reads.py": "not converted: the dashboard's read side",
     "dashboard/redis_source.py": "not converted: the dashboard's read side (a confirmation)",
     "engine/kernels/manager.py": "not converted: `KernelManager(env)` without settings",
-    "engine/kernels/hook_install.py": "not converted: `install_for_tenant(config, env)`",
     "services/kernel_launch.py": "not converted: a kernel's agent homes, from its parent's env",
     "services/judges/factory.py": "not converted: the agent-CLI judge's homes",
     "bridge/delivery.py": "not converted: the bridge's constructors",
