@@ -63,8 +63,9 @@ def _queue(tenant: str, first: int, n: int) -> None:
     from nika_tui.domain.envelope import NikaMeta
     from nika_tui.domain.requests import RememberRequest
     from nika_tui.services.memory_client import MemoryClient
+    from nika_tui.settings import Settings
 
-    client = MemoryClient.open(start_redis=True)
+    client = MemoryClient.open(Settings.from_env(), start_redis=True)
     t0 = datetime(2026, 3, 1, tzinfo=UTC)
     for i in range(first, first + n):
         meta = NikaMeta(timestamp=t0, project_id=f"p{i}")
@@ -74,8 +75,9 @@ def _queue(tenant: str, first: int, n: int) -> None:
 def _drained() -> bool:
     from nika_tui.services import redis_keys
     from nika_tui.services.redis_server import connect
+    from nika_tui.settings import Settings
 
-    r = connect(start=False)
+    r = connect(Settings.from_env(), start=False)
     return int(r.xlen(redis_keys.INGEST_STREAM)) == 0
 
 
@@ -94,8 +96,9 @@ def _client(
     from nika_tui.domain.requests import RecallQuery
     from nika_tui.errors import NikaError, ServiceBusy
     from nika_tui.services.memory_client import MemoryClient
+    from nika_tui.settings import Settings
 
-    client = MemoryClient.open()
+    client = MemoryClient.open(Settings.from_env())
     client.timeout = DEADLINE_S
     client.service_alive()  # connected
     ready.put(seed)
@@ -199,8 +202,9 @@ def _serve(root: Path) -> subprocess.Popen[bytes]:
 
 def _alive() -> bool:
     from nika_tui.services.memory_client import MemoryClient
+    from nika_tui.settings import Settings
 
-    return MemoryClient.open().service_alive()
+    return MemoryClient.open(Settings.from_env()).service_alive()
 
 
 def _ingest_alone(first: int) -> dict[str, Any]:
@@ -259,8 +263,9 @@ def _restart_with_backlog(root: Path, first: int) -> dict[str, Any]:
     from nika_tui.services import redis_keys
     from nika_tui.services.memory_client import MemoryClient
     from nika_tui.services.redis_server import connect
+    from nika_tui.settings import Settings
 
-    r = connect(start=False)
+    r = connect(Settings.from_env(), start=False)
     proc = _serve(root)
     _wait(_alive, 300, "service up")
     before = int(r.hget(redis_keys.metrics(WRITER), "ingested") or 0)

@@ -4,7 +4,9 @@ the few documented readers (docs/architecture.md, "The environment parameters th
 Everything else takes the ``Settings`` (or the ``Roots``) its process entry built. A read is a
 subscript, ``.get`` / ``.pop`` / ``getenv`` call or ``in`` test whose key is a settings
 variable, written as a literal or as a module-level constant holding one. Writing one (a
-child's environment: ``out["NIKA_TENANT_ID"] = …``) is not a read.
+child's environment: ``out["NIKA_TENANT_ID"] = …``) is not a read. Settings and roots are
+built (``Settings.from_env``, ``paths.roots``) only by the entries and the holders listed in
+``BUILDERS``.
 """
 
 from __future__ import annotations
@@ -92,6 +94,113 @@ def test_no_module_reads_a_setting_from_the_environment_but_the_documented_ones(
 def test_the_documented_readers_are_listed_in_the_architecture_page() -> None:
     page = (ROOT / "docs" / "architecture.md").read_text()
     assert [m for m in ALLOWED if m != "settings.py" and f"`{m}`" not in page] == []
+
+
+BUILDERS = {
+    # Process entries: each builds the settings once, from its own environment.
+    "cli/common.py": "entry: `run_handler` / `settings_of`, once per `nika` command",
+    "cli/service.py": "entry: `nika serve`, after its --env-file; the log path's roots default",
+    "cli/dashboard.py": "entry: `nika dashboard`",
+    "cli/compress.py": "entry: `nika compress`'s local engine, from the environment it passes on",
+    "cli/debt.py": "entry: `nika debt`'s local engine, from the environment it passes on",
+    "cli/import_cmd.py": "entry: `nika import`, from the environment its discovery reads",
+    "hookd/server.py": "entry: the hook daemon",
+    "mcp/server.py": "entry: `nika mcp`",
+    "engine/builder.py": "entry: the engine context's builders, when the caller passed none",
+    "settings.py": "the settings module itself",
+    # Holders not converted yet (docs/architecture.md lists them and why).
+    "wizard/apply.py": "not converted: the wizard",
+    "wizard/flow.py": "not converted: the wizard",
+    "ui/app.py": "not converted: `make_app` and the app's options",
+    "dashboard/redis_reads.py": "not converted: the dashboard's read side",
+    "dashboard/redis_source.py": "not converted: the dashboard's read side (a confirmation)",
+    "engine/kernels/manager.py": "not converted: `KernelManager(env)` without settings",
+    "services/kernel_launch.py": "not converted: a kernel's agent homes, from its parent's env",
+    "services/judges/factory.py": "not converted: the agent-CLI judge's homes",
+    "bridge/delivery.py": "not converted: the bridge's constructors",
+    "bridge/headless.py": "not converted: the bridge's constructors",
+    "bridge/kernel_delivery.py": "not converted: the bridge's constructors",
+    "bridge/router.py": "not converted: the bridge's constructors",
+    "bridge/server.py": "not converted: the bridge's constructors",
+    "bridge/settings.py": "not converted: the bridge's settings; its config path's default",
+    "hooks/context.py": "the hook runtime: each event's own environment holds its roots",
+    # A `where: Roots | None = None` default (None: the roots of os.environ).
+    "billing/log.py": "a Roots default",
+    "billing/prices.py": "a Roots default",
+    "demo/__init__.py": "a Roots default",
+    "engine/purge.py": "a Roots default",
+    "engine/rem/journal.py": "a Roots default",
+    "scale/state.py": "a Roots default",
+    "services/agent_homes.py": "a Roots default",
+    "services/bus.py": "a Roots default",
+    "services/config_store.py": "a Roots default",
+    "services/hierarchy.py": "a Roots default",
+    "services/hook_spool.py": "a Roots default",
+    "services/mcp_register.py": "a Roots default",
+    "services/redis_server.py": "a Roots default",
+    "services/relevance_log.py": "a Roots default",
+    "services/ui_settings.py": "a Roots default",
+    "services/vectors/factory.py": "a Roots default",
+    "tuning/relevance.py": "a Roots default",
+}
+"""Module → why it builds ``Settings.from_env(…)`` or ``paths.roots(…)`` itself. Exactly the
+modules that do: a holder converted leaves the list, a new builder must join it."""
+
+
+def settings_builds(source: str) -> list[tuple[int, str]]:
+    """``(line, call)`` of every ``Settings.from_env(…)`` and ``roots(…)`` call in ``source``."""
+    builds: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        owner = (
+            func.value.id
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+            else None
+        )
+        if isinstance(func, ast.Attribute) and func.attr == "from_env" and owner == "Settings":
+            builds.append((node.lineno, "Settings.from_env"))
+        elif (isinstance(func, ast.Name) and func.id == "roots") or (
+            isinstance(func, ast.Attribute) and func.attr == "roots" and owner == "paths"
+        ):
+            builds.append((node.lineno, "roots"))
+    return builds
+
+
+def test_settings_and_roots_are_built_only_by_the_listed_modules() -> None:
+    found: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = path.relative_to(PACKAGE).as_posix()
+        for line, call in settings_builds(path.read_text()):
+            found.setdefault(module, []).append(f"nika_tui/{module}:{line} calls {call}")
+    new = [where for module, lines in found.items() if module not in BUILDERS for where in lines]
+    assert new == [], "take the caller's Settings / Roots instead:\n" + "\n".join(new)
+    gone = sorted(set(BUILDERS) - set(found))
+    assert gone == [], f"these no longer build settings or roots: drop them from BUILDERS {gone}"
+
+
+def test_the_holders_not_converted_are_listed_in_the_architecture_page() -> None:
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    holders = [m for m, why in BUILDERS.items() if why.startswith("not converted")]
+    assert [m for m in holders if f"`{m}`" not in page] == []
+
+
+@pytest.mark.parametrize(
+    ("source", "builds"),
+    [
+        ("s = Settings.from_env(env)", [(1, "Settings.from_env")]),
+        ("r = where or roots()", [(1, "roots")]),
+        ("r = paths.roots(env)", [(1, "roots")]),
+        ("r = settings.roots", []),
+        ("r = ctx.settings.roots.data", []),
+    ],
+    ids=["from_env", "roots", "paths_roots", "attribute", "attribute_chain"],
+)
+def test_the_build_checker_sees_calls_not_attributes(
+    source: str, builds: list[tuple[int, str]]
+) -> None:
+    assert settings_builds(source) == builds
 
 
 class Case(NamedTuple):

@@ -46,7 +46,8 @@ def answer(
         HeadlessFailed: not Claude Code, the CLI is missing, it failed, timed out or printed
             no JSON envelope.
     """
-    config = load_tenant(tenant_id, roots(env))
+    where = roots(env)
+    config = load_tenant(tenant_id, where)
     if config.agent_cli is not AgentCli.CLAUDE_CODE:
         raise HeadlessFailed(
             f"headless delivery runs Claude Code only; tenant {tenant_id} uses "
@@ -56,7 +57,7 @@ def answer(
     argv = kernel_launch.command_for(config, env)
     from nika_tui.engine.kernels.hook_install import install_for_tenant
 
-    install_for_tenant(config, env)
+    install_for_tenant(config, where, env)
     environment = {**env, **kernel_launch.session_environment(config, env)}
     conversation = f"{message.gateway.value}:{message.conversation}"
     session = client.hget(sessions_key(tenant_id), conversation)

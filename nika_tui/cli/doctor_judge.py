@@ -10,21 +10,25 @@ from __future__ import annotations
 
 import os
 import shutil
+from typing import TYPE_CHECKING
 
 from nika_tui.cli.doctor_report import OK, WARN, CheckResult
 from nika_tui.errors import ConfigError
 
+if TYPE_CHECKING:
+    from nika_tui.paths import Roots
 
-def check_judges() -> list[CheckResult]:
+
+def check_judges(where: Roots) -> list[CheckResult]:
     """One line per tenant: which judge decides, and whether it can."""
     from nika_tui.domain.tenant import JudgeKind, Privacy
     from nika_tui.services.config_store import list_tenant_ids, load_tenant
     from nika_tui.services.judges.factory import resolve_api_key
 
     results = []
-    for tid in list_tenant_ids():
+    for tid in list_tenant_ids(where):
         try:
-            config = load_tenant(tid)
+            config = load_tenant(tid, where)
         except ConfigError:
             continue
         judge, name = config.judge, f"judge:{tid}"

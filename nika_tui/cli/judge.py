@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from nika_tui.cli.common import add_json_flag, print_json
+from nika_tui.cli.common import add_json_flag, print_json, settings_of
 from nika_tui.errors import ConfigError
 
 MAX_MISSES_SHOWN = 20
@@ -140,16 +140,15 @@ def _build_judge(args: argparse.Namespace) -> tuple[Any, str]:
         model=args.model,
         api_key=api_key,
         timeout_s=args.timeout,
-        embedder=_embedder() if name == "offline" else None,
+        embedder=_embedder(args) if name == "offline" else None,
     )
     return judge, name
 
 
-def _embedder() -> Any:
+def _embedder(args: argparse.Namespace) -> Any:
     from nika_tui.services.embeddings import open_embedder
-    from nika_tui.settings import Settings
 
-    return open_embedder(Settings.from_env())
+    return open_embedder(settings_of(args))
 
 
 def _pct(value: float) -> str:
@@ -245,7 +244,7 @@ def _reports_for(args: argparse.Namespace, judge: Any, pairs: list[Any]) -> list
     from nika_tui.services.judges.cascade import CascadeJudge
     from nika_tui.services.judges.factory import offline_judge
 
-    offline = offline_judge(_embedder())
+    offline = offline_judge(_embedder(args))
     cascade = CascadeJudge(offline, judge)
     llm_answers: list[Any] = []
     for start in range(0, len(facts), cascade.max_batch):
@@ -264,7 +263,7 @@ def _eval_lodo(args: argparse.Namespace) -> int:
     group = "author" if args.loao else "domain"
     name = "offline-loao" if args.loao else "offline-lodo"
     files = [read_labelled(path, group) for path in args.files]
-    per_domain = lodo(files, [], _embedder(), kind=args.lodo_kind)
+    per_domain = lodo(files, [], _embedder(args), kind=args.lodo_kind)
     reports = [(d, score(name, results)) for d, results in per_domain]
     everything = [r for _, results in per_domain for r in results]
     total = score(name, everything)
@@ -305,7 +304,9 @@ def _train(args: argparse.Namespace) -> int:
     kwargs: dict[str, Any] = {}
     if args.max_wrong_replace is not None:
         kwargs["max_wrong_replace"] = args.max_wrong_replace
-    model = train_from_files(files, _embedder(), kind=args.kind, by_domain=args.by_domain, **kwargs)
+    model = train_from_files(
+        files, _embedder(args), kind=args.kind, by_domain=args.by_domain, **kwargs
+    )
     out = Path(args.out) if args.out else default_model_path()
     write_model(model, out)
     summary: dict[str, Any] = {"model": str(out), **model.meta}

@@ -9,15 +9,16 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING, Any
 
-from nika_tui.cli.common import add_json_flag, print_json
+from nika_tui.cli.common import add_json_flag, print_json, settings_of
 from nika_tui.errors import KernelError
 
 if TYPE_CHECKING:
     from nika_tui.engine.kernels.manager import KernelManager
 
 
-def _manager(start_redis: bool = False) -> KernelManager:
-    """The kernel manager; only commands that start a kernel also start the embedded Redis.
+def _manager(args: argparse.Namespace, start_redis: bool = False) -> KernelManager:
+    """The kernel manager, on the command's settings; only commands that start a kernel also
+    start the embedded Redis.
 
     Read-only ones (list, attach, stop) say Redis is not running instead of restarting it.
     """
@@ -26,12 +27,12 @@ def _manager(start_redis: bool = False) -> KernelManager:
     if start_redis:
         from nika_tui.services.redis_server import redis_url
 
-        redis_url(start=True)
-    return KernelManager()
+        redis_url(settings_of(args), start=True)
+    return KernelManager(settings=settings_of(args))
 
 
 def _spawn(args: argparse.Namespace) -> int:
-    result = _manager(start_redis=True).spawn(args.tenant, wait=not args.no_wait)
+    result = _manager(args, start_redis=True).spawn(args.tenant, wait=not args.no_wait)
     if args.json:
         print_json(dataclasses.asdict(result))
     else:
@@ -42,7 +43,7 @@ def _spawn(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    statuses = _manager().list()
+    statuses = _manager(args).list()
     if args.json:
         print_json([s.model_dump(mode="json") for s in statuses])
         return 0
@@ -69,7 +70,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _attach(args: argparse.Namespace) -> int:
-    manager = _manager()
+    manager = _manager(args)
     target = manager.attach_target(args.tenant, args.agent)
     argv = target.command
     if args.json:
@@ -92,7 +93,7 @@ def _attach(args: argparse.Namespace) -> int:
 
 
 def _stop(args: argparse.Namespace) -> int:
-    result = _manager().stop(args.tenant, timeout_s=args.timeout)
+    result = _manager(args).stop(args.tenant, timeout_s=args.timeout)
     if args.json:
         print_json(dataclasses.asdict(result))
     else:
@@ -101,7 +102,7 @@ def _stop(args: argparse.Namespace) -> int:
 
 
 def _restart(args: argparse.Namespace) -> int:
-    result = _manager(start_redis=True).restart(args.tenant)
+    result = _manager(args, start_redis=True).restart(args.tenant)
     if args.json:
         print_json(dataclasses.asdict(result))
     else:

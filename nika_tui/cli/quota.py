@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nika_tui.cli.common import add_json_flag, print_json, settings_of
+
+if TYPE_CHECKING:
+    from nika_tui.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -44,7 +47,7 @@ def _quota(args: argparse.Namespace) -> int:
                 "read_back": group.read() if exists else {},
                 "pids": group.procs() if exists else [],
             },
-            "tokens": _tokens(config, now),
+            "tokens": _tokens(config, now, settings_of(args)),
         }
     if args.json:
         print_json(out)
@@ -61,13 +64,13 @@ def _quota(args: argparse.Namespace) -> int:
     return 0
 
 
-def _tokens(config: Any, now: datetime) -> dict[str, Any]:
+def _tokens(config: Any, now: datetime, settings: Settings) -> dict[str, Any]:
     """Today's token status; without Redis the cgroup part is still worth showing."""
     from nika_tui.errors import StoreUnavailable
     from nika_tui.quota.tokens import token_status
     from nika_tui.services.redis_server import connect
 
     try:
-        return token_status(connect(start=False), config, now)
+        return token_status(connect(settings, start=False), config, now)
     except StoreUnavailable as exc:
         return {"error": exc.message, "limit": config.quotas.tokens_per_day}

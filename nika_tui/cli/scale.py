@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import uuid
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nika_tui.cli.common import add_json_flag, print_json, settings_of
+
+if TYPE_CHECKING:
+    from nika_tui.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -27,24 +30,24 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     parser.set_defaults(handler=_scale)
 
 
-def _samples() -> list[Any]:
+def _samples(settings: Settings) -> list[Any]:
     from nika_tui.errors import StoreUnavailable
     from nika_tui.scale.sampler import load_samples
     from nika_tui.services.redis_server import connect
 
     try:
-        return load_samples(connect(start=False))
+        return load_samples(connect(settings, start=False))
     except StoreUnavailable:
         return []
 
 
-def _redis_or_none() -> Any:
+def _redis_or_none(settings: Settings) -> Any:
     """The service's Redis, where the plans are; ``None`` (the local file) when it is down."""
     from nika_tui.errors import StoreUnavailable
     from nika_tui.services.redis_server import connect
 
     try:
-        return connect(start=False)
+        return connect(settings, start=False)
     except StoreUnavailable:
         return None
 
@@ -90,13 +93,15 @@ def _scale_plans(args: argparse.Namespace) -> int:
     from nika_tui.scale.state import ScaleState
     from nika_tui.services.config_store import list_tenant_ids, load_tenant
 
+    settings = settings_of(args)
+    where = settings.roots
     now = datetime.now(UTC)
-    state = ScaleState(client=_redis_or_none())
+    state = ScaleState(where, _redis_or_none(settings))
     factory = default_factory()
     out: dict[str, Any]
     if args.action == "status":
-        tenants = [args.tenant] if args.tenant else list_tenant_ids()
-        samples = _samples()
+        tenants = [args.tenant] if args.tenant else list_tenant_ids(where)
+        samples = _samples(settings)
         readings = [r.as_dict() for r in evaluate(samples, now)]
         snap = state.snapshot()
         out = {
@@ -105,8 +110,8 @@ def _scale_plans(args: argparse.Namespace) -> int:
             "indicators": readings,
             "tenants": {
                 t: {
-                    "strategies": [s.value for s in available_strategies(load_tenant(t))],
-                    "auto_scale": load_tenant(t).auto_actions.scale.value,
+                    "strategies": [s.value for s in available_strategies(load_tenant(t, where))],
+                    "auto_scale": load_tenant(t, where).auto_actions.scale.value,
                     "workers": [w.as_dict() for w in state.workers(t)],
                     "plans": [p for p in snap["plans"].values() if p["tenant_id"] == t],
                 }
@@ -114,8 +119,8 @@ def _scale_plans(args: argparse.Namespace) -> int:
             },
         }
     elif args.action == "plan":
-        config = load_tenant(_need_tenant(args))
-        samples = _samples()
+        config = load_tenant(_need_tenant(args), where)
+        samples = _samples(settings)
         t = Thresholds(
             queue_depth=config.scale.queue_threshold, calm_s=60.0 * config.scale.calm_minutes
         )
@@ -136,14 +141,14 @@ def _scale_plans(args: argparse.Namespace) -> int:
         if other is not None:
             out.update(status=other["status"], already_open=True)
     elif args.action == "apply":
-        config = load_tenant(_need_tenant(args))
+        config = load_tenant(_need_tenant(args), where)
         if not args.id:
             raise ValidationFailed(
                 "`nika scale apply` needs a plan id", "make one with `nika scale plan --tenant T`"
             )
-        out = apply_plan(args.id, config, state, factory, now)
+        out = apply_plan(args.id, config, state, factory, now, settings)
     elif args.action == "decommission":
-        config = load_tenant(_need_tenant(args))
+        config = load_tenant(_need_tenant(args), where)
         workers = state.workers(config.tenant_id)
         chosen = [w for w in workers if args.id in (None, w.instance_id)]
         if not chosen:
@@ -163,10 +168,10 @@ def _scale_plans(args: argparse.Namespace) -> int:
             cost_per_hour_eur=worker.cost_per_hour_eur,
         )
         state.save_plan(plan, "pending")
-        out = apply_plan(plan.plan_id, config, state, factory, now)
+        out = apply_plan(plan.plan_id, config, state, factory, now, settings)
     else:
-        ids = [args.tenant] if args.tenant else list_tenant_ids()
-        report = reconcile([load_tenant(t) for t in ids], state, factory, remove=args.remove)
+        ids = [args.tenant] if args.tenant else list_tenant_ids(where)
+        report = reconcile([load_tenant(t, where) for t in ids], state, factory, remove=args.remove)
         out = report.as_dict()
     if args.json:
         print_json(out)

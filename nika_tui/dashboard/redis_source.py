@@ -319,6 +319,10 @@ class RedisDashboardSource(RedisMemories):
             NikaError: the action failed (the confirmation then stays pending).
         """
         from nika_tui.engine.kernels.confirmations import resolve
+        from nika_tui.settings import Settings
+
+        # The read side still holds an environment, not settings (docs/architecture.md).
+        settings = Settings.from_env(self.env)
 
         # Not self._client(): its 1 s socket timeout suits the 1 s polls, but MemoryClient waits
         # for the service's reply in BLPOP slices of 1 s, which need a socket timeout above
@@ -331,7 +335,9 @@ class RedisDashboardSource(RedisMemories):
             socket_connect_timeout=1.0,
         )
         try:
-            out = resolve(client, tenant_id, confirmation_id, approve, env=self.env)
+            out = resolve(
+                client, tenant_id, confirmation_id, approve, settings=settings, child_env=self.env
+            )
         except REDIS_ERRORS as exc:
             raise redis_down(exc) from exc
         finally:

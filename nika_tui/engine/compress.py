@@ -274,11 +274,11 @@ def compress(
     message = f"nika compress {tenant_id}: {len(items)} memories, {day}"
     out.repo.commit = commit(root, out.repo.files, message, ctx.env)
     if public and (private or private_has_files(tenant_id, ctx)):
-        tree = private_tree(tenant_id, ctx.env)
+        tree = private_tree(tenant_id, ctx.settings.roots, ctx.env)
         out.private = write_tree(ctx, tenant_id, tree, private, day, private=True)
         out.private.commit = commit(tree, out.private.files, message + " (private)", ctx.env)
-    if publish and has_remote(root, env=ctx.env):
-        out.pushed = push(root, env=ctx.env)
+    if publish and has_remote(root, child_env=ctx.env):
+        out.pushed = push(root, child_env=ctx.env)
     return out
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from nika_tui.domain.answers import knowledge_repo_is_url
 from nika_tui.domain.tenant import TenantConfig
 from nika_tui.errors import PublishFailed, ValidationFailed
-from nika_tui.paths import Roots, ensure_private_dir, roots, tenant_data_dir
+from nika_tui.paths import Roots, ensure_private_dir
 
 GIT_TIMEOUT_S = 300.0
 _USERINFO = re.compile(r"(?<=://)[^@/\s]+@")
@@ -49,7 +49,7 @@ def _env(base: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
-def git(repo: Path, *args: str, env: Mapping[str, str] | None = None, hint: str = "") -> str:
+def git(repo: Path, *args: str, child_env: Mapping[str, str] | None = None, hint: str = "") -> str:
     """Run ``git -C repo ARGS``; failures become :class:`PublishFailed` (one line + the fix)."""
     try:
         out = subprocess.run(
@@ -57,7 +57,7 @@ def git(repo: Path, *args: str, env: Mapping[str, str] | None = None, hint: str 
             capture_output=True,
             text=True,
             check=True,
-            env=_env(os.environ if env is None else env),
+            env=_env(os.environ if child_env is None else child_env),
             timeout=GIT_TIMEOUT_S,
         )
     except FileNotFoundError as exc:
@@ -96,7 +96,7 @@ def _stale_lock(lines: Sequence[str]) -> str:
     return ""
 
 
-def ensure_work_tree(repo: Path, env: Mapping[str, str] | None = None) -> Path:
+def ensure_work_tree(repo: Path, child_env: Mapping[str, str] | None = None) -> Path:
     """A git work tree at ``repo``: created (``git init``) when missing or empty.
 
     Raises:
@@ -107,10 +107,10 @@ def ensure_work_tree(repo: Path, env: Mapping[str, str] | None = None) -> Path:
         raise ValidationFailed(f"{repo} is not a directory", "pass a git work tree with --repo")
     if not repo.exists() or not any(repo.iterdir()):
         ensure_private_dir(repo)
-        git(repo, "init", "-q", env=env)
+        git(repo, "init", "-q", child_env=child_env)
         return repo
     try:
-        top = git(repo, "rev-parse", "--show-toplevel", env=env).strip()
+        top = git(repo, "rev-parse", "--show-toplevel", child_env=child_env).strip()
     except PublishFailed:
         top = ""
     if not top or Path(top).resolve() != repo.resolve():
@@ -123,7 +123,7 @@ def ensure_work_tree(repo: Path, env: Mapping[str, str] | None = None) -> Path:
 
 
 def knowledge_repo(
-    config: TenantConfig, override: Path | None, where: Roots | None = None
+    config: TenantConfig, override: Path | None, where: Roots
 ) -> tuple[Path, str | None]:
     """The work tree of the tenant's knowledge repo and the URL to clone it from, if any.
 
@@ -139,61 +139,63 @@ def knowledge_repo(
             "pass --repo PATH, or set one with `nika setup` (knowledge_repo)",
         )
     if knowledge_repo_is_url(value):
-        return (where or roots()).tenant_data_dir(config.tenant_id) / "knowledge-repo", value
+        return where.tenant_data_dir(config.tenant_id) / "knowledge-repo", value
     return Path(value).expanduser(), None
 
 
-def prepare_repo(repo: Path, url: str | None, env: Mapping[str, str] | None = None) -> Path:
+def prepare_repo(repo: Path, url: str | None, child_env: Mapping[str, str] | None = None) -> Path:
     """The knowledge repo's work tree, cloned from ``url`` the first time when it is a URL."""
     if url is not None and not (repo / ".git").exists():
         ensure_private_dir(repo.parent)
-        git(repo.parent, "clone", "-q", url, str(repo), env=env,
+        git(repo.parent, "clone", "-q", url, str(repo), child_env=child_env,
             hint=f"check that {url} exists and that you can read it")  # fmt: skip
         # git creates it with the umask's mode (0755): the checkout is read through it only.
         repo.chmod(0o700)
         return repo
-    return ensure_work_tree(repo, env)
+    return ensure_work_tree(repo, child_env)
 
 
-def private_tree(tenant_id: str, env: Mapping[str, str] | None = None) -> Path:
+def private_tree(tenant_id: str, where: Roots, child_env: Mapping[str, str] | None = None) -> Path:
     """The tenant's local, never-pushed private knowledge tree (a git work tree, 0700)."""
-    root = ensure_private_dir(tenant_data_dir(tenant_id, env) / "knowledge-private")
-    return ensure_work_tree(root, env)
+    root = ensure_private_dir(where.tenant_data_dir(tenant_id) / "knowledge-private")
+    return ensure_work_tree(root, child_env)
 
 
-def has_remote(repo: Path, remote: str = "origin", env: Mapping[str, str] | None = None) -> bool:
+def has_remote(
+    repo: Path, remote: str = "origin", child_env: Mapping[str, str] | None = None
+) -> bool:
     """True when ``repo`` has a remote called ``remote``."""
-    return remote in git(repo, "remote", env=env).split()
+    return remote in git(repo, "remote", child_env=child_env).split()
 
 
 def commit(
-    repo: Path, paths: Sequence[str], message: str, env: Mapping[str, str] | None = None
+    repo: Path, paths: Sequence[str], message: str, child_env: Mapping[str, str] | None = None
 ) -> str | None:
     """Stage ``paths`` and commit; the new commit id, or None when nothing changed."""
     if not paths:
         return None
-    git(repo, "add", "--", *paths, env=env)
-    if not git(repo, "status", "--porcelain", "--", *paths, env=env).strip():
+    git(repo, "add", "--", *paths, child_env=child_env)
+    if not git(repo, "status", "--porcelain", "--", *paths, child_env=child_env).strip():
         return None
-    git(repo, "commit", "-q", "-m", message, "--", *paths, env=env)
-    return git(repo, "rev-parse", "HEAD", env=env).strip()
+    git(repo, "commit", "-q", "-m", message, "--", *paths, child_env=child_env)
+    return git(repo, "rev-parse", "HEAD", child_env=child_env).strip()
 
 
-def push(repo: Path, remote: str = "origin", env: Mapping[str, str] | None = None) -> str:
+def push(repo: Path, remote: str = "origin", child_env: Mapping[str, str] | None = None) -> str:
     """Push the current branch to ``remote``; return the branch.
 
     Raises:
         PublishFailed: the remote refused the push (one line, with what to do).
     """
-    branch = git(repo, "rev-parse", "--abbrev-ref", "HEAD", env=env).strip()
-    url = scrub(git(repo, "remote", "get-url", remote, env=env).strip())
+    branch = git(repo, "rev-parse", "--abbrev-ref", "HEAD", child_env=child_env).strip()
+    url = scrub(git(repo, "remote", "get-url", remote, child_env=child_env).strip())
     git(
         repo,
         "push",
         "-q",
         remote,
         f"HEAD:refs/heads/{branch}",
-        env=env,
+        child_env=child_env,
         hint=f"fix access to {url} (credentials, branch protection, hooks) or pull its new "
         "commits first, then run again; the memory store is unchanged",
     )

@@ -86,13 +86,14 @@ class Policy:
     max_doc_bytes: int = MAX_DOC_BYTES
 
 
-def keyword_root(name: str, env: Mapping[str, str]) -> Path | None:
-    """The store of a CLI named by keyword, or None for a path."""
-    home = Path(env.get("HOME") or Path.home())
-    data = Path(env.get("XDG_DATA_HOME") or home / ".local" / "share")
+def keyword_root(name: str, home_env: Mapping[str, str]) -> Path | None:
+    """The store of a CLI named by keyword (under ``home_env``'s ``HOME`` / ``XDG_DATA_HOME`` /
+    ``CLAUDE_CONFIG_DIR`` / ``CODEX_HOME``), or None for a path."""
+    home = Path(home_env.get("HOME") or Path.home())
+    data = Path(home_env.get("XDG_DATA_HOME") or home / ".local" / "share")
     roots = {
-        "claude": Path(env.get("CLAUDE_CONFIG_DIR") or home / ".claude") / "projects",
-        "codex": Path(env.get("CODEX_HOME") or home / ".codex") / "sessions",
+        "claude": Path(home_env.get("CLAUDE_CONFIG_DIR") or home / ".claude") / "projects",
+        "codex": Path(home_env.get("CODEX_HOME") or home / ".codex") / "sessions",
         "gemini": home / ".gemini" / "tmp",
         "opencode": data / "opencode",
     }
@@ -122,7 +123,7 @@ def _inside(path: Path, root: Path) -> bool:
     return True
 
 
-def discover(sources: list[str], env: Mapping[str, str]) -> tuple[list[Unit], list[str]]:
+def discover(sources: list[str], home_env: Mapping[str, str]) -> tuple[list[Unit], list[str]]:
     """The units the sources name, and report lines for what is skipped while listing."""
     units: list[Unit] = []
     notes: list[str] = []
@@ -135,7 +136,7 @@ def discover(sources: list[str], env: Mapping[str, str]) -> tuple[list[Unit], li
             units.append(unit)
 
     for source in sources:
-        root = keyword_root(source, env) if os.sep not in source else None
+        root = keyword_root(source, home_env) if os.sep not in source else None
         target = Path(os.path.expanduser(source)) if root is None else root
         if not target.exists():
             hint = MISSING_HINTS.get(source, MISSING_PATH_HINT) if root else MISSING_PATH_HINT

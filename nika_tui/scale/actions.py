@@ -46,9 +46,8 @@ def default_factory(env: Mapping[str, str] | None = None) -> AdapterFactory:
     return make
 
 
-def _join_url(settings: Settings | None) -> str:
-    s = Settings.from_env() if settings is None else settings
-    return s.join_url or s.redis_url or "redis://REPLACE-ME:6379/0"
+def _join_url(settings: Settings) -> str:
+    return settings.join_url or settings.redis_url or "redis://REPLACE-ME:6379/0"
 
 
 def apply_plan(
@@ -57,7 +56,7 @@ def apply_plan(
     state: ScaleState,
     factory: AdapterFactory,
     now: datetime,
-    settings: Settings | None = None,
+    settings: Settings,
     drain_wait_s: float = 120.0,
     wait: bool = True,
 ) -> dict[str, Any]:

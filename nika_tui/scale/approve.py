@@ -17,13 +17,14 @@ from nika_tui.settings import Settings
 def approve_scale(
     tenant_id: str,
     plan_id: str,
-    env: Mapping[str, str] | None,
+    settings: Settings,
     now: datetime,
     client: redis.Redis | None = None,
+    secrets_env: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Apply the confirmed plan (raises ``ScaleError`` if it was applied already); ``client``:
-    the shared Redis, where the plans are (decision 380)."""
-    settings = Settings.from_env(env)  # env: also where the provider's keys are read
+    the shared Redis, where the plans are (decision 380); ``secrets_env``: where the
+    provider's keys are read (``os.environ`` when ``None``)."""
     config = load_tenant(tenant_id, settings.roots)
     state = ScaleState(settings.roots, client)
-    return apply_plan(plan_id, config, state, default_factory(env), now, settings)
+    return apply_plan(plan_id, config, state, default_factory(secrets_env), now, settings)

@@ -30,7 +30,7 @@ def act(
     factory: AdapterFactory,
     client: redis.Redis | None,
     now: datetime,
-    settings: Settings | None = None,
+    settings: Settings,
 ) -> dict[str, Any]:
     """Record ``plan`` and do what the tenant's ``auto_actions.scale`` allows.
 
@@ -41,7 +41,7 @@ def act(
     if plan.kind in (PlanKind.NONE, PlanKind.UNAVAILABLE):
         return {**out, "action": "none"}
     mode = config.auto_actions.scale
-    bus = open_bus(config.tenant_id, None if settings is None else settings.roots)
+    bus = open_bus(config.tenant_id, settings.roots)
     if mode is AutoMode.OFF:
         state.save_plan(plan, "reported")
         bus.append("scale.plan", {"plan_id": plan.plan_id, "summary": plan.summary()}, now=now)

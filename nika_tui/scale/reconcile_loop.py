@@ -27,7 +27,7 @@ import redis
 
 from nika_tui.domain.tenant import AutoMode, Provider, TenantConfig
 from nika_tui.errors import NikaError, ScaleError
-from nika_tui.paths import roots
+from nika_tui.paths import Roots
 from nika_tui.scale.actions import AdapterFactory, ReconcileReport, default_factory, reconcile
 from nika_tui.scale.state import ScaleState
 from nika_tui.services.bus import open_bus
@@ -83,9 +83,10 @@ def handle_orphans(
     factory: AdapterFactory,
     client: redis.Redis,
     now: datetime,
-    env: Mapping[str, str] | None = None,
+    where: Roots,
 ) -> list[str]:
-    """Remove or report each orphan of ``report`` as its tenant's ``auto_actions.scale`` says.
+    """Remove or report each orphan of ``report`` as its tenant's ``auto_actions.scale`` says
+    (each on its tenant's bus under ``where``).
 
     Returns:
         What was done, one ``orphan:{tenant}:{provider}/{id}:{removed|asked|pending|failed}``
@@ -96,7 +97,7 @@ def handle_orphans(
         config = _owner_of(orphan, configs)
         tenant = config.tenant_id
         label = f"{orphan['provider']}/{orphan['instance_id']}"
-        bus = open_bus(tenant, roots(env))
+        bus = open_bus(tenant, where)
         if config.auto_actions.scale is AutoMode.AUTONOMOUS:
             try:
                 factory(config, Provider(orphan["provider"])).delete(str(orphan["instance_id"]))
@@ -130,16 +131,17 @@ def approve_orphan(
     tenant_id: str,
     provider: str,
     instance_id: str,
-    env: Mapping[str, str] | None = None,
+    where: Roots,
     client: redis.Redis | None = None,
+    secrets_env: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Delete the orphan an approved ``scale.orphan`` confirmation names.
+    """Delete the orphan an approved ``scale.orphan`` confirmation names; ``secrets_env``: where
+    the provider's keys are read (``os.environ`` when ``None``).
 
     Raises:
         ScaleError: a worker record now tracks that instance (it was adopted meanwhile).
         ProviderError: the provider refused the delete.
     """
-    where = roots(env)
     state = ScaleState(where, client)  # the shared Redis holds the workers (decision 380)
     if any(w.provider.value == provider and w.instance_id == instance_id for w in state.workers()):
         raise ScaleError(
@@ -147,7 +149,7 @@ def approve_orphan(
             "decommission it with `nika scale decommission` if it is not wanted",
         )
     config = load_tenant(tenant_id, where)
-    default_factory(env)(config, Provider(provider)).delete(instance_id)
+    default_factory(secrets_env)(config, Provider(provider)).delete(instance_id)
     return {"removed": {"provider": provider, "instance_id": instance_id}}
 
 
@@ -158,24 +160,26 @@ class ReconcileScheduler:
         self,
         client: redis.Redis,
         owner: str,
-        env: Mapping[str, str] | None = None,
+        where: Roots,
+        secrets_env: Mapping[str, str] | None = None,
         every_s: float = 600.0,
         first_s: float = 60.0,
         monotonic: Callable[[], float] = time.monotonic,
         factory: AdapterFactory | None = None,
     ) -> None:
+        """``where``: the tenants' configs and buses; ``secrets_env``: where the default
+        factory reads the providers' keys (``os.environ`` when ``None``)."""
         self.client = client
         self.owner = f"{owner}:{uuid.uuid4().hex[:8]}"
         """This service's lease token (unique per start: a restarted worker is a new holder)."""
-        self.env = env
-        self.roots = roots(env)
+        self.roots = where
         self.every_s = every_s
         self._monotonic = monotonic
         # Not at once: a service that starts and stops (a test, `nika up` retried) lists no
         # provider, and an apply interrupted by the restart has settled.
         self._next = monotonic() + first_s
         self.state = ScaleState(self.roots, client)  # the plans in the shared Redis (380)
-        self.factory = factory or default_factory(env)
+        self.factory = factory or default_factory(secrets_env)
 
     def tick(self, now: datetime | None = None) -> list[str]:
         """Reconcile when due and the lease is ours; return what was done (``orphan:…``)."""
@@ -192,7 +196,7 @@ class ReconcileScheduler:
             if not configs:
                 return []
             report = reconcile(configs.values(), self.state, self.factory)
-            done = handle_orphans(report, configs, self.factory, self.client, at, self.env)
+            done = handle_orphans(report, configs, self.factory, self.client, at, self.roots)
         except (NikaError, OSError, redis.RedisError) as exc:
             log.warning("scale reconcile failed: %s", exc)
             return []

@@ -43,7 +43,7 @@ class ScaleScheduler:
     def __init__(
         self,
         client: redis.Redis,
-        settings: Settings | None = None,
+        settings: Settings,
         every_s: float | None = None,
         cooldown_s: float = 900.0,
         monotonic: Callable[[], float] = time.monotonic,
@@ -52,14 +52,14 @@ class ScaleScheduler:
         lease_ttl_s: float = 15.0,
     ) -> None:
         """Args:
-        settings: the entry's settings (None: built from ``os.environ``).
+        settings: the entry's settings.
         every_s: seconds between two samples; ``None``: ``NIKA_SCALE_EVERY_S`` (60).
         factory: the providers' adapters (None: keys read from ``os.environ``).
         worker_id: this worker's id, named in the leader lease.
         lease_ttl_s: how long a dead leader keeps the leadership.
         """
         self.client = client
-        self.settings = Settings.from_env() if settings is None else settings
+        self.settings = settings
         self.roots = self.settings.roots
         """Where the tenants' configs are, resolved once."""
         self.every_s = self.settings.scale_every_s if every_s is None else every_s

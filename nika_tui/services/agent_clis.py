@@ -85,15 +85,15 @@ class AgentCliInfo:
         return INSTALL_HINTS[self.cli]
 
 
-def shell_binary(env: Mapping[str, str] | None = None) -> str:
+def shell_binary(parent_env: Mapping[str, str] | None = None) -> str:
     """The user's shell (``$SHELL``), ``sh`` when unset."""
-    e = os.environ if env is None else env
+    e = os.environ if parent_env is None else parent_env
     return e.get("SHELL") or "sh"
 
 
-def binary_for(cli: AgentCli, env: Mapping[str, str] | None = None) -> str:
+def binary_for(cli: AgentCli, parent_env: Mapping[str, str] | None = None) -> str:
     """The executable name of ``cli``."""
-    return AGENT_BINARIES.get(cli) or shell_binary(env)
+    return AGENT_BINARIES.get(cli) or shell_binary(parent_env)
 
 
 def parse_version(output: str) -> str | None:
@@ -132,7 +132,7 @@ def detect_agent_cli(
     cli: AgentCli,
     *,
     path: str | None = None,
-    env: Mapping[str, str] | None = None,
+    parent_env: Mapping[str, str] | None = None,
     timeout: float = VERSION_TIMEOUT,
 ) -> AgentCliInfo:
     """Look one CLI up on ``PATH`` and ask its version.
@@ -140,13 +140,13 @@ def detect_agent_cli(
     Args:
         cli: The CLI.
         path: Search path (default ``$PATH``).
-        env: Environment for ``$SHELL`` (default ``os.environ``).
+        parent_env: Environment for ``$SHELL`` (default ``os.environ``).
         timeout: Seconds allowed for ``--version``.
 
     Returns:
         What was found. The plain shell's version is not probed.
     """
-    binary = binary_for(cli, env)
+    binary = binary_for(cli, parent_env)
     found = shutil.which(binary, path=path)
     if found is None:
         return AgentCliInfo(cli, binary, None, None, "not found on PATH")
@@ -159,7 +159,7 @@ def detect_agent_cli(
 def detect_agent_clis(
     *,
     path: str | None = None,
-    env: Mapping[str, str] | None = None,
+    parent_env: Mapping[str, str] | None = None,
     timeout: float = VERSION_TIMEOUT,
 ) -> dict[AgentCli, AgentCliInfo]:
     """Detect every agent CLI (in parallel, so the wizard waits for the slowest only).
@@ -169,7 +169,9 @@ def detect_agent_clis(
     """
     with ThreadPoolExecutor(max_workers=len(AgentCli)) as pool:
         futures = {
-            cli: pool.submit(detect_agent_cli, cli, path=path, env=env, timeout=timeout)
+            cli: pool.submit(
+                detect_agent_cli, cli, path=path, parent_env=parent_env, timeout=timeout
+            )
             for cli in AgentCli
         }
         return {cli: fut.result() for cli, fut in futures.items()}

@@ -66,12 +66,11 @@ class MemoryClient:
         self.timeout = timeout
 
     @classmethod
-    def open(cls, settings: Settings | None = None, *, start_redis: bool = False) -> MemoryClient:
+    def open(cls, settings: Settings, *, start_redis: bool = False) -> MemoryClient:
         """A client on ``REDIS_URL`` or the embedded Redis.
 
         Args:
-            settings: The entry's settings (None: built from ``os.environ``, for a one-shot
-                command).
+            settings: The entry's settings.
             start_redis: start the embedded Redis if it is down (writers do, so that a write
                 is queued durably even before the service runs); readers do not.
 

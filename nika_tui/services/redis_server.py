@@ -225,28 +225,27 @@ def redis_target(url: str, where: Roots | None = None, start: bool = True) -> st
     return embedded_location(where).url
 
 
-def redis_url(settings: Settings | None = None, start: bool = True) -> str:
+def redis_url(settings: Settings, start: bool = True) -> str:
     """``REDIS_URL`` if set, else the embedded server (started when ``start``).
 
     Args:
-        settings: The entry's settings (None: built from ``os.environ``, for a one-shot caller).
+        settings: The entry's settings.
         start: Start the embedded server when it is down.
     """
-    s = _settings(settings)
-    return redis_target(s.redis_url, s.roots, start)
+    return redis_target(settings.redis_url, settings.roots, start)
 
 
-def connect(settings: Settings | None = None, start: bool = True) -> redis.Redis:
+def connect(settings: Settings, start: bool = True) -> redis.Redis:
     """A client with string responses, checked with PING.
 
     Args:
-        settings: The entry's settings (None: built from ``os.environ``, for a one-shot caller).
+        settings: The entry's settings.
         start: Start the embedded server when it is down.
 
     Raises:
         StoreUnavailable: Redis does not answer (or the embedded one is down and not started).
     """
-    s = _settings(settings)
+    s = settings
     url = redis_target(s.redis_url, s.roots, start=start)
     client = redis.Redis.from_url(url, decode_responses=True, socket_timeout=5)
     try:
@@ -261,11 +260,3 @@ def connect(settings: Settings | None = None, start: bool = True) -> redis.Redis
             "start it with `nika up`, or fix REDIS_URL",
         ) from exc
     return client
-
-
-def _settings(settings: Settings | None) -> Settings:
-    if settings is not None:
-        return settings
-    from nika_tui.settings import Settings
-
-    return Settings.from_env()

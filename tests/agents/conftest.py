@@ -170,6 +170,7 @@ def agent_tenant(
 ) -> Callable[..., AgentTenant]:
     """Build a tenant for these CLIs, hooks installed by the kernel's own installer."""
     from nika_tui.engine.kernels.hook_install import install_for_tenant
+    from nika_tui.paths import roots
 
     def make(clis: list[str], trust_codex: bool = True) -> AgentTenant:
         project = tmp_path / "acme-shop"
@@ -203,7 +204,7 @@ def agent_tenant(
                 kernel=KernelConfig(workdir=str(project), trust_codex_hooks=trust_codex),
             )
             save_tenant(config)
-            install_for_tenant(config)
+            install_for_tenant(config, roots())
         return AgentTenant(TENANT, project, home, env, mock_model, clis)
 
     return make

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from nika_tui.engine.kernels.hook_install import install_for_tenant
+from nika_tui.paths import roots
 from nika_tui.services.agent_settings import CODEX_EVENTS, codex_trust_report
 from nika_tui.services.codex_trust import event_label
 from nika_tui.services.config_store import load_tenant, save_tenant
@@ -41,7 +42,7 @@ def test_hooks_run_only_once_the_tenant_consented_to_trust_them(
         update={"kernel": config.kernel.model_copy(update={"trust_codex_hooks": True})}
     )
     save_tenant(consented)
-    install_for_tenant(consented)
+    install_for_tenant(consented, roots())
     assert codex_trust_report(tenant.tenant_id).ok
     run = tenant.codex(codex_bin, "List the files of this project, briefly please.")
     assert run.returncode == 0, run.stderr

@@ -97,11 +97,12 @@ def test_untrusted_codex_hooks_are_reported_with_how_to_trust_them(
 ) -> None:
     from nika_tui.domain.tenant import AgentCli, KernelConfig, TenantConfig
     from nika_tui.engine.kernels.hook_install import install_for_tenant
+    from nika_tui.paths import roots
     from nika_tui.services.config_store import save_tenant
 
     config = TenantConfig(tenant_id="acme", display_name="Acme", agent_cli=AgentCli.CODEX)
     save_tenant(config)
-    install_for_tenant(config)  # no consent: hooks installed, not trusted
+    install_for_tenant(config, roots())  # no consent: hooks installed, not trusted
     _code, checks = _report(capsys)
     check = checks["codex-hooks:acme"]
     assert check["status"] == "warn" and check["required"] is False
@@ -110,7 +111,7 @@ def test_untrusted_codex_hooks_are_reported_with_how_to_trust_them(
 
     consented = config.model_copy(update={"kernel": KernelConfig(trust_codex_hooks=True)})
     save_tenant(consented)
-    install_for_tenant(consented)
+    install_for_tenant(consented, roots())
     _code, checks = _report(capsys)
     assert checks["codex-hooks:acme"]["status"] == "ok"
 

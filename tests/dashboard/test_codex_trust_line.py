@@ -14,6 +14,7 @@ import pytest
 from nika_tui.dashboard.redis_source import RedisDashboardSource
 from nika_tui.domain.tenant import AgentCli, KernelConfig, TenantConfig
 from nika_tui.engine.kernels.hook_install import install_for_tenant
+from nika_tui.paths import roots
 from nika_tui.services.agent_homes import codex_home
 from nika_tui.services.codex_trust import event_label
 from nika_tui.services.config_store import save_tenant
@@ -45,7 +46,7 @@ def _codex_tenant(env: dict[str, str], workdir: str, trust: bool | None) -> Tena
         kernel=KernelConfig(workdir=workdir, trust_codex_hooks=trust),
     )
     save_tenant(config)
-    install_for_tenant(config, env)  # what `nika kernel spawn` runs first
+    install_for_tenant(config, roots(env), env)  # what `nika kernel spawn` runs first
     return config
 
 

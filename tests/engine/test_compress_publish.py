@@ -13,6 +13,7 @@ from nika_tui.engine.context import EngineContext
 from nika_tui.engine.reset import reset
 from nika_tui.errors import ValidationFailed
 from nika_tui.services.config_store import load_tenant, save_tenant
+from nika_tui.settings import Settings
 from tests.engine.strategy_a_seed import PRIVATE_TEXTS, seed_history
 
 pytestmark = pytest.mark.embedder
@@ -97,7 +98,13 @@ def test_escalated_reset_runs_in_the_service_once_approved(
     entry = decide_reset(engine_ctx, TENANT, [{"indicator": "judge_disagreement",
                                                 "available": ["A"]}])  # fmt: skip
     assert entry is not None and engine_ctx.vectors.generation(TENANT) is None  # type: ignore[attr-defined]
-    done = resolve(engine_ctx.redis, TENANT, entry["confirmation_id"], approve=True)
+    done = resolve(
+        engine_ctx.redis,
+        TENANT,
+        entry["confirmation_id"],
+        approve=True,
+        settings=Settings.from_env(),
+    )
     result = done["result"]
     assert done["status"] == "approved"
     assert result["live_points_after"] < result["live_points_before"] == seeded.live

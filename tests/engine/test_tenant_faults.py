@@ -76,6 +76,7 @@ def test_a_removed_shard_parks_its_tenant_only_and_alarms_instead_of_no_memory(
 
     from nika_tui.cli.doctor_runtime import check_runtime
     from nika_tui.dashboard.redis_source import RedisDashboardSource
+    from nika_tui.settings import Settings
 
     source = RedisDashboardSource(dict(os.environ), defer_warm_up=True)
     try:
@@ -85,7 +86,7 @@ def test_a_removed_shard_parks_its_tenant_only_and_alarms_instead_of_no_memory(
     assert any("ALARM tena" in p for p in snap.problems)
     row = snap.row("tena")
     assert row is not None and any("ingest parked" in p for p in row.problems)
-    [doctor] = [c for c in check_runtime() if c.name == "tenant:tena"]
+    [doctor] = [c for c in check_runtime(Settings.from_env()) if c.name == "tenant:tena"]
     assert doctor.status == "missing" and "missing" in doctor.detail
 
     # Recall says alarm, not "no memory for …".

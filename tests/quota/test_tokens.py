@@ -17,6 +17,7 @@ from nika_tui.engine.kernels.confirmations import list_confirmations, resolve
 from nika_tui.quota.tokens import enforce_tokens, token_status
 from nika_tui.services import redis_keys
 from nika_tui.services.config_store import save_tenant
+from nika_tui.settings import Settings
 from tests.helpers import retry_until
 
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
@@ -77,7 +78,7 @@ def test_ask_queues_a_confirmation_and_approving_pauses(redis_client, agent) -> 
     [item] = list_confirmations(redis_client, "acme")
     assert item["kind"] == "quota.pause" and "1500/1000" in item["title"]
     assert enforce_tokens(redis_client, config, NOW) == []  # asked once a day
-    resolve(redis_client, "acme", item["id"], approve=True)
+    resolve(redis_client, "acme", item["id"], approve=True, settings=Settings.from_env())
     retry_until(lambda: _state(agent.pid) == "T", timeout=5)
     import os
     import signal

@@ -16,6 +16,7 @@ from nika_tui.scale.policy import act
 from nika_tui.scale.providers.base import WorkerSpec
 from nika_tui.scale.state import ScaleState
 from nika_tui.services.config_store import save_tenant
+from nika_tui.settings import Settings
 from tests.scale.conftest import scaleway_tenant
 from tests.scale.fake_clouds import CloudState
 from tests.scale.support import NOW, plan_for
@@ -30,7 +31,7 @@ def test_apply_creates_one_tagged_worker_and_never_twice(acme: TenantConfig, clo
     state = ScaleState()
     plan = plan_for(acme)
     state.save_plan(plan, "pending")
-    record = apply_plan(plan.plan_id, acme, state, default_factory(), NOW)
+    record = apply_plan(plan.plan_id, acme, state, default_factory(), NOW, Settings.from_env())
     assert record["status"] == "applied"
     servers = _servers(cloud)
     assert len(servers) == 1
@@ -40,7 +41,7 @@ def test_apply_creates_one_tagged_worker_and_never_twice(acme: TenantConfig, clo
     assert servers[0]["user_data"].startswith("#cloud-config")
     assert [w.instance_id for w in state.workers("acme")] == [servers[0]["id"]]
     with pytest.raises(ScaleError, match="already applied"):
-        apply_plan(plan.plan_id, acme, state, default_factory(), NOW)
+        apply_plan(plan.plan_id, acme, state, default_factory(), NOW, Settings.from_env())
     assert len(_servers(cloud)) == 1
 
 
@@ -58,11 +59,11 @@ def test_refusal_marks_the_plan_failed_and_leaves_nothing(acme: TenantConfig, cl
     plan = plan_for(acme)
     state.save_plan(plan, "pending")
     with pytest.raises(ProviderError, match="Scaleway refused: quotas_exceeded"):
-        apply_plan(plan.plan_id, acme, state, default_factory(), NOW)
+        apply_plan(plan.plan_id, acme, state, default_factory(), NOW, Settings.from_env())
     assert state.plan(plan.plan_id)["status"] == "failed"
     assert _servers(cloud) == [] and state.workers() == []
     with pytest.raises(ScaleError, match="never retried"):
-        apply_plan(plan.plan_id, acme, state, default_factory(), NOW)
+        apply_plan(plan.plan_id, acme, state, default_factory(), NOW, Settings.from_env())
 
 
 def test_missing_key_names_the_variable(clouds, monkeypatch) -> None:
@@ -72,7 +73,7 @@ def test_missing_key_names_the_variable(clouds, monkeypatch) -> None:
     plan = plan_for(config)
     state.save_plan(plan, "pending")
     with pytest.raises(ProviderError, match="SCW_ACCESS_KEY"):
-        apply_plan(plan.plan_id, config, state, default_factory(), NOW)
+        apply_plan(plan.plan_id, config, state, default_factory(), NOW, Settings.from_env())
     assert _servers(clouds[1]) == []
 
 
@@ -107,7 +108,15 @@ def test_reconcile_adopts_an_instance_whose_plan_was_interrupted(acme, clouds) -
 def test_mode_off_only_reports(clouds, scw_env, redis_client) -> None:
     config = scaleway_tenant(clouds[0], AutoMode.OFF)
     save_tenant(config)
-    out = act(plan_for(config), config, ScaleState(), default_factory(), redis_client, NOW)
+    out = act(
+        plan_for(config),
+        config,
+        ScaleState(),
+        default_factory(),
+        redis_client,
+        NOW,
+        Settings.from_env(),
+    )
     assert out["action"] == "reported"
     assert _servers(clouds[1]) == []
     assert list_confirmations(redis_client, "acme") == []
@@ -118,18 +127,18 @@ def test_mode_escalate_asks_with_provider_type_and_cost_then_applies_once(
 ) -> None:
     state = ScaleState()
     plan = plan_for(acme)
-    out = act(plan, acme, state, default_factory(), redis_client, NOW)
+    out = act(plan, acme, state, default_factory(), redis_client, NOW, Settings.from_env())
     assert out["action"] == "confirmation"
     assert _servers(clouds[1]) == []
     [item] = list_confirmations(redis_client, "acme")
     assert item["kind"] == "scale.apply" and item["plan_id"] == plan.plan_id
     assert "scaleway" in item["title"] and "PRO2-S" in item["title"]
     assert "0.110 EUR/h" in item["title"]
-    result = resolve(redis_client, "acme", item["id"], approve=True)
+    result = resolve(redis_client, "acme", item["id"], approve=True, settings=Settings.from_env())
     assert result["result"]["status"] == "applied"
     assert len(_servers(clouds[1])) == 1
     with pytest.raises(ValidationFailed):
-        resolve(redis_client, "acme", item["id"], approve=True)
+        resolve(redis_client, "acme", item["id"], approve=True, settings=Settings.from_env())
     assert len(_servers(clouds[1])) == 1
     stored = json.loads(redis_client.hget("nika:tenant:acme:confirmations", item["id"]) or "{}")
     assert stored["status"] == "approved"
@@ -138,7 +147,15 @@ def test_mode_escalate_asks_with_provider_type_and_cost_then_applies_once(
 def test_mode_autonomous_applies(clouds, scw_env, redis_client) -> None:
     config = scaleway_tenant(clouds[0], AutoMode.AUTONOMOUS)
     save_tenant(config)
-    out = act(plan_for(config), config, ScaleState(), default_factory(), redis_client, NOW)
+    out = act(
+        plan_for(config),
+        config,
+        ScaleState(),
+        default_factory(),
+        redis_client,
+        NOW,
+        Settings.from_env(),
+    )
     assert out["action"] == "applied"
     assert len(_servers(clouds[1])) == 1
 
@@ -147,11 +164,19 @@ def test_decommission_plan_deletes_the_worker(clouds, scw_env, redis_client) -> 
     config = scaleway_tenant(clouds[0], AutoMode.AUTONOMOUS)
     save_tenant(config)
     state = ScaleState()
-    act(plan_for(config, "aaaa"), config, state, default_factory(), redis_client, NOW)
+    act(
+        plan_for(config, "aaaa"),
+        config,
+        state,
+        default_factory(),
+        redis_client,
+        NOW,
+        Settings.from_env(),
+    )
     calm = [Reading(Indicator.CPU, 5.0, 80.0, 600, False, "scale")]
     plan = make_plan(config, calm, True, state.workers("acme"), NOW, "bbbb")
     assert plan.kind is PlanKind.DECOMMISSION
-    out = act(plan, config, state, default_factory(), redis_client, NOW)
+    out = act(plan, config, state, default_factory(), redis_client, NOW, Settings.from_env())
     assert out["action"] == "applied"
     assert _servers(clouds[1]) == [] and state.workers() == []
 
@@ -163,7 +188,7 @@ def test_an_unreadable_success_leaves_the_plan_for_reconcile(acme, clouds) -> No
     plan = plan_for(acme)
     state.save_plan(plan, "pending")
     with pytest.raises(ScaleError, match="nika scale reconcile"):
-        apply_plan(plan.plan_id, acme, state, default_factory(), NOW)
+        apply_plan(plan.plan_id, acme, state, default_factory(), NOW, Settings.from_env())
     assert state.plan(plan.plan_id)["status"] == "applying"
     with pytest.raises(ScaleError, match="already applied"):
-        apply_plan(plan.plan_id, acme, state, default_factory(), NOW)
+        apply_plan(plan.plan_id, acme, state, default_factory(), NOW, Settings.from_env())

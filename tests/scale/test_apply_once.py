@@ -21,6 +21,7 @@ from nika_tui.scale.actions import apply_plan, default_factory
 from nika_tui.scale.scheduler import ScaleScheduler
 from nika_tui.scale.state import ScaleState
 from nika_tui.services.config_store import save_tenant
+from nika_tui.settings import Settings
 from tests.scale.conftest import scaleway_tenant
 from tests.scale.fake_clouds import CloudState
 from tests.scale.support import NOW, Clock, nika_scale, plan_for, saturate
@@ -43,13 +44,15 @@ def test_an_apply_while_the_plan_is_being_created_is_refused(
     held = cloud.hold(*CREATE)
     first: dict[str, Any] = {}
     runner = threading.Thread(
-        target=lambda: first.update(apply_plan(plan.plan_id, acme, state, default_factory(), NOW))
+        target=lambda: first.update(
+            apply_plan(plan.plan_id, acme, state, default_factory(), NOW, Settings.from_env())
+        )
     )
     runner.start()
     try:
         assert held.arrived.wait(WAIT_S), "the first apply never reached the provider"
         with pytest.raises(ScaleError, match="already applied"):
-            apply_plan(plan.plan_id, acme, state, default_factory(), NOW)
+            apply_plan(plan.plan_id, acme, state, default_factory(), NOW, Settings.from_env())
         assert state.plan(plan.plan_id)["status"] == "applying"
     finally:
         held.release.set()
@@ -74,7 +77,11 @@ def test_simultaneous_applies_of_one_plan_create_one_server(
         mine = ScaleState(client=redis_client if shared else None)  # as another process would
         start.wait(WAIT_S)
         try:
-            outcomes.append(apply_plan(plan.plan_id, acme, mine, default_factory(), NOW)["status"])
+            outcomes.append(
+                apply_plan(plan.plan_id, acme, mine, default_factory(), NOW, Settings.from_env())[
+                    "status"
+                ]
+            )
         except ScaleError as exc:
             outcomes.append("refused" if "already applied" in exc.message else exc.message)
 
@@ -99,7 +106,7 @@ def test_a_cli_apply_racing_the_scheduler_is_refused(
     saturate(redis_client, now)
     held = cloud.hold(*CREATE)
     done: list[str] = []
-    scheduler = ScaleScheduler(redis_client, monotonic=Clock())
+    scheduler = ScaleScheduler(redis_client, Settings.from_env(), monotonic=Clock())
     runner = threading.Thread(target=lambda: done.extend(scheduler.tick(now)))
     runner.start()
     try:
@@ -122,7 +129,7 @@ def test_a_cli_plan_beside_the_schedulers_open_plan_is_that_plan(
     """Decision 502: one open plan per tenant, so one saturation is one scale-out."""
     now = datetime.now(UTC)
     saturate(redis_client, now)
-    assert ScaleScheduler(redis_client, monotonic=Clock()).tick(now) == [
+    assert ScaleScheduler(redis_client, Settings.from_env(), monotonic=Clock()).tick(now) == [
         "scale_out:acme:confirmation"
     ]
     [pending] = ScaleState(client=redis_client).snapshot()["plans"]
@@ -143,7 +150,15 @@ def test_the_service_acts_on_no_plan_beside_a_persons_open_one(
     state = ScaleState(client=redis_client)
     mine = plan_for(acme, "aaaa")
     assert state.save_plan_unless_open(mine, "pending") is None
-    out = act(plan_for(acme, "bbbb"), acme, state, default_factory(), redis_client, NOW)
+    out = act(
+        plan_for(acme, "bbbb"),
+        acme,
+        state,
+        default_factory(),
+        redis_client,
+        NOW,
+        Settings.from_env(),
+    )
     assert out["action"] == "none" and out["open_plan"] == "aaaa"
     assert list(state.snapshot()["plans"]) == ["aaaa"]
     assert list_confirmations(redis_client, "acme") == []

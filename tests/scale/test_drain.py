@@ -27,6 +27,7 @@ from nika_tui.scale.drain import tenants_of, worker_id_for
 from nika_tui.scale.planner import Plan, PlanKind
 from nika_tui.scale.state import ScaleState
 from nika_tui.services.memory_client import MemoryClient
+from nika_tui.settings import Settings
 from tests.helpers import retry_until
 from tests.scale.fake_clouds import CloudState
 
@@ -40,7 +41,7 @@ def _scale_out(config: TenantConfig, state: ScaleState) -> str:
     plan = Plan("0123456789abcdef", config.tenant_id, PlanKind.SCALE_OUT, NOW.isoformat(), (),
                 Provider.SCALEWAY, "PRO2-S", "fr-par-2", 0.11)  # fmt: skip
     state.save_plan(plan, "pending")
-    apply_plan(plan.plan_id, config, state, default_factory(), NOW)
+    apply_plan(plan.plan_id, config, state, default_factory(), NOW, Settings.from_env())
     return plan.plan_id
 
 
@@ -49,7 +50,9 @@ def _decommission(config: TenantConfig, state: ScaleState, wait_s: float) -> dic
     plan = Plan("decom", config.tenant_id, PlanKind.DECOMMISSION, NOW.isoformat(), (),
                 worker.provider, instance_id=worker.instance_id)  # fmt: skip
     state.save_plan(plan, "pending")
-    return apply_plan("decom", config, state, default_factory(), NOW, drain_wait_s=wait_s)
+    return apply_plan(
+        "decom", config, state, default_factory(), NOW, Settings.from_env(), drain_wait_s=wait_s
+    )
 
 
 def _instances(clouds: CloudState) -> int:

@@ -50,7 +50,7 @@ def _scaled_out(config: TenantConfig, state: ScaleState, now: datetime = NOW) ->
     plan = Plan("0123456789abcdef", config.tenant_id, PlanKind.SCALE_OUT, now.isoformat(), (),
                 Provider.SCALEWAY, "PRO2-S", "fr-par-2", 0.11)  # fmt: skip
     state.save_plan(plan, "pending")
-    apply_plan(plan.plan_id, config, state, default_factory(), now)
+    apply_plan(plan.plan_id, config, state, default_factory(), now, Settings.from_env())
     return worker_id_for(plan.plan_id)
 
 
@@ -72,7 +72,7 @@ def test_a_background_drain_past_its_deadline_deletes_nothing(
     joined = _scaled_out(config, state)
     assert Leases(redis_client, joined, 60).acquire("tenant0") is not None  # nowhere to go
     out = act(_decommission_plan(config, state), config, state, default_factory(), redis_client,
-              NOW)  # fmt: skip
+              NOW, Settings.from_env())  # fmt: skip
     assert out["action"] == "draining"
     assert redis_client.exists(draining_key(joined))
     assert open_plans(state, "acme"), "no second plan beside a draining one"
@@ -111,7 +111,7 @@ def test_the_service_serves_other_tenants_while_a_decommission_drains(
     held = Leases(redis_client, joined, 600).acquire("tenant0")
     assert held is not None
     out = act(_decommission_plan(config, state, now), config, state, default_factory(),
-              redis_client, now)  # fmt: skip
+              redis_client, now, Settings.from_env())  # fmt: skip
     assert out["action"] == "draining", "the autonomous path returned without waiting"
 
     # The real service loop, leading strategy B, with the drain in progress.

@@ -22,6 +22,7 @@ from nika_tui.scale.sampler import load_samples, store_sample
 from nika_tui.scale.scheduler import ScaleScheduler
 from nika_tui.scale.state import STATE_KEY, ScaleState
 from nika_tui.services.config_store import save_tenant
+from nika_tui.settings import Settings
 from tests.helpers import retry_until
 from tests.scale.conftest import scaleway_tenant
 from tests.scale.fake_clouds import CloudState
@@ -70,8 +71,12 @@ def test_two_schedulers_on_one_redis_only_the_leader_samples_and_plans(
 ) -> None:
     _saturated_acme(clouds[0], redis_client)
     clock = Clock()
-    first = ScaleScheduler(redis_client, every_s=1, monotonic=clock, worker_id="wa")
-    second = ScaleScheduler(redis_client, every_s=1, monotonic=clock, worker_id="wb")
+    first = ScaleScheduler(
+        redis_client, Settings.from_env(), every_s=1, monotonic=clock, worker_id="wa"
+    )
+    second = ScaleScheduler(
+        redis_client, Settings.from_env(), every_s=1, monotonic=clock, worker_id="wb"
+    )
     assert first.tick() == ["scale_out:acme:applied"]
     for _ in range(3):
         clock.t += 1.1
@@ -94,10 +99,14 @@ def test_new_leader_keeps_an_escalated_plan_pending_instead_of_planning_again(
 ) -> None:
     _saturated_acme(clouds[0], redis_client, AutoMode.ESCALATE)
     clock = Clock()
-    first = ScaleScheduler(redis_client, every_s=1, monotonic=clock, worker_id="wa")
+    first = ScaleScheduler(
+        redis_client, Settings.from_env(), every_s=1, monotonic=clock, worker_id="wa"
+    )
     assert first.tick() == ["scale_out:acme:confirmation"]
     redis_client.delete(LEADER_KEY)  # the leader died
-    second = ScaleScheduler(redis_client, every_s=1, monotonic=clock, worker_id="wb")
+    second = ScaleScheduler(
+        redis_client, Settings.from_env(), every_s=1, monotonic=clock, worker_id="wb"
+    )
     assert second.tick() == []
     [plan] = ScaleState(client=redis_client).snapshot()["plans"].values()
     assert plan["status"] == "pending" and _creates(clouds[1]) == 0

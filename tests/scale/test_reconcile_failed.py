@@ -20,6 +20,7 @@ from nika_tui.scale.planner import Plan, PlanKind
 from nika_tui.scale.providers.base import CloudProvider, WorkerSpec
 from nika_tui.scale.providers.factory import build_provider
 from nika_tui.scale.state import ScaleState
+from nika_tui.settings import Settings
 from tests.scale.fake_clouds import CloudState
 from tests.scale.support import NOW, SECRETS, live, shape
 
@@ -60,7 +61,10 @@ def test_a_vm_failed_after_its_create_is_untracked_then_removed(
     state = ScaleState()
     plan = Plan("0a0b", "acme", PlanKind.SCALE_OUT, NOW.isoformat(), ("hot",), AZURE)
     state.save_plan(plan, "pending")
-    assert apply_plan(plan.plan_id, config, state, factory, NOW)["status"] == "applied"
+    assert (
+        apply_plan(plan.plan_id, config, state, factory, NOW, Settings.from_env())["status"]
+        == "applied"
+    )
     assert len(reconcile([config], state, factory).tracked) == 1, "Creating: still a worker"
     name = _fail(cloud)
 

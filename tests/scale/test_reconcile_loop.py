@@ -16,6 +16,7 @@ from nika_tui.scale.reconcile_loop import LEASE_KEY, ORPHAN_KIND, ReconcileSched
 from nika_tui.scale.state import ScaleState, Worker
 from nika_tui.services.bus import open_bus
 from nika_tui.services.config_store import save_tenant
+from nika_tui.settings import Settings
 from tests.helpers import retry_until
 from tests.plugins.memory import RunningService
 from tests.scale.conftest import scaleway_tenant
@@ -44,7 +45,9 @@ def _stray(config: TenantConfig, plan_id: str = "0rphan") -> Instance:
 def _scheduler(
     client: redis.Redis, clock: Clock, owner: str = "memory-service"
 ) -> ReconcileScheduler:
-    return ReconcileScheduler(client, owner, every_s=EVERY_S, first_s=60.0, monotonic=clock)
+    return ReconcileScheduler(
+        client, owner, Settings.from_env().roots, every_s=EVERY_S, first_s=60.0, monotonic=clock
+    )
 
 
 def _server_ids(cloud: CloudState) -> list[str]:
@@ -78,7 +81,9 @@ def test_escalate_asks_once_and_approving_removes_the_orphan(
     assert loop.tick(NOW) == [f"orphan:acme:{label}:pending"]
     assert len(_orphan_items(redis_client)) == 1  # asked once while the question is open
 
-    out = resolve(redis_client, "acme", item["id"], approve=True, now=NOW)
+    out = resolve(
+        redis_client, "acme", item["id"], approve=True, settings=Settings.from_env(), now=NOW
+    )
     assert out["status"] == "approved"
     assert _server_ids(cloud) == []
 
@@ -163,7 +168,9 @@ def test_approving_an_orphan_that_was_adopted_meanwhile_removes_nothing(
             ).as_dict()
         )
     with pytest.raises(ScaleError, match="tracked worker"):
-        resolve(redis_client, "acme", item["id"], approve=True, now=NOW)
+        resolve(
+            redis_client, "acme", item["id"], approve=True, settings=Settings.from_env(), now=NOW
+        )
     assert _server_ids(cloud) == [stray.instance_id]
 
 

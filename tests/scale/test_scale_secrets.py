@@ -30,6 +30,7 @@ from nika_tui.scale.scheduler import ScaleScheduler
 from nika_tui.scale.state import ScaleState
 from nika_tui.services.bus import open_bus
 from nika_tui.services.config_store import save_tenant
+from nika_tui.settings import Settings
 from tests.fake_providers import SCW
 from tests.scale.conftest import scaleway_tenant
 from tests.scale.fake_clouds import CloudState
@@ -120,7 +121,7 @@ def test_a_provider_key_reaches_no_argv_log_file_redis_value_or_user_data(
     echo = {"type": "invalid_arguments", "message": f"token {KEY} may not create servers"}
     cloud.fail("POST", r"/servers$", 400, echo)
     caplog.set_level(logging.DEBUG)
-    scheduler = ScaleScheduler(redis_client, monotonic=Clock(), cooldown_s=0.0)
+    scheduler = ScaleScheduler(redis_client, Settings.from_env(), monotonic=Clock(), cooldown_s=0.0)
     assert scheduler.tick(now) == [], "the refusal is logged, not raised"
     failed = [r for r in caplog.records if "scale planning for acme failed" in r.getMessage()]
     assert failed and "***" in failed[0].getMessage()
@@ -145,15 +146,28 @@ def test_a_refused_decommission_puts_no_key_on_the_bus(
     save_tenant(config)
     state = ScaleState(client=redis_client)
     now = datetime.now(UTC)
-    out = act(plan_for(config, "aaaa"), config, state, default_factory(), redis_client, now)
+    out = act(
+        plan_for(config, "aaaa"),
+        config,
+        state,
+        default_factory(),
+        redis_client,
+        now,
+        Settings.from_env(),
+    )
     assert out["action"] == "applied"
     [worker] = state.workers("acme")
     gone = Plan("bbbb", "acme", PlanKind.DECOMMISSION, now.isoformat(), ("calm",),
                 worker.provider, instance_id=worker.instance_id)  # fmt: skip
-    assert act(gone, config, state, default_factory(), redis_client, now)["action"] == "draining"
+    assert (
+        act(gone, config, state, default_factory(), redis_client, now, Settings.from_env())[
+            "action"
+        ]
+        == "draining"
+    )
     echo = {"type": "permissions_denied", "message": f"token {KEY} may not terminate"}
     cloud.fail("POST", r"/action$", 403, echo)
-    done = ScaleScheduler(redis_client, monotonic=Clock()).tick(now)
+    done = ScaleScheduler(redis_client, Settings.from_env(), monotonic=Clock()).tick(now)
     assert "decommission:acme:failed" in done
     [error] = [
         str(line.data["body"]["error"])

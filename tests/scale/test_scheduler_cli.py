@@ -10,6 +10,7 @@ from nika_tui.engine.kernels.confirmations import list_confirmations
 from nika_tui.scale.indicators import Sample
 from nika_tui.scale.sampler import load_samples, new_head, store_sample
 from nika_tui.scale.scheduler import ScaleScheduler
+from nika_tui.settings import Settings
 from tests.scale.support import Clock, nika_scale, saturate
 
 
@@ -17,7 +18,7 @@ def test_scheduler_escalates_one_plan_on_a_real_backlog(acme: TenantConfig, redi
     now = datetime.now(UTC)
     saturate(redis_client, now)
     clock = Clock()
-    scheduler = ScaleScheduler(redis_client, monotonic=clock)
+    scheduler = ScaleScheduler(redis_client, Settings.from_env(), monotonic=clock)
     done = scheduler.tick(now)
     assert done == ["scale_out:acme:confirmation"]
     latest = load_samples(redis_client)[-1]
@@ -30,7 +31,7 @@ def test_scheduler_escalates_one_plan_on_a_real_backlog(acme: TenantConfig, redi
 
 
 def test_scheduler_does_nothing_without_saturation(acme: TenantConfig, redis_client) -> None:
-    scheduler = ScaleScheduler(redis_client)
+    scheduler = ScaleScheduler(redis_client, Settings.from_env())
     assert scheduler.tick(datetime.now(UTC)) == []
     assert list_confirmations(redis_client, "acme") == []
 

@@ -33,7 +33,7 @@ def bindir(tmp_path: Path) -> Path:
 def test_detects_installed_clis_and_their_versions(bindir: Path) -> None:
     fake_cli(bindir, "claude", 'echo "1.0.51 (Claude Code)"')
     fake_cli(bindir, "codex", 'echo "codex-cli 0.20.0"')
-    found = detect_agent_clis(path=str(bindir), env={"SHELL": "/bin/sh"})
+    found = detect_agent_clis(path=str(bindir), parent_env={"SHELL": "/bin/sh"})
     assert list(found) == list(AgentCli)
     assert found[AgentCli.CLAUDE_CODE].version == "1.0.51"
     assert found[AgentCli.CODEX].version == "0.20.0"
@@ -44,7 +44,7 @@ def test_detects_installed_clis_and_their_versions(bindir: Path) -> None:
 
 
 def test_shell_is_the_users_shell() -> None:
-    info = detect_agent_cli(AgentCli.SHELL, path=os.defpath, env={"SHELL": "sh"})
+    info = detect_agent_cli(AgentCli.SHELL, path=os.defpath, parent_env={"SHELL": "sh"})
     assert info.installed and info.binary == "sh"
 
 

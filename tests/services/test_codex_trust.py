@@ -13,6 +13,7 @@ from nika_tui.cli import main
 from nika_tui.dashboard.redis_reads import codex_trust_problems
 from nika_tui.domain.tenant import AgentCli, KernelConfig, TenantConfig
 from nika_tui.engine.kernels.hook_install import install_for_tenant
+from nika_tui.paths import roots
 from nika_tui.services.agent_settings import CODEX_EVENTS, agent_home, codex_trust_report
 from nika_tui.services.codex_trust import event_label, hook_hash, merge_trust
 from nika_tui.services.config_store import save_tenant
@@ -59,7 +60,7 @@ def test_event_labels_and_normalised_timeouts_change_the_hash() -> None:
 
 def test_without_consent_nothing_is_trusted(tmp_path: object) -> None:
     config = _tenant(trust=None)
-    install_for_tenant(config)
+    install_for_tenant(config, roots())
     text = (agent_home("acme", "codex") / "config.toml").read_text()
     assert "hooks.state" not in text and "projects" not in text
     report = codex_trust_report("acme")
@@ -75,7 +76,7 @@ def test_consent_trusts_our_hooks_and_the_workdir_keeping_the_users_config(
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.toml").write_text(USER_CONFIG)
     config = _tenant(trust=True, workdir="/srv/acme-shop")
-    install_for_tenant(config)
+    install_for_tenant(config, roots())
     text = (home / "config.toml").read_text()
     data = tomllib.loads(text)
     assert text.startswith("notify = [")
@@ -89,12 +90,12 @@ def test_consent_trusts_our_hooks_and_the_workdir_keeping_the_users_config(
     assert keys == sorted(f"{hooks_json}:{event_label(e)}:0:0" for e in CODEX_EVENTS)
     assert codex_trust_report("acme").ok
     assert codex_trust_problems(config, Settings.from_env().roots) == []
-    install_for_tenant(config)  # a second spawn changes nothing
+    install_for_tenant(config, roots())  # a second spawn changes nothing
     assert (home / "config.toml").read_text() == text
 
 
 def test_a_changed_hook_is_no_longer_trusted(tmp_path: object) -> None:
-    install_for_tenant(_tenant(trust=True))
+    install_for_tenant(_tenant(trust=True), roots())
     path = agent_home("acme", "codex") / "hooks.json"
     doc = json.loads(path.read_text())
     doc["hooks"]["Stop"][0]["hooks"][0]["timeout"] = 99  # what Codex would call "modified"
@@ -118,7 +119,7 @@ def test_codex_as_the_second_agent_is_checked_too(capsys: pytest.CaptureFixture[
         more_agent_clis=[AgentCli.CODEX],
     )
     save_tenant(config)
-    install_for_tenant(config)  # no consent: Codex's hooks installed, not trusted
+    install_for_tenant(config, roots())  # no consent: Codex's hooks installed, not trusted
     assert (agent_home("duo", "codex") / "hooks.json").exists()
 
     [problem] = codex_trust_problems(config, Settings.from_env().roots)

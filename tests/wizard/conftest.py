@@ -77,7 +77,7 @@ def run_wizard(agent_bin: Path) -> Runner:
                 store_factory=lambda tid: SecretStore(
                     tid, env=env or {}, allow_insecure=insecure, timeout=2.0
                 ),
-                detect=lambda: detect_agent_clis(path=str(agent_bin), env={"SHELL": "sh"}),
+                detect=lambda: detect_agent_clis(path=str(agent_bin), parent_env={"SHELL": "sh"}),
                 verify=verify,
                 endpoints=endpoints,
             )

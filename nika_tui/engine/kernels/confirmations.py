@@ -12,17 +12,20 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import redis
 
 from nika_tui.domain import protocol_requests as req
 from nika_tui.domain.tenant_id import check_tenant_id
 from nika_tui.errors import ValidationFailed
-from nika_tui.paths import Roots, roots
+from nika_tui.paths import Roots
 from nika_tui.services import redis_keys
 from nika_tui.services.bus import open_bus
 from nika_tui.services.memory_client import MemoryClient
+
+if TYPE_CHECKING:
+    from nika_tui.settings import Settings
 
 
 def list_confirmations(
@@ -77,10 +80,25 @@ def resolve(
     tenant_id: str,
     confirmation_id: str,
     approve: bool,
-    env: Mapping[str, str] | None = None,
+    *,
+    settings: Settings,
+    child_env: Mapping[str, str] | None = None,
     now: datetime | None = None,
 ) -> dict[str, Any]:
     """Approve (run the action) or reject one pending confirmation; return what happened.
+
+    Args:
+        client: The shared Redis (the confirmations, the memory service's RPC).
+        tenant_id: Whose confirmation.
+        confirmation_id: Its id.
+        approve: Run the action (``True``) or only record the rejection.
+        settings: The process's settings (the roots of the tenant's bus, the kernels' knobs).
+        child_env: The environment a kernel's tmux gets (``compact``) and the provider's keys
+            are read from (``scale.*``); ``os.environ`` when ``None``.
+        now: The decision's time (now when ``None``).
+
+    Returns:
+        ``{"id", "kind", "status"}``, and the action's ``"result"`` when approved.
 
     Raises:
         ValidationFailed: no pending confirmation has that id, or its kind is unknown.
@@ -88,7 +106,7 @@ def resolve(
     """
     check_tenant_id(tenant_id)
     at = now or datetime.now(UTC)
-    where = roots(env)  # the tenant's bus; `env` itself goes to a kernel and the scale actions
+    where = settings.roots
     item = _pending(client, tenant_id, confirmation_id)
     kind = str(item.get("kind", ""))
     if not approve:
@@ -105,7 +123,9 @@ def resolve(
 
         # The agent whose context was full (a kernel with several agents); else the first.
         agent = str(item.get("agent") or "") or None
-        command = KernelManager(env, redis_client=client).send_compact(tenant_id, agent=agent)
+        command = KernelManager(child_env, redis_client=client, settings=settings).send_compact(
+            tenant_id, agent=agent
+        )
         result = {"command": command}
     elif kind == "rem.run":
         result = memory.send(req.RemRunRequest(tenant_id), timeout=600).to_body()
@@ -117,13 +137,19 @@ def resolve(
         from nika_tui.scale.approve import approve_scale
 
         # The plan id, not the confirmation, is the idempotency key: applied at most once.
-        result = approve_scale(tenant_id, str(item.get("plan_id", "")), env, at, client)
+        plan_id = str(item.get("plan_id", ""))
+        result = approve_scale(tenant_id, plan_id, settings, at, client, child_env)
     elif kind == "scale.orphan":
         from nika_tui.scale.reconcile_loop import approve_orphan
 
         # Deletes exactly the instance named, and only while no worker record tracks it.
         result = approve_orphan(
-            tenant_id, str(item.get("provider", "")), str(item.get("instance_id", "")), env, client
+            tenant_id,
+            str(item.get("provider", "")),
+            str(item.get("instance_id", "")),
+            where,
+            client,
+            child_env,
         )
     elif kind == "quota.pause":
         from nika_tui.quota.tokens import pause_kernel

@@ -202,7 +202,7 @@ class KernelManager:
 
     def _install_hooks(self, config: TenantConfig) -> None:
         """Install the agent hooks into the tenant's agent settings (:mod:`.hook_install`)."""
-        install_for_tenant(config, self.env)
+        install_for_tenant(config, self.settings.roots, self.env)
 
     def _wait_first_output(
         self, tenant_id: str, name: str, config: TenantConfig, argv: list[str], started: float

@@ -58,7 +58,12 @@ def periodic_jobs(ctx: EngineContext, consumer: str, worker: Worker | None) -> P
         ),
         # No orphan instance: a reconcile pass on the lease holder (decision 385).
         reconcile=ReconcileScheduler(
-            ctx.redis, consumer, ctx.env, every_s=every, first_s=min(60.0, every)
+            ctx.redis,
+            consumer,
+            ctx.settings.roots,
+            ctx.env,
+            every_s=every,
+            first_s=min(60.0, every),
         ),
         # Tokens per day (issue 18): warn at 80%, pause or ask at 100%; beside the kernels only.
         quota=QuotaWatcher(

@@ -280,7 +280,7 @@ def test_an_escalated_compaction_names_its_agent_and_approving_compacts_that_win
     mine = next(p for p in pending if p.get("agent") == "codex")
     assert "codex" in mine["title"]
 
-    result = resolve(redis_client, duo, mine["id"], approve=True)
+    result = resolve(redis_client, duo, mine["id"], approve=True, settings=Settings.from_env())
 
     assert result["status"] == "approved"
     retry_until(

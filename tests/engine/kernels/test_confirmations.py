@@ -20,6 +20,7 @@ from nika_tui.errors import ValidationFailed
 from nika_tui.services import confirmation_queue, redis_keys
 from nika_tui.services.bus import open_bus
 from nika_tui.services.config_store import save_tenant
+from nika_tui.settings import Settings
 from tests.helpers import retry_until
 from tests.plugins.memory import RunningService
 
@@ -60,14 +61,16 @@ def test_reject_records_the_decision_and_runs_nothing(
         redis_client, "acme", "compact", "compact?", "", NOW
     )
     assert [i["id"] for i in list_confirmations(redis_client, "acme")] == [item["id"]]
-    out = resolve(redis_client, "acme", item["id"], approve=False, now=NOW)
+    out = resolve(
+        redis_client, "acme", item["id"], approve=False, settings=Settings.from_env(), now=NOW
+    )
     assert out["status"] == "rejected"
     assert list_confirmations(redis_client, "acme") == []
     stored = json.loads(str(redis_client.hget(redis_keys.confirmations("acme"), item["id"])))
     assert stored["status"] == "rejected"
     assert _resolved("acme") == [{"id": item["id"], "kind": "compact", "status": "rejected"}]
     with pytest.raises(ValidationFailed, match="no pending confirmation"):
-        resolve(redis_client, "acme", item["id"], approve=True)
+        resolve(redis_client, "acme", item["id"], approve=True, settings=Settings.from_env())
 
 
 @pytest.mark.tmux
@@ -83,7 +86,9 @@ def test_approving_a_compact_confirmation_types_the_compact_command(
     item = confirmation_queue.queue_confirmation(
         redis_client, "acme", "compact", "compact?", "", NOW
     )
-    out = resolve(redis_client, "acme", item["id"], approve=True, now=NOW)
+    out = resolve(
+        redis_client, "acme", item["id"], approve=True, settings=Settings.from_env(), now=NOW
+    )
     assert out["status"] == "approved" and out["result"] == {"command": "/compact"}
     retry_until(lambda: "Conversation compacted" in manager.screen("acme"), what="compacted")
     assert _resolved("acme") == [{"id": item["id"], "kind": "compact", "status": "approved"}]
@@ -99,7 +104,9 @@ def test_approving_a_debt_confirmation_runs_the_action_in_the_service(
     item = confirmation_queue.queue_confirmation(
         redis_client, "acme", "debt.diagnose_spawn", "diagnose spawn?", "", NOW
     )
-    out = resolve(redis_client, "acme", item["id"], approve=True, now=NOW)
+    out = resolve(
+        redis_client, "acme", item["id"], approve=True, settings=Settings.from_env(), now=NOW
+    )
     assert out["status"] == "approved"
     assert redis_client.exists(redis_keys.spawn_diagnosis("acme"))  # the action ran
     stored = json.loads(str(redis_client.hget(redis_keys.confirmations("acme"), item["id"])))

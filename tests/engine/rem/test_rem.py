@@ -193,7 +193,7 @@ from tests.plugins.debt import T0, FixedClock, NoEmbedder
 
 ctx = EngineContext(
     env=dict(os.environ), settings=Settings.from_env(),
-    redis=connect(),
+    redis=connect(Settings.from_env()),
     vectors=EdgeVectorStore(__import__("pathlib").Path(sys.argv[1]), 384),
     embedder=NoEmbedder(),
     clock=FixedClock(T0 + timedelta(days=1)),
