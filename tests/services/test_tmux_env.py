@@ -38,14 +38,16 @@ SECRETS = {
 
 
 def _tenant(tenant_id: str, workdir: Path, env: dict[str, str]) -> None:
-    sleep = shutil.which("sleep")
-    assert sleep is not None
+    sh = shutil.which("sh")
+    assert sh is not None
+    # A line at once, as an agent's banner: spawn waits for the first output (15 s at most).
+    agent = [sh, "-c", "echo ready; exec sleep 600"]
     save_tenant(
         TenantConfig(
             tenant_id=tenant_id,
             display_name=tenant_id.title(),
             agent_cli=AgentCli.SHELL,
-            kernel=KernelConfig(workdir=str(workdir), command=[sleep, "600"], env=env),
+            kernel=KernelConfig(workdir=str(workdir), command=agent, env=env),
         )
     )
 
