@@ -393,6 +393,11 @@ def test_the_last_tenant_deleted_leaves_the_joined_worker_that_held_it(
         for w in (PRIMARY_ID, JOINED):
             retry_until(lambda w=w: _sees_both(redis_client, w), timeout=180, interval=0.1,
                         what=f"{w} sees both workers")  # fmt: skip
+        # A first memory: a tenant is leased by the worker its entries reach (a tenant that
+        # never had one waits for a periodic pass, a minute).
+        at = NikaMeta(timestamp=datetime(2026, 12, 4, tzinfo=UTC))
+        req = RememberRequest(tenant_id=only, text="the only fact: port 9000", meta=at)
+        MemoryClient(redis_client, timeout=60).remember(req)
         retry_until(lambda: only in _holds(redis_client, JOINED), timeout=60, interval=0.1,
                     what="the joined worker holds the only tenant")  # fmt: skip
         there = _other_roots(tmp_path)
