@@ -21,7 +21,6 @@ for a caller who will have given up; a request past its deadline gets no reply (
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import queue
 import threading
@@ -34,7 +33,13 @@ import redis
 from nika_tui.domain.protocol import READ_ONLY_OPS
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.server.liveness import HEARTBEAT_EVERY_S, write_heartbeat
-from nika_tui.engine.server.rpc import build_rpc_table, dispatch, error_body, rpc_tenant
+from nika_tui.engine.server.rpc import (
+    acknowledge,
+    build_rpc_table,
+    dispatch,
+    error_body,
+    rpc_tenant,
+)
 from nika_tui.engine.worker import Worker
 from nika_tui.errors import ServiceBusy
 from nika_tui.services import redis_keys
@@ -199,14 +204,7 @@ class ReadPool:
             else:
                 holds = self.worker.holds_now if self.worker is not None else None
                 reply = dispatch(ctx, self.ops, op, fields.get("body", "{}"), holds)
-        pipe = r.pipeline(transaction=True)
-        pipe.xack(redis_keys.RPC_STREAM, redis_keys.RPC_GROUP, entry_id)
-        pipe.xdel(redis_keys.RPC_STREAM, entry_id)
-        if reply is not None:
-            key = redis_keys.rpc_reply(request_id)
-            pipe.lpush(key, json.dumps(reply, default=str))
-            pipe.expire(key, 60)
-        pipe.execute()
+        acknowledge(r, entry_id, request_id, reply)
         with self._count_lock:
             self.answered += 1
 

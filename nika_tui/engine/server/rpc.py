@@ -21,6 +21,7 @@ from nika_tui.domain.protocol_requests import REQUESTS
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.tenant_scope import check_rpc_tenant
 from nika_tui.errors import NikaError, StoreUnavailable, ValidationFailed
+from nika_tui.services import redis_keys
 
 log = logging.getLogger("nika.service")
 
@@ -140,3 +141,18 @@ def dispatch(
         # error and the traceback goes to the log.
         log.exception("op %s failed", op)
         return {"ok": False, **error_body(NikaError(f"{op} failed: {exc!r}", "see the log"))}
+
+
+def acknowledge(
+    r: redis.Redis, entry_id: str, request_id: str, reply: dict[str, Any] | None
+) -> None:
+    """Acknowledge and delete an RPC entry and push its reply (none for an expired request),
+    in one transaction: the writer loop and the read pool answer the same way."""
+    pipe = r.pipeline(transaction=True)
+    pipe.xack(redis_keys.RPC_STREAM, redis_keys.RPC_GROUP, entry_id)
+    pipe.xdel(redis_keys.RPC_STREAM, entry_id)
+    if reply is not None:
+        key = redis_keys.rpc_reply(request_id)
+        pipe.lpush(key, json.dumps(reply, default=str))
+        pipe.expire(key, 60)
+    pipe.execute()

@@ -6,7 +6,6 @@ without, the loop reads the RPC stream itself. A write is answered after it was 
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -18,7 +17,7 @@ from nika_tui.engine.context import EngineContext
 from nika_tui.engine.server.pipeline import GROUP
 from nika_tui.engine.server.reads import ReadPool
 from nika_tui.engine.server.reset_hold import IN_FLIGHT
-from nika_tui.engine.server.rpc import OpHandler, dispatch, rpc_tenant
+from nika_tui.engine.server.rpc import OpHandler, acknowledge, dispatch, rpc_tenant
 from nika_tui.engine.tenant_configs import TenantConfigSync
 from nika_tui.engine.worker import Worker
 from nika_tui.services import redis_keys
@@ -95,14 +94,7 @@ class RpcServing:
             reply = reply or self._dispatch(op, fields.get("body", "{}"))
             if op not in READ_ONLY_OPS:
                 self._flush()
-        pipe = self.r.pipeline(transaction=True)
-        pipe.xack(redis_keys.RPC_STREAM, GROUP, entry_id)
-        pipe.xdel(redis_keys.RPC_STREAM, entry_id)
-        if reply is not None:
-            key = redis_keys.rpc_reply(request_id)
-            pipe.lpush(key, json.dumps(reply, default=str))
-            pipe.expire(key, 60)
-        pipe.execute()
+        acknowledge(self.r, entry_id, request_id, reply)
 
     def _dispatch(self, op: str, raw_body: str) -> dict[str, Any]:
         holds = self.worker.holds if self.worker is not None else None
