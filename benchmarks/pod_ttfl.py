@@ -54,11 +54,12 @@ def run(n: int) -> dict[str, Any]:
         from nika_tui.services import kernel_store
         from nika_tui.services.config_store import save_tenant
         from nika_tui.services.redis_server import stop_embedded
+        from nika_tui.settings import Settings
 
         workdir = root / "work"
         workdir.mkdir()
         command = [sys.executable, "-m", "nika_tui.assets.standin_agent"]
-        manager = KernelManager()
+        manager = KernelManager(Settings.from_env())
         samples: list[float] = []
         wall = time.monotonic()
         try:

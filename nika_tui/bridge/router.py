@@ -27,6 +27,7 @@ from nika_tui.domain.bridge import BridgeConfig, Gateway, InboundMessage, TokenB
 from nika_tui.engine.kernels.manager import KernelManager
 from nika_tui.paths import roots
 from nika_tui.services import bridge_keys as keys
+from nika_tui.settings import Settings
 
 NOTICE_EVERY_S = 60.0
 """Least seconds between two "slow down" answers to one sender."""
@@ -59,7 +60,9 @@ class Router:
         self.roots = roots(env)
         """Where the tenants' buses are, resolved once (``env`` is what kernels inherit)."""
         self.outbox = outbox
-        self.kernels_factory = kernels_factory or (lambda: KernelManager(env, redis_client=client))
+        self.kernels_factory = kernels_factory or (
+            lambda: KernelManager(Settings.from_env(env), child_env=env, redis_client=client)
+        )
         self.clock = clock or (lambda: datetime.now(UTC))
         self.monotonic = monotonic
         self.buckets: dict[tuple[Gateway, str], TokenBucket] = {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from nika_tui.cli.common import add_json_flag, print_json
+from nika_tui.cli.common import add_json_flag, print_json, settings_of
 
 
 def _handle(args: argparse.Namespace) -> int:
@@ -30,7 +30,7 @@ def _handle(args: argparse.Namespace) -> int:
     if not args.no_spawn:
         from nika_tui.engine.kernels.manager import KernelManager
 
-        result = KernelManager().spawn(DEMO_TENANT_ID)
+        result = KernelManager(settings_of(args)).spawn(DEMO_TENANT_ID)
         out.update(spawned=result.spawned, session=result.session, message=result.message)
     if args.json:
         print_json(out)

@@ -28,7 +28,7 @@ def _manager(args: argparse.Namespace, start_redis: bool = False) -> KernelManag
         from nika_tui.services.redis_server import redis_url
 
         redis_url(settings_of(args), start=True)
-    return KernelManager(settings=settings_of(args))
+    return KernelManager(settings_of(args))
 
 
 def _spawn(args: argparse.Namespace) -> int:

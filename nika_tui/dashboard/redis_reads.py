@@ -207,7 +207,9 @@ class RedisReads:
                     "kernel control is not available in this build",
                     "use `nika kernel spawn TENANT` from a shell",
                 ) from exc
-            self._kernels = KernelManager(self.env)
+            from nika_tui.settings import Settings
+
+            self._kernels = KernelManager(Settings.from_env(self.env), child_env=self.env)
         return self._kernels
 
     def _maybe_autostart(self) -> str:

@@ -44,7 +44,7 @@ class KernelWatcher:
             ``tmux_env`` and ``kernel_launch`` keep secrets out of what reaches tmux.
         interval_s: Seconds between two ticks.
         """
-        self.manager = KernelManager(env, settings=settings)
+        self.manager = KernelManager(settings, child_env=env)
         self.interval_s = interval_s
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None

@@ -18,6 +18,7 @@ from nika_tui.domain.requests import RecallQuery
 from nika_tui.domain.tenant import KernelConfig
 from nika_tui.engine.kernels.manager import KernelManager
 from nika_tui.services.config_store import load_tenant, save_tenant
+from nika_tui.settings import Settings
 from tests.helpers import retry_until
 
 pytestmark = [pytest.mark.agents, pytest.mark.tmux, pytest.mark.embedder, pytest.mark.slow]
@@ -50,7 +51,9 @@ def test_the_title_thread_of_a_codex_kernel_is_not_stored_as_a_turn(
         trust_codex_hooks=True,
     )
     save_tenant(config.model_copy(update={"kernel": kernel}))
-    manager = KernelManager(tenant.env, redis_client=redis_client)
+    manager = KernelManager(
+        Settings.from_env(tenant.env), child_env=tenant.env, redis_client=redis_client
+    )
     assert manager.spawn(tenant.tenant_id).spawned
     try:
         retry_until(

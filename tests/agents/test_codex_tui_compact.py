@@ -18,6 +18,7 @@ from nika_tui.domain.tenant import KernelConfig
 from nika_tui.engine.kernels.manager import KernelManager
 from nika_tui.services import redis_keys
 from nika_tui.services.config_store import load_tenant, save_tenant
+from nika_tui.settings import Settings
 from tests.agents.mock_anthropic_openai import default_reply
 from tests.helpers import retry_until
 
@@ -52,7 +53,9 @@ def test_compact_typed_in_the_codex_tui_commits_the_packet_and_the_next_session_
         trust_codex_hooks=True,
     )
     save_tenant(config.model_copy(update={"kernel": kernel}))
-    manager = KernelManager(tenant.env, redis_client=redis_client)
+    manager = KernelManager(
+        Settings.from_env(tenant.env), child_env=tenant.env, redis_client=redis_client
+    )
     spawned = manager.spawn(tenant.tenant_id)
     assert spawned.spawned, spawned.message
     try:

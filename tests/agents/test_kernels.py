@@ -21,6 +21,7 @@ from nika_tui.engine.kernels.manager import KernelManager
 from nika_tui.services.agent_homes import codex_home
 from nika_tui.services.codex_daemon import daemon_pids
 from nika_tui.services.config_store import load_tenant, save_tenant
+from nika_tui.settings import Settings
 from tests.agents.claude_onboarding import onboarded_claude
 from tests.agents.headless import stored_fact
 from tests.helpers import retry_until
@@ -46,7 +47,9 @@ def test_codex_kernel_starts_without_prompts_runs_hooks_and_stops_cleanly(
             }
         )
     )
-    manager = KernelManager(tenant.env, redis_client=redis_client)
+    manager = KernelManager(
+        Settings.from_env(tenant.env), child_env=tenant.env, redis_client=redis_client
+    )
     spawned = manager.spawn(tenant.tenant_id)
     assert spawned.spawned, spawned.message
     try:
@@ -98,7 +101,9 @@ def test_claude_code_kernel_stores_a_typed_fact_reports_its_fill_and_stops_clean
             }
         )
     )
-    manager = KernelManager(tenant.env, redis_client=redis_client)
+    manager = KernelManager(
+        Settings.from_env(tenant.env), child_env=tenant.env, redis_client=redis_client
+    )
     spawned = manager.spawn(tenant.tenant_id)
     assert spawned.spawned, spawned.message
     try:
@@ -171,7 +176,9 @@ def test_two_agents_of_one_tenant_run_in_one_kernel_a_window_each(
             }
         )
     )
-    manager = KernelManager(tenant.env, redis_client=redis_client)
+    manager = KernelManager(
+        Settings.from_env(tenant.env), child_env=tenant.env, redis_client=redis_client
+    )
     assert manager.spawn(tenant.tenant_id).spawned
     try:
         windows = manager.tmux.window_panes(f"nika-tenant-{tenant.tenant_id}")

@@ -24,6 +24,7 @@ from nika_tui.engine.kernels.manager import KernelManager
 from nika_tui.services import redis_keys
 from nika_tui.services.config_store import save_tenant
 from nika_tui.services.gemini_settings import gemini_home
+from nika_tui.settings import Settings
 from tests.agents.headless import stored_fact
 from tests.agents.mock_gemini_openai_chat import MockModelServer
 from tests.agents.opencode_home import WINDOW, OpenCode
@@ -116,7 +117,7 @@ def _run_kernel(
         )
         assert not any(d in screen for d in DIALOGS), screen
         # The check after the stop sees the kernel's processes while it runs (the CLI's own).
-        running = tenant_processes(manager.env["NIKA_OS_DATA_DIR"], tenant_id)
+        running = tenant_processes(manager.child_env["NIKA_OS_DATA_DIR"], tenant_id)
         assert any(str(spawned.command[0]) in cmd for _, cmd in running), running
         manager.send_text(tenant_id, f"Please remember this for the team: {FACT}")
         check()
@@ -130,7 +131,7 @@ def _run_kernel(
     finally:
         stopped = manager.stop(tenant_id, timeout_s=12)
     assert stopped.stopped and not stopped.forced, stopped.message
-    data_dir = manager.env["NIKA_OS_DATA_DIR"]
+    data_dir = manager.child_env["NIKA_OS_DATA_DIR"]
     left = retry_until(
         lambda: not tenant_processes(data_dir, tenant_id) or None,
         timeout=15,
@@ -188,7 +189,7 @@ def test_gemini_cli_kernel_runs_interactively_with_live_hooks_and_stops_cleanly(
     gemini_chat_model.prompt_tokens = 52_429  # 5% of Gemini CLI's 1,048,576-token window
     env = {**os.environ, **isolated_env, "REDIS_URL": redis_url}
     _seed_earlier_fact(running_service, tenant_id)
-    manager = KernelManager(env, redis_client=redis_client)
+    manager = KernelManager(Settings.from_env(env), child_env=env, redis_client=redis_client)
 
     def check() -> None:
         stored = stored_fact(running_service, tenant_id, "10.0.9.30")
@@ -255,7 +256,7 @@ def test_opencode_kernel_runs_interactively_with_live_plugin_and_stops_cleanly(
     opencode.server.prompt_tokens = 20_000  # 10% of the model's 200,000-token limit
     env = {**os.environ, **isolated_env, "REDIS_URL": opencode.env["REDIS_URL"]}
     _seed_earlier_fact(running_service, tenant_id)
-    manager = KernelManager(env, redis_client=redis_client)
+    manager = KernelManager(Settings.from_env(env), child_env=env, redis_client=redis_client)
 
     def check() -> None:
         stored = stored_fact(running_service, tenant_id, "10.0.9.30")

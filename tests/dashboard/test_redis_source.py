@@ -303,7 +303,7 @@ def test_kernel_actions_through_the_real_kernel_manager(
     src = RedisDashboardSource(env)
     try:
         assert src.spawn("acme") == "spawned nika-tenant-acme"
-        assert KernelManager(env).is_running("acme")
+        assert KernelManager(Settings.from_env(env), child_env=env).is_running("acme")
         row = src.snapshot(datetime.now(UTC)).row("acme")
         assert row is not None and row.kernel.state != "unknown" and not row.kernel.stale
         argv = src.attach_argv("acme")
@@ -311,7 +311,7 @@ def test_kernel_actions_through_the_real_kernel_manager(
             "nika-tenant-acme"
         )
         assert src.stop("acme") == "stopped nika-tenant-acme"
-        assert not KernelManager(env).is_running("acme")
+        assert not KernelManager(Settings.from_env(env), child_env=env).is_running("acme")
         assert src.pane_preview("acme", 10) == ""  # nothing to show once stopped
     finally:
         import subprocess

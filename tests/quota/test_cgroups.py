@@ -19,6 +19,7 @@ from nika_tui.engine.kernels.manager import KernelManager
 from nika_tui.errors import ConfigError
 from nika_tui.quota.cgroups import CFS_PERIOD_US, MIB, CgroupMode, TenantCgroup, detect
 from nika_tui.services.config_store import parse_config, save_tenant
+from nika_tui.settings import Settings
 from tests.helpers import retry_until
 
 if TYPE_CHECKING:  # libtmux is imported by the tmux fixture at use (issue 12)
@@ -36,7 +37,7 @@ def manager(
     tmux_server: libtmux.Server, redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[KernelManager]:
     monkeypatch.setenv("NIKA_QUOTA_CGROUPS", "1")
-    yield KernelManager(redis_client=redis_client, stop_timeout_s=4.0)
+    yield KernelManager(Settings.from_env(), redis_client=redis_client, stop_timeout_s=4.0)
 
 
 def _tenant(tmp_path: Path) -> TenantConfig:

@@ -22,6 +22,7 @@ from nika_tui.paths import tmux_socket_name
 from nika_tui.services.config_store import save_tenant
 from nika_tui.services.tmux_env import foreign_globals, server_environment
 from nika_tui.services.tmux_sessions import TmuxSessions
+from nika_tui.settings import Settings
 from tests.helpers import retry_until
 
 if TYPE_CHECKING:  # libtmux is imported by the tmux fixture at use (issue 12)
@@ -89,7 +90,7 @@ def test_kernels_get_no_provider_secret_and_no_other_tenant_variable(
 ) -> None:
     _tenant("tena", tmp_path, {"TENA_ONLY": "a-private"})
     _tenant("tenb", tmp_path, {"TENB_ONLY": "b-private"})
-    manager = KernelManager(redis_client=redis_client, stop_timeout_s=2.0)
+    manager = KernelManager(Settings.from_env(), redis_client=redis_client, stop_timeout_s=2.0)
     manager.spawn("tena")
     manager.spawn("tenb")
     socket = tmux_socket_name()
@@ -119,7 +120,7 @@ def test_a_server_started_dirty_is_scrubbed_before_a_kernel_starts(
     subprocess.run(["tmux", "-L", socket, "new-session", "-d", "-s", "old", "cat"], check=True)
     assert "SCW_SECRET_KEY" in _globals(socket)
     _tenant("tena", tmp_path, {})
-    manager = KernelManager(redis_client=redis_client, stop_timeout_s=2.0)
+    manager = KernelManager(Settings.from_env(), redis_client=redis_client, stop_timeout_s=2.0)
     manager.spawn("tena")
     assert not set(SECRETS) & set(_globals(socket))
     assert not set(SECRETS) & set(_environ(manager, "tena"))

@@ -160,7 +160,7 @@ def test_approve_from_tenant_detail_compacts_the_kernel_after_yes(
     from nika_tui.engine.kernels.manager import KernelManager
 
     _tenant("acme", env, tmp_path)
-    manager = KernelManager(env, redis_client=redis_client)
+    manager = KernelManager(Settings.from_env(env), child_env=env, redis_client=redis_client)
     manager.spawn("acme")
     item = confirmation_queue.queue_confirmation(
         redis_client, "acme", "compact", "Compact acme's context?", "61% line", NOW

@@ -85,7 +85,9 @@ def trim_working_memory(ctx: EngineContext, tenant_id: str) -> dict[str, Any]:
     """Type the kernel's compact command when the kernel is live and idle, else report why not."""
     from nika_tui.engine.kernels.manager import KernelManager
 
-    manager = KernelManager(ctx.env, redis_client=ctx.redis, clock=ctx.clock, settings=ctx.settings)
+    manager = KernelManager(
+        ctx.settings, child_env=ctx.env, redis_client=ctx.redis, clock=ctx.clock
+    )
     try:
         if not manager.is_running(tenant_id):
             return {"done": False, "reason": "the kernel is not running: nothing to trim"}

@@ -123,7 +123,7 @@ def resolve(
 
         # The agent whose context was full (a kernel with several agents); else the first.
         agent = str(item.get("agent") or "") or None
-        command = KernelManager(child_env, redis_client=client, settings=settings).send_compact(
+        command = KernelManager(settings, child_env=child_env, redis_client=client).send_compact(
             tenant_id, agent=agent
         )
         result = {"command": command}

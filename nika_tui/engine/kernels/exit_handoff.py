@@ -47,7 +47,7 @@ def hand_off_dead(
             cli=session.cli,
             event="SessionEnd",
             payload=payload,
-            env=manager.env,
+            env=manager.child_env,
             tenant_id=tenant_id,
             now=manager.now(),
             _redis=manager.redis,

@@ -53,22 +53,23 @@ class KernelManager:
 
     def __init__(
         self,
-        env: Mapping[str, str] | None = None,
+        settings: Settings,
         *,
+        child_env: Mapping[str, str] | None = None,
         redis_client: redis.Redis | None = None,
         clock: Callable[[], datetime] | None = None,
         heartbeat_ttl_s: float = kernel_store.HEARTBEAT_TTL_S,
         hook_fresh_s: float = kernel_store.HOOK_FRESH_S,
         first_output_timeout_s: float = 15.0,
         stop_timeout_s: float = 6.0,
-        settings: Settings | None = None,
     ) -> None:
-        self.env: dict[str, str] = dict(os.environ if env is None else env)
-        """The environment the kernels' tmux server and children start from (paths, PATH)."""
-        self.settings = Settings.from_env(self.env) if settings is None else settings
-        """The ``NIKA_*`` knobs (quota cgroups); the caller's when it built them."""
+        self.settings = settings
+        """The ``NIKA_*`` knobs and roots (socket, stores, quota cgroups), built by the entry."""
+        self.child_env: dict[str, str] = dict(os.environ if child_env is None else child_env)
+        """What the kernels' tmux server and agents start from (PATH, HOME, the CLIs' own
+        variables; ``os.environ`` when None), never where a setting is read."""
         self.socket = self.settings.tmux_socket
-        self.tmux = TmuxSessions(self.socket, self.env.get("PATH"), self.env)
+        self.tmux = TmuxSessions(self.socket, self.child_env.get("PATH"), self.child_env)
         self._redis = redis_client
         self._clock = clock or (lambda: datetime.now(UTC))
         self.heartbeat_ttl_s = heartbeat_ttl_s
@@ -148,10 +149,10 @@ class KernelManager:
                     pid=self.tmux.pane_agent_pid(existing),
                 )
             self.tmux.kill(name)  # ours, every agent dead: replace it
-        argv = kernel_launch.command_for(config, self.env)
-        workdir = kernel_launch.workdir_for(config, self.env)
-        environment = kernel_launch.session_environment(config, self.env)
-        extras = kernel_launch.extra_commands(config, self.env)
+        argv = kernel_launch.command_for(config, self.child_env)
+        workdir = kernel_launch.workdir_for(config, self.child_env)
+        environment = kernel_launch.session_environment(config, self.child_env)
+        extras = kernel_launch.extra_commands(config, self.child_env)
         self._install_hooks(config)
         started, spawned_at = time.monotonic(), self.now()
         self.tmux.create(name, tenant_id, workdir, environment, argv, config.agent_cli.value)
@@ -202,7 +203,7 @@ class KernelManager:
 
     def _install_hooks(self, config: TenantConfig) -> None:
         """Install the agent hooks into the tenant's agent settings (:mod:`.hook_install`)."""
-        install_for_tenant(config, self.settings.roots, self.env)
+        install_for_tenant(config, self.settings.roots, self.child_env)
 
     def _wait_first_output(
         self, tenant_id: str, name: str, config: TenantConfig, argv: list[str], started: float

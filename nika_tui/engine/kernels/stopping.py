@@ -131,12 +131,12 @@ def _stop_codex_daemon(manager: KernelManager, tenant_id: str) -> None:
 
     try:
         argv = kernel_launch.command_for(
-            load_tenant(tenant_id, manager.settings.roots), manager.env
+            load_tenant(tenant_id, manager.settings.roots), manager.child_env
         )
     except NikaError:
         argv = []
     home = codex_home(tenant_id, manager.settings.roots)
-    codex_daemon.stop_daemon(argv[0] if argv else None, home, manager.env)
+    codex_daemon.stop_daemon(argv[0] if argv else None, home, manager.child_env)
 
 
 def restart_kernel(manager: KernelManager, tenant_id: str) -> RestartResult:

@@ -43,7 +43,7 @@ SESSION = "nika-tenant-duo"
 
 @pytest.fixture
 def manager(tmux_server: libtmux.Server, redis_client: redis.Redis) -> KernelManager:
-    return KernelManager(redis_client=redis_client, stop_timeout_s=4.0)
+    return KernelManager(Settings.from_env(), redis_client=redis_client, stop_timeout_s=4.0)
 
 
 @pytest.fixture

@@ -78,7 +78,7 @@ def test_approving_a_compact_confirmation_types_the_compact_command(
     tmux_server: libtmux.Server, redis_client: redis.Redis, tmp_path: Path
 ) -> None:
     _tenant("acme", tmp_path)
-    manager = KernelManager(redis_client=redis_client)
+    manager = KernelManager(Settings.from_env(), redis_client=redis_client)
     manager.spawn("acme")
     retry_until(
         lambda: (s := manager.poll("acme")) and s.state is KernelState.IDLE, what="idle kernel"

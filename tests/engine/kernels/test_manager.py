@@ -26,6 +26,7 @@ from nika_tui.paths import tenant_data_dir
 from nika_tui.services import confirmation_queue, kernel_store, redis_keys
 from nika_tui.services.bus import open_bus
 from nika_tui.services.config_store import save_tenant
+from nika_tui.settings import Settings
 from tests.helpers import retry_until
 
 if TYPE_CHECKING:  # libtmux is imported by the tmux fixture at use (issue 12)
@@ -61,7 +62,7 @@ def make_tenant(
 
 @pytest.fixture
 def manager(tmux_server: libtmux.Server, redis_client: redis.Redis) -> Iterator[KernelManager]:
-    yield KernelManager(redis_client=redis_client, stop_timeout_s=4.0)
+    yield KernelManager(Settings.from_env(), redis_client=redis_client, stop_timeout_s=4.0)
 
 
 @pytest.fixture
@@ -187,7 +188,7 @@ def test_a_fresh_hook_state_wins_over_the_pane(
 def test_heartbeat_lapse_shows_stale_until_polled(
     redis_client: redis.Redis, tmux_server: libtmux.Server, workdir: Path
 ) -> None:
-    manager = KernelManager(redis_client=redis_client, heartbeat_ttl_s=0.3)
+    manager = KernelManager(Settings.from_env(), redis_client=redis_client, heartbeat_ttl_s=0.3)
     make_tenant("acme", workdir)
     manager.spawn("acme")
     stale = retry_until(
@@ -305,7 +306,7 @@ def test_a_missing_cli_names_the_install(
     monkeypatch.setenv("PATH", str(bin_dir))
     make_tenant("acme", workdir, cli=AgentCli.CODEX, command=None)
     with pytest.raises(KernelError) as caught:
-        KernelManager(redis_client=manager.redis).spawn("acme")
+        KernelManager(Settings.from_env(), redis_client=manager.redis).spawn("acme")
     assert "'codex' not found" in caught.value.message
     assert caught.value.hint == "npm install -g @openai/codex"
     make_tenant("beta", workdir, command=["/nonexistent/agent"])

@@ -18,6 +18,7 @@ from nika_tui.domain.tenant import AgentCli, KernelConfig, TenantConfig
 from nika_tui.engine.kernels.manager import KernelManager
 from nika_tui.hooks.inject import HANDOFF_OTHER_TITLE
 from nika_tui.services.config_store import save_tenant
+from nika_tui.settings import Settings
 from tests.helpers import retry_until
 
 pytestmark = pytest.mark.tmux
@@ -39,7 +40,7 @@ def test_a_stopped_kernel_without_session_end_leaves_a_handoff(
             kernel=KernelConfig(workdir=str(work), command=agent),
         )
     )
-    manager = KernelManager(dict(os.environ))
+    manager = KernelManager(Settings.from_env(), child_env=dict(os.environ))
     assert manager.spawn("acme").spawned
     manager.send_text("acme", ASK)
     retry_until(lambda: ASK in manager.screen("acme"), what="the prompt answered")
