@@ -58,7 +58,7 @@ def answer(
     from nika_tui.engine.kernels.hook_install import install_for_tenant
 
     install_for_tenant(config, where, env)
-    environment = {**env, **kernel_launch.session_environment(config, env)}
+    environment = {**env, **kernel_launch.session_environment(config, where, env)}
     conversation = f"{message.gateway.value}:{message.conversation}"
     session = client.hget(sessions_key(tenant_id), conversation)
     command = [*argv, "-p", "--output-format", "json"]

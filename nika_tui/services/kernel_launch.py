@@ -21,7 +21,7 @@ from urllib.parse import urlparse
 
 from nika_tui.domain.tenant import TenantConfig
 from nika_tui.errors import ConfigError, KernelError
-from nika_tui.paths import roots
+from nika_tui.paths import Roots
 from nika_tui.services.agent_clis import INSTALL_HINTS, binary_for
 from nika_tui.services.agent_homes import agent_home_env
 
@@ -72,10 +72,19 @@ def base_environment(config: TenantConfig, parent_env: Mapping[str, str]) -> dic
     return out
 
 
-def session_environment(config: TenantConfig, parent_env: Mapping[str, str]) -> dict[str, str]:
-    """Every variable of the tenant's tmux session; creates its agent homes (0700)."""
+def session_environment(
+    config: TenantConfig, where: Roots, parent_env: Mapping[str, str]
+) -> dict[str, str]:
+    """Every variable of the tenant's tmux session; creates its agent homes (0700).
+
+    Args:
+        config: The tenant.
+        where: The roots of the caller's settings: where the tenant's agent homes are.
+        parent_env: What the kernel starts from (nika's locations and ``REDIS_URL`` are passed
+            on from it).
+    """
     out = base_environment(config, parent_env)
-    out.update(agent_home_env(config.tenant_id, roots(parent_env)))
+    out.update(agent_home_env(config.tenant_id, where))
     return out
 
 

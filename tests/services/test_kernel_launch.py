@@ -13,6 +13,7 @@ from nika_tui.domain.tenant import AgentCli, KernelConfig, TenantConfig
 from nika_tui.errors import ConfigError, KernelError
 from nika_tui.paths import tenant_data_dir
 from nika_tui.services import kernel_launch
+from nika_tui.settings import Settings
 
 
 def config(agent_cli: AgentCli = AgentCli.SHELL, **kernel: Any) -> TenantConfig:
@@ -24,7 +25,7 @@ def config(agent_cli: AgentCli = AgentCli.SHELL, **kernel: Any) -> TenantConfig:
 def test_session_environment_isolates_the_tenant(isolated_env: dict[str, str]) -> None:
     env = {**isolated_env, "REDIS_URL": "unix:///tmp/r.sock", "HOME": "/home/x"}
     cfg = config(env={"ACME": "1", "NIKA_TENANT_ID": "spoofed"})
-    out = kernel_launch.session_environment(cfg, env)
+    out = kernel_launch.session_environment(cfg, Settings.from_env(env).roots, env)
     home = tenant_data_dir("acme", env) / "agent-home"
     assert out["NIKA_TENANT_ID"] == "acme"  # ours win over kernel.env
     assert out["CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"] == "61"

@@ -151,7 +151,7 @@ class KernelManager:
             self.tmux.kill(name)  # ours, every agent dead: replace it
         argv = kernel_launch.command_for(config, self.child_env)
         workdir = kernel_launch.workdir_for(config, self.child_env)
-        environment = kernel_launch.session_environment(config, self.child_env)
+        environment = kernel_launch.session_environment(config, self.settings.roots, self.child_env)
         extras = kernel_launch.extra_commands(config, self.child_env)
         self._install_hooks(config)
         started, spawned_at = time.monotonic(), self.now()
