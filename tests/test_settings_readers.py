@@ -114,7 +114,6 @@ BUILDERS = {
     "ui/app.py": "not converted: `make_app` and the app's options",
     "dashboard/redis_reads.py": "not converted: the dashboard's read side",
     "dashboard/redis_source.py": "not converted: the dashboard's read side (a confirmation)",
-    "services/judges/factory.py": "not converted: the agent-CLI judge's homes",
     "bridge/delivery.py": "not converted: the bridge's constructors",
     "bridge/headless.py": "not converted: the bridge's constructors",
     "bridge/kernel_delivery.py": "not converted: the bridge's constructors",

@@ -221,7 +221,7 @@ def write_tree(
             ctx.clock(),
         )
         config = ctx.tenant(tenant_id)
-        judge, why = select_writer(config, ctx.env, private=private)
+        judge, why = select_writer(config, ctx.settings.roots, ctx.env, private=private)
         if judge is None:
             result.digest = DigestOutcome("offline", why)
         else:

@@ -114,6 +114,6 @@ class EngineContext:
         cached = self._judges.get(tenant_id)
         if cached is not None and cached[0] == config:
             return cached[1]
-        judge = judge_for(config, self.env, self.embedder)
+        judge = judge_for(config, self.settings.roots, self.env, embedder=self.embedder)
         self._judges[tenant_id] = (config, judge)
         return judge

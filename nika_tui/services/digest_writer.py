@@ -35,6 +35,7 @@ from nika_tui.domain.digest_prompt import (
 )
 from nika_tui.domain.synthesis import NodeDigest
 from nika_tui.domain.tenant import DigestMode, TenantConfig
+from nika_tui.paths import Roots
 from nika_tui.services.judges.agent_cli import AgentCliJudge
 from nika_tui.services.judges.factory import is_loopback, select_judge
 from nika_tui.services.judges.http import HttpJudge
@@ -77,13 +78,20 @@ class DigestOutcome:
 
 
 def select_writer(
-    config: TenantConfig, env: Mapping[str, str] | None, *, private: bool
+    config: TenantConfig,
+    where: Roots,
+    secrets_env: Mapping[str, str] | None,
+    *,
+    private: bool,
 ) -> tuple[DigestLLM | None, str]:
     """The LLM that may write this tree's digest, or ``None`` and why not.
 
     Args:
         config: The tenant.
-        env: Environment for the API key reference (default ``os.environ``).
+        where: The roots of the caller's settings (an agent-CLI writer runs in the tenant's
+            agent home).
+        secrets_env: Where the API key reference is read, and the agent CLIs' PATH (default
+            ``os.environ``).
         private: The tree holds private memories (then only a loopback endpoint).
 
     Returns:
@@ -91,7 +99,7 @@ def select_writer(
     """
     if config.compress.digest is DigestMode.OFFLINE:
         return None, OFFLINE_BY_SETTING
-    selection = select_judge(config, env)
+    selection = select_judge(config, where, secrets_env)
     judge = selection.judge
     if isinstance(judge, AgentCliJudge):
         if private:

@@ -25,6 +25,7 @@ from nika_tui.domain.tenant import (
 )
 from nika_tui.services.digest_writer import select_writer
 from nika_tui.services.judges.agent_cli import AgentCliJudge, CliFlavor
+from nika_tui.settings import Settings
 from tests.support.agent_cli_standin import install_standin
 
 
@@ -50,17 +51,17 @@ def test_default_privacy_writes_the_shareable_digest_with_the_tenants_cli(
     cli_bin: Path,
 ) -> None:
     config = _tenant(privacy=Privacy.DEFAULT, agent_cli=AgentCli.CODEX)
-    writer, why = select_writer(config, os.environ, private=False)
+    writer, why = select_writer(config, Settings.from_env().roots, os.environ, private=False)
     assert isinstance(writer, AgentCliJudge) and writer.flavor is CliFlavor.CODEX
     assert writer.executable == str(cli_bin / "codex") and why.startswith("agent-cli judge")
-    private, reason = select_writer(config, os.environ, private=True)
+    private, reason = select_writer(config, Settings.from_env().roots, os.environ, private=True)
     assert private is None and "agent CLI sends to its provider" in reason
 
 
 def test_without_the_cli_the_digest_stays_offline_and_says_why(tmp_path: Path) -> None:
     env = {"PATH": str(tmp_path)}
     config = _tenant(privacy=Privacy.DEFAULT, agent_cli=AgentCli.CLAUDE_CODE)
-    writer, why = select_writer(config, env, private=False)
+    writer, why = select_writer(config, Settings.from_env().roots, env, private=False)
     assert writer is None and "`claude` is not installed" in why and "offline digest" in why
 
 

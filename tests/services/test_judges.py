@@ -31,12 +31,14 @@ from nika_tui.domain.tenant import (
 )
 from nika_tui.domain.verdicts import Fact, Verdict
 from nika_tui.errors import ConfigError
+from nika_tui.paths import Roots
 from nika_tui.services.judges import judge_by_name, judge_for, select_judge
 from nika_tui.services.judges.agent_cli import AgentCliJudge, CliFlavor
 from nika_tui.services.judges.cascade import CascadeJudge
 from nika_tui.services.judges.factory import is_loopback
 from nika_tui.services.judges.http import HttpJudge, completions_url
 from nika_tui.services.judges.offline import OfflineJudge
+from nika_tui.settings import Settings
 from tests.support.agent_cli_standin import install_standin as _install
 
 T0 = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
@@ -249,12 +251,17 @@ def _llm_tier(judge: Any) -> Any:
     return judge.llm
 
 
+def _where() -> Roots:
+    """The roots of this test's settings (its temp data dir): where the agent homes are."""
+    return Settings.from_env().roots
+
+
 def _tenant(**kw: Any) -> TenantConfig:
     return TenantConfig(tenant_id="acme", display_name="Acme", **kw)
 
 
 def test_local_privacy_is_the_offline_judge() -> None:
-    sel = select_judge(_tenant(privacy=Privacy.LOCAL))
+    sel = select_judge(_tenant(privacy=Privacy.LOCAL), _where())
     assert isinstance(sel.judge, OfflineJudge) and not sel.fallback
 
 
@@ -262,14 +269,14 @@ def test_local_privacy_allows_loopback_http_only(chat_server: _ChatServer) -> No
     loop = _tenant(
         privacy=Privacy.LOCAL, judge=JudgeConfig(kind=JudgeKind.HTTP, endpoint=chat_server.url)
     )
-    assert isinstance(judge_for(loop), CascadeJudge) and isinstance(
-        select_judge(loop).judge, HttpJudge
+    assert isinstance(judge_for(loop, _where()), CascadeJudge) and isinstance(
+        select_judge(loop, _where()).judge, HttpJudge
     )
     remote = _tenant(
         privacy=Privacy.LOCAL,
         judge=JudgeConfig(kind=JudgeKind.HTTP, endpoint="https://api.example.com/v1"),
     )
-    sel = select_judge(remote)
+    sel = select_judge(remote, _where())
     assert isinstance(sel.judge, OfflineJudge) and sel.fallback
     assert "privacy local" in sel.reason
 
@@ -279,18 +286,20 @@ def test_default_privacy_uses_the_tenants_cli(cli_bin: Path) -> None:
         (AgentCli.CLAUDE_CODE, CliFlavor.CLAUDE),
         (AgentCli.CODEX, CliFlavor.CODEX),
     ):
-        judge = _llm_tier(judge_for(_tenant(privacy=Privacy.DEFAULT, agent_cli=cli)))
+        judge = _llm_tier(judge_for(_tenant(privacy=Privacy.DEFAULT, agent_cli=cli), _where()))
         assert isinstance(judge, AgentCliJudge) and judge.flavor is flavor
         assert judge.executable == str(cli_bin / flavor.value)
 
 
 def test_default_privacy_falls_back_to_rules_when_cli_missing(tmp_path: Path) -> None:
     sel = select_judge(
-        _tenant(privacy=Privacy.DEFAULT, agent_cli=AgentCli.CLAUDE_CODE), path=str(tmp_path)
+        _tenant(privacy=Privacy.DEFAULT, agent_cli=AgentCli.CLAUDE_CODE),
+        _where(),
+        path=str(tmp_path),
     )
     assert isinstance(sel.judge, OfflineJudge) and sel.fallback
     assert "`claude` is not installed" in sel.reason
-    shell = select_judge(_tenant(privacy=Privacy.DEFAULT, agent_cli=AgentCli.SHELL))
+    shell = select_judge(_tenant(privacy=Privacy.DEFAULT, agent_cli=AgentCli.SHELL), _where())
     assert isinstance(shell.judge, OfflineJudge) and "no headless judge" in shell.reason
 
 
@@ -300,7 +309,7 @@ def test_default_privacy_respects_an_explicit_rules_choice(cli_bin: Path) -> Non
         agent_cli=AgentCli.CLAUDE_CODE,
         judge=JudgeConfig(kind=JudgeKind.RULES),
     )
-    assert isinstance(judge_for(cfg), RulesJudge)
+    assert isinstance(judge_for(cfg, _where()), RulesJudge)
 
 
 def test_cloud_privacy_uses_http_with_key_from_env(chat_server: _ChatServer) -> None:
@@ -309,16 +318,18 @@ def test_cloud_privacy_uses_http_with_key_from_env(chat_server: _ChatServer) -> 
         privacy=Privacy.CLOUD,
         judge=JudgeConfig(kind=JudgeKind.HTTP, endpoint=chat_server.url, model="m", api_key=ref),
     )
-    judge = _llm_tier(judge_for(cfg, env={"ACME_JUDGE_KEY": "sk-env-9"}))
+    judge = _llm_tier(judge_for(cfg, _where(), secrets_env={"ACME_JUDGE_KEY": "sk-env-9"}))
     assert isinstance(judge, HttpJudge)
     assert judge.judge(OLD, NEW).verdict is Verdict.REPLACE
     assert chat_server.requests[0]["auth"] == "Bearer sk-env-9"
-    missing = select_judge(cfg, env={})
+    missing = select_judge(cfg, _where(), secrets_env={})
     assert isinstance(missing.judge, OfflineJudge) and "ACME_JUDGE_KEY is not set" in missing.reason
 
 
 def test_cloud_privacy_without_endpoint_falls_back() -> None:
-    sel = select_judge(_tenant(privacy=Privacy.CLOUD, judge=JudgeConfig(kind=JudgeKind.HTTP)))
+    sel = select_judge(
+        _tenant(privacy=Privacy.CLOUD, judge=JudgeConfig(kind=JudgeKind.HTTP)), _where()
+    )
     assert isinstance(sel.judge, OfflineJudge) and "no judge endpoint" in sel.reason
 
 
@@ -356,19 +367,21 @@ def test_cloud_privacy_key_from_the_tenants_keyring(
         privacy=Privacy.CLOUD,
         judge=JudgeConfig(kind=JudgeKind.HTTP, endpoint=chat_server.url, api_key=ref),
     )
-    judge = _llm_tier(judge_for(cfg))
+    judge = _llm_tier(judge_for(cfg, _where()))
     assert isinstance(judge, HttpJudge)
     judge.judge(OLD, NEW)
     assert chat_server.requests[0]["auth"] == "Bearer sk-ring-4"
     memory_keyring.entries.clear()
-    empty = select_judge(cfg)
+    empty = select_judge(cfg, _where())
     assert isinstance(empty.judge, OfflineJudge) and "judge.api_key is empty" in empty.reason
 
 
 def test_agent_cli_judge_runs_in_the_tenants_agent_home(
     cli_bin: Path, tmp_path: Path, isolated_env: dict[str, str]
 ) -> None:
-    judge = _llm_tier(judge_for(_tenant(privacy=Privacy.DEFAULT, agent_cli=AgentCli.CLAUDE_CODE)))
+    judge = _llm_tier(
+        judge_for(_tenant(privacy=Privacy.DEFAULT, agent_cli=AgentCli.CLAUDE_CODE), _where())
+    )
     assert isinstance(judge, AgentCliJudge)
     home = judge.extra_env["CLAUDE_CONFIG_DIR"]
     assert home.startswith(isolated_env["NIKA_OS_DATA_DIR"]) and "acme" in home

@@ -33,7 +33,7 @@ from nika_tui.domain.tenant import (
     TenantConfig,
 )
 from nika_tui.errors import ConfigError, SecretStoreError
-from nika_tui.paths import roots
+from nika_tui.paths import Roots
 from nika_tui.services.judges.agent_cli import EXECUTABLES, AgentCliJudge, CliFlavor
 from nika_tui.services.judges.cascade import CascadeJudge
 from nika_tui.services.judges.http import HttpJudge
@@ -136,13 +136,13 @@ def _rules(
 
 
 def _http_selection(
-    config: TenantConfig, env: Mapping[str, str], timeout_s: float | None
+    config: TenantConfig, secrets_env: Mapping[str, str], timeout_s: float | None
 ) -> JudgeSelection | str:
     """An http judge for the tenant, or the reason it cannot be built."""
     endpoint = config.judge.endpoint
     if not endpoint:
         return "no judge endpoint is configured (judge.endpoint)"
-    key, problem = resolve_api_key(config.judge.api_key, env, config.tenant_id)
+    key, problem = resolve_api_key(config.judge.api_key, secrets_env, config.tenant_id)
     if problem:
         return problem
     judge = HttpJudge(endpoint=endpoint, model=config.judge.model or "default", api_key=key)
@@ -153,7 +153,8 @@ def _http_selection(
 
 def select_judge(
     config: TenantConfig,
-    env: Mapping[str, str] | None = None,
+    where: Roots,
+    secrets_env: Mapping[str, str] | None = None,
     path: str | None = None,
     timeout_s: float | None = None,
     embedder: Embedder | None = None,
@@ -161,24 +162,27 @@ def select_judge(
     """Choose the tenant's judge from its privacy mode and judge settings.
 
     Args:
-        embedder: The process's embedder, for the offline judge's slot similarity.
         config: The tenant's configuration.
-        env: Environment for key references and PATH (default ``os.environ``).
-        path: Search path for agent CLIs (default ``env["PATH"]``).
+        where: The roots of the caller's settings: where the tenant's agent homes are (an
+            agent-CLI judge runs in them).
+        secrets_env: Where the key references of source ``env`` are read (default
+            ``os.environ``).
+        path: Search path for agent CLIs (default ``secrets_env["PATH"]``).
         timeout_s: Override of the judge's timeout.
+        embedder: The process's embedder, for the offline judge's slot similarity.
 
     Returns:
         The judge and the reason it was chosen (see the module table).
     """
-    env = os.environ if env is None else env
-    path = env.get("PATH") if path is None else path
+    secrets_env = os.environ if secrets_env is None else secrets_env
+    path = secrets_env.get("PATH") if path is None else path
     kind = config.judge.kind
     endpoint = config.judge.endpoint
     loopback_http = kind is JudgeKind.HTTP and bool(endpoint) and is_loopback(endpoint or "")
 
     if loopback_http:
         # A loopback endpoint keeps every byte on this machine: allowed in every mode.
-        chosen = _http_selection(config, env, timeout_s)
+        chosen = _http_selection(config, secrets_env, timeout_s)
         if isinstance(chosen, JudgeSelection):
             return chosen
         return _rules(f"local http judge unusable: {chosen}", True, embedder=embedder)
@@ -195,7 +199,7 @@ def select_judge(
     if config.privacy is Privacy.CLOUD:
         if _offline_chosen(config):
             return _rules(f"{kind.value} judge chosen explicitly", False, kind, embedder)
-        chosen = _http_selection(config, env, timeout_s)
+        chosen = _http_selection(config, secrets_env, timeout_s)
         if isinstance(chosen, JudgeSelection):
             return chosen
         return _rules(f"privacy cloud but {chosen}", True, embedder=embedder)
@@ -219,7 +223,7 @@ def select_judge(
     # uses the tenant's login and subscription, exactly like the tenant's kernel.
     from nika_tui.services.agent_homes import agent_home_env
 
-    homes = agent_home_env(config.tenant_id, roots(env))
+    homes = agent_home_env(config.tenant_id, where)
     home_var = "CLAUDE_CONFIG_DIR" if flavor is CliFlavor.CLAUDE else "CODEX_HOME"
     judge = AgentCliJudge(
         flavor=flavor,
@@ -240,14 +244,19 @@ def _offline_chosen(config: TenantConfig) -> bool:
 
 
 def judge_for(
-    config: TenantConfig, env: Mapping[str, str] | None = None, embedder: Embedder | None = None
+    config: TenantConfig,
+    where: Roots,
+    secrets_env: Mapping[str, str] | None = None,
+    *,
+    path: str | None = None,
+    embedder: Embedder | None = None,
 ) -> Judge:
     """The tenant's judge on the ingest path (see :func:`select_judge`; fallbacks logged).
 
     An LLM judge (``agent-cli`` / ``http``) the privacy mode allows becomes the second tier of
     a :class:`~.cascade.CascadeJudge`: the offline judge settles the clear pairs first.
     """
-    selection = select_judge(config, env, embedder=embedder)
+    selection = select_judge(config, where, secrets_env, path, embedder=embedder)
     judge = selection.judge
     if isinstance(judge, HttpJudge | AgentCliJudge):
         return CascadeJudge(offline_judge(embedder), judge)
