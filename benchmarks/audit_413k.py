@@ -273,7 +273,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         result["load"] = loaded
         settings = Settings.from_env(env)
         ctx = EngineContext(
-            env=env, settings=settings, redis=connect(settings, start=True),
+            child_env=env, secrets_env=env, settings=settings, redis=connect(settings, start=True),
             vectors=store, embedder=_NoEmbed(), clock=lambda: NOW,
         )  # fmt: skip
         inv = inventory(store, BIG, NOW, 5000, random.Random(0))

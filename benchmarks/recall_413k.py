@@ -385,7 +385,6 @@ def service_ingest(
     os.environ.pop("REDIS_URL", None)
     store = EdgeVectorStore(root / "qdrant", DIM, flush_writes=False)
     ctx = EngineContext(
-        env=dict(os.environ),
         settings=Settings.from_env(),
         redis=connect(Settings.from_env(env), start=True),
         vectors=store,

@@ -100,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
         started = time.perf_counter()
         settings = Settings.from_env(env)
         ctx = EngineContext(
-            env=env, settings=settings, redis=connect(settings, start=True), vectors=store,
+            settings=settings, redis=connect(settings, start=True), vectors=store,
+            child_env=env, secrets_env=env,
             embedder=SentenceTransformerEmbedder(),
         )  # fmt: skip
         now = datetime.now(UTC)

@@ -155,7 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         store = EdgeVectorStore(root / "data" / "qdrant", DIM)
         settings = Settings.from_env(env)
         ctx = EngineContext(
-            env=env, settings=settings, redis=connect(settings, start=True),
+            child_env=env, secrets_env=env, settings=settings, redis=connect(settings, start=True),
             vectors=store, embedder=_NoEmbed(), clock=lambda: NOW,
         )  # fmt: skip
         ctx.hierarchy(TENANT).upsert(

@@ -159,7 +159,6 @@ def main(n: int, judge: str, seed: int) -> dict[str, Any]:
         settings = Settings.from_env()
         embedder = open_embedder(settings)
         ctx = EngineContext(
-            env=dict(os.environ),
             settings=settings,
             redis=redis.Redis.from_url(url),
             vectors=store,

@@ -56,7 +56,7 @@ def sync_tenant(
         raise ValidationFailed(
             f"--workdir {workdir} is not a directory", "pass the agent's working directory"
         )
-    root = claude_project_root(Path(workdir) if workdir else workdir_for(config, ctx.env))
+    root = claude_project_root(Path(workdir) if workdir else workdir_for(config, ctx.child_env))
     here = project_from_cwd(root)  # the project the agents' hooks record for this workdir
     if project_id:
         _check_project(ctx, tenant_id, project_id, here)

@@ -23,9 +23,9 @@ def build_context(
     """The service's context from the environment (starts the embedded Redis if needed).
 
     Args:
-        env: The process environment (``os.environ`` when None). Kept raw on purpose: it is
-            what children inherit, and where the secrets are read when sent
-            (``QDRANT_API_KEY``, the embeddings key).
+        env: The process environment (``os.environ`` when None): the context's
+            ``child_env`` (what its children inherit) and ``secrets_env`` (where the secrets
+            are read when sent: ``QDRANT_API_KEY``, the embeddings and providers' keys).
         settings: The knobs and roots the entry point built; None: read from ``env``.
     """
     from nika_tui.services.embeddings import open_embedder
@@ -49,7 +49,14 @@ def build_context(
             embedder.dimension,
             flush_writes=False,
         )
-    return EngineContext(env=e, settings=settings, redis=r, vectors=vectors, embedder=embedder)
+    return EngineContext(
+        settings=settings,
+        redis=r,
+        vectors=vectors,
+        embedder=embedder,
+        child_env=e,
+        secrets_env=e,
+    )
 
 
 LOCAL_DIMENSION = 384
@@ -93,9 +100,10 @@ def build_local_context(env: Mapping[str, str], settings: Settings | None = None
     raw = settings.embeddings_dimension
     dimension = int(raw) if raw.isdigit() and int(raw) > 0 else LOCAL_DIMENSION
     return EngineContext(
-        env=dict(env),
         settings=settings,
         redis=connect(settings, start=True),
         vectors=open_vector_store(settings, dimension, env),
         embedder=StoredVectorsOnly(dimension),
+        child_env=dict(env),
+        secrets_env=dict(env),
     )

@@ -221,7 +221,13 @@ def write_tree(
             ctx.clock(),
         )
         config = ctx.tenant(tenant_id)
-        judge, why = select_writer(config, ctx.settings.roots, ctx.env, private=private)
+        judge, why = select_writer(
+            config,
+            ctx.settings.roots,
+            ctx.secrets_env,
+            private=private,
+            path=ctx.child_env.get("PATH"),
+        )
         if judge is None:
             result.digest = DigestOutcome("offline", why)
         else:
@@ -256,7 +262,7 @@ def compress(
     """
     config = ctx.tenant(tenant_id)
     where, url = knowledge_repo(config, repo, ctx.settings.roots)
-    root = prepare_repo(where, url, ctx.env)
+    root = prepare_repo(where, url, ctx.child_env)
     day = ctx.clock().date().isoformat()
     items = current_memories(ctx, tenant_id)
     public = config.knowledge_repo_visibility is RepoVisibility.PUBLIC
@@ -272,13 +278,13 @@ def compress(
                 reasons[why] = reasons.get(why, 0) + 1
     out = CompressResult(write_tree(ctx, tenant_id, root, shareable, day), None, None, reasons)
     message = f"nika compress {tenant_id}: {len(items)} memories, {day}"
-    out.repo.commit = commit(root, out.repo.files, message, ctx.env)
+    out.repo.commit = commit(root, out.repo.files, message, ctx.child_env)
     if public and (private or private_has_files(tenant_id, ctx)):
-        tree = private_tree(tenant_id, ctx.settings.roots, ctx.env)
+        tree = private_tree(tenant_id, ctx.settings.roots, ctx.child_env)
         out.private = write_tree(ctx, tenant_id, tree, private, day, private=True)
-        out.private.commit = commit(tree, out.private.files, message + " (private)", ctx.env)
-    if publish and has_remote(root, child_env=ctx.env):
-        out.pushed = push(root, child_env=ctx.env)
+        out.private.commit = commit(tree, out.private.files, message + " (private)", ctx.child_env)
+    if publish and has_remote(root, child_env=ctx.child_env):
+        out.pushed = push(root, child_env=ctx.child_env)
     return out
 
 

@@ -7,6 +7,7 @@ Redis and the real embedder.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -35,13 +36,17 @@ def utc_now() -> datetime:
 class EngineContext:
     """Services shared by the engine's operations (one per memory-service process)."""
 
-    env: Mapping[str, str]
-    """The process environment: where the stores live (``paths``) and what children inherit."""
     settings: Settings
-    """The ``NIKA_*`` knobs, built once by the process that built this context."""
+    """The ``NIKA_*`` knobs and roots, built once by the process that built this context."""
     redis: redis.Redis
     vectors: VectorStore
     embedder: Embedder
+    child_env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    """What the engine's children start from (git, kernels, the digest writer's agent CLI:
+    ``PATH``, ``HOME``, their own variables); never where a setting is read."""
+    secrets_env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    """Where the providers' keys are read when they are sent (a judge's or digest writer's key
+    reference, the scale providers' credentials); never stored."""
     clock: Callable[[], datetime] = utc_now
     defer: Callable[[Callable[[], None]], None] | None = None
     """Where work the answer does not depend on goes (a recall's query log): a reader runs
@@ -114,6 +119,12 @@ class EngineContext:
         cached = self._judges.get(tenant_id)
         if cached is not None and cached[0] == config:
             return cached[1]
-        judge = judge_for(config, self.settings.roots, self.env, embedder=self.embedder)
+        judge = judge_for(
+            config,
+            self.settings.roots,
+            self.secrets_env,
+            path=self.child_env.get("PATH"),
+            embedder=self.embedder,
+        )
         self._judges[tenant_id] = (config, judge)
         return judge

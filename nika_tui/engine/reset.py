@@ -261,7 +261,7 @@ def reset(
         )
     # Bad input (no repo, a path that is not a git work tree, a URL that cannot be cloned) is
     # refused here, before the journal and the writes-paused mark: nothing paused, nothing kept.
-    root = prepare_repo(*knowledge_repo(config, repo, ctx.settings.roots), ctx.env)
+    root = prepare_repo(*knowledge_repo(config, repo, ctx.settings.roots), ctx.child_env)
     now = ctx.clock()
     journal = _Journal(
         journal_path(tenant_id, ctx.settings.roots), {"tenant_id": tenant_id, "at": now},

@@ -83,6 +83,7 @@ def select_writer(
     secrets_env: Mapping[str, str] | None,
     *,
     private: bool,
+    path: str | None = None,
 ) -> tuple[DigestLLM | None, str]:
     """The LLM that may write this tree's digest, or ``None`` and why not.
 
@@ -90,16 +91,16 @@ def select_writer(
         config: The tenant.
         where: The roots of the caller's settings (an agent-CLI writer runs in the tenant's
             agent home).
-        secrets_env: Where the API key reference is read, and the agent CLIs' PATH (default
-            ``os.environ``).
+        secrets_env: Where the API key reference is read (default ``os.environ``).
         private: The tree holds private memories (then only a loopback endpoint).
+        path: Search path for the agent CLIs (default ``secrets_env["PATH"]``).
 
     Returns:
         ``(judge, reason)``.
     """
     if config.compress.digest is DigestMode.OFFLINE:
         return None, OFFLINE_BY_SETTING
-    selection = select_judge(config, where, secrets_env)
+    selection = select_judge(config, where, secrets_env, path)
     judge = selection.judge
     if isinstance(judge, AgentCliJudge):
         if private:

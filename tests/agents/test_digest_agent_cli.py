@@ -85,7 +85,8 @@ def test_claude_writes_the_digest_headless(
                                     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
                                     "DISABLE_AUTOUPDATER": "1"}),
     }))  # fmt: skip
-    ctx = dataclasses.replace(engine_ctx, env=dict(os.environ))
+    environ = dict(os.environ)
+    ctx = dataclasses.replace(engine_ctx, child_env=environ, secrets_env=environ)
     seeded = seed_history(ctx, TENANT)
 
     result = compress(ctx, TENANT, tmp_path / "repo").to_dict()

@@ -8,7 +8,6 @@ import json
 import stat
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
@@ -96,7 +95,5 @@ def test_gemini_md_block_round_trip(
     fourth = sync_gemini(engine_ctx, "acme")
     assert (fourth.imported, fourth.written, fourth.removed) == ([], [], [])
     assert path.read_text() == edited
-    manifest = json.loads(
-        next(Path(engine_ctx.env["NIKA_OS_DATA_DIR"]).rglob("gemini-all.json")).read_text()
-    )
+    manifest = json.loads(next(engine_ctx.settings.data_root.rglob("gemini-all.json")).read_text())
     assert sorted(e["memory_id"] for e in manifest["files"].values()) == sorted([monday, fridays])

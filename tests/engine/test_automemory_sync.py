@@ -226,9 +226,7 @@ def test_codex_agents_md_block(
     assert any("every Monday" in t for t in _current_texts(engine_ctx).values())
     third = sync_codex(engine_ctx, "acme")
     assert (third.imported, third.written, third.removed) == ([], [], [])
-    manifest = json.loads(
-        next(Path(engine_ctx.env["NIKA_OS_DATA_DIR"]).rglob("codex-all.json")).read_text()
-    )
+    manifest = json.loads(next(engine_ctx.settings.data_root.rglob("codex-all.json")).read_text())
     assert len(manifest["files"]) == 2
 
 

@@ -44,7 +44,7 @@ def seeded_live(make_tenant, redis_url: str, embedder) -> Iterator[int]:  # type
     """The seeded history where the CLI opens the embedded store; its live point count."""
     make_tenant(TENANT)
     store = _store()
-    ctx = EngineContext(env=dict(os.environ), settings=Settings.from_env(),
+    ctx = EngineContext(settings=Settings.from_env(),
                         redis=redis.Redis.from_url(redis_url, decode_responses=True),
                         vectors=store, embedder=embedder)  # fmt: skip
     live = seed_history(ctx, TENANT).live

@@ -331,7 +331,7 @@ def test_a_failed_group_flush_acknowledges_nothing_and_the_drain_stores_each_onc
 ) -> None:
     # Since per-tenant fault isolation (issue 15) a failed flush parks its tenant instead of
     # stopping the service; released at the next retry (0 s here), the drain replays it.
-    engine_ctx.settings = Settings.from_env({**engine_ctx.env, "NIKA_PARK_RETRY_S": "0"})
+    engine_ctx.settings = Settings.from_env({**engine_ctx.child_env, "NIKA_PARK_RETRY_S": "0"})
     service = _service(engine_ctx, events)
     real_flush = engine_ctx.vectors.flush_tenant  # type: ignore[attr-defined]
     failures = [StoreUnavailable("disk full", "free some space")]

@@ -29,8 +29,10 @@ SEM = Layer.SEMANTIC
 
 
 def _ctx(debt_ctx: EngineContext, **env: str) -> EngineContext:
-    merged = {**debt_ctx.env, **env}
-    return dataclasses.replace(debt_ctx, env=merged, settings=Settings.from_env(merged))
+    merged = {**debt_ctx.child_env, **env}
+    return dataclasses.replace(
+        debt_ctx, child_env=merged, secrets_env=merged, settings=Settings.from_env(merged)
+    )
 
 
 def _store(ctx: EngineContext) -> EdgeVectorStore:

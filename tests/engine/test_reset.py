@@ -139,10 +139,9 @@ def test_a_damaged_snapshot_stops_the_reset_before_the_switch(
     engine_ctx: EngineContext, tenant_with_remote: Path
 ) -> None:
     from nika_tui.engine.snapshot.format import SnapshotInvalid
-    from nika_tui.paths import tenant_data_dir
 
     seeded = seed_history(engine_ctx, TENANT)
-    snapshots = tenant_data_dir(TENANT, engine_ctx.env) / "snapshots"
+    snapshots = engine_ctx.settings.roots.tenant_data_dir(TENANT) / "snapshots"
     ctx = dataclasses.replace(
         engine_ctx, embedder=_DamagingEmbedder(engine_ctx.embedder, snapshots)
     )

@@ -31,7 +31,7 @@ TENANT = "acme"
 
 def _ctx(redis_url: str, embedder) -> EngineContext:  # type: ignore[no-untyped-def]
     store = EdgeVectorStore(data_dir() / "qdrant", 384, flush_writes=False)
-    return EngineContext(env=dict(os.environ), settings=Settings.from_env(),
+    return EngineContext(settings=Settings.from_env(),
                          redis=redis.Redis.from_url(redis_url, decode_responses=True),
                          vectors=store, embedder=embedder)  # fmt: skip
 

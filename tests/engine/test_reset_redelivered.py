@@ -50,7 +50,8 @@ def test_a_held_tenants_redelivered_entry_is_stored_at_start(
         path = journal_path(TENANT, engine_ctx.settings.roots)
         atomic_write_text(path, json.dumps({"tenant_id": TENANT, "stage": stage}) + "\n")
     own = redis.Redis.from_url(redis_url, decode_responses=True)
-    ctx = type(engine_ctx)(env=engine_ctx.env, settings=engine_ctx.settings, redis=own,
+    ctx = type(engine_ctx)(settings=engine_ctx.settings, redis=own,
+                           child_env=engine_ctx.child_env, secrets_env=engine_ctx.secrets_env,
                            vectors=engine_ctx.vectors, embedder=engine_ctx.embedder)  # fmt: skip
     service = MemoryService(ctx)
     thread = threading.Thread(target=service.run, daemon=True)

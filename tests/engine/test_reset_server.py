@@ -48,7 +48,6 @@ def _open(path: Path, redis_client: redis.Redis, embedder) -> EngineContext:  # 
 
     store = ClientVectorStore(QdrantClient(path=str(path)), 384)
     return EngineContext(
-        env=dict(os.environ),
         settings=Settings.from_env(),
         redis=redis_client,
         vectors=store,
@@ -166,7 +165,7 @@ _CHILD = textwrap.dedent(
 
     store = ClientVectorStore(QdrantClient(path=sys.argv[1]), 384)
     settings = Settings.from_env()
-    ctx = EngineContext(env=dict(os.environ), settings=settings, vectors=store,
+    ctx = EngineContext(settings=settings, vectors=store,
                         embedder=open_embedder(settings),
                         redis=redis.Redis.from_url(sys.argv[2], decode_responses=True))
     reset(ctx, "acme")

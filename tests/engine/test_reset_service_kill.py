@@ -74,7 +74,7 @@ def test_kill_9_of_the_service_mid_reset_keeps_the_old_store_and_the_held_write(
     save_tenant(load_tenant(TENANT).model_copy(update={"knowledge_repo": str(work)}))
     # Where `nika serve` opens them; closed before it starts (a shard's WAL is locked).
     store = EdgeVectorStore(data_dir() / "qdrant", 384, flush_writes=False)
-    seed_history(EngineContext(env=dict(os.environ), settings=Settings.from_env(),
+    seed_history(EngineContext(settings=Settings.from_env(),
                                redis=redis.Redis.from_url(redis_url, decode_responses=True),
                                vectors=store, embedder=embedder), TENANT)  # fmt: skip
     store.close()

@@ -62,7 +62,8 @@ def test_queue_survives_a_service_restart_and_approve_retires_the_old(
     svc.service.stop()
     retry_until(lambda: not svc.client.service_alive(), timeout=15, what="service stopped")
     own = redis.Redis.from_url(redis_url, decode_responses=True)
-    ctx2 = type(svc.ctx)(env=svc.ctx.env, settings=svc.ctx.settings, redis=own,
+    ctx2 = type(svc.ctx)(settings=svc.ctx.settings, redis=own,
+                         child_env=svc.ctx.child_env, secrets_env=svc.ctx.secrets_env,
                          vectors=svc.ctx.vectors, embedder=svc.ctx.embedder)  # fmt: skip
     second = MemoryService(ctx2)
     thread = threading.Thread(target=second.run, daemon=True)

@@ -28,7 +28,8 @@ from tests.helpers import retry_until
 def served(debt_ctx: EngineContext, redis_url: str, tmp_path: Path) -> Iterator[MemoryClient]:
     """The service loop as worker ``wa`` (lease mode, as `nika serve` runs it) in a thread."""
     own = redis.Redis.from_url(redis_url, decode_responses=True)
-    ctx = EngineContext(env=debt_ctx.env, settings=debt_ctx.settings, redis=own,
+    ctx = EngineContext(settings=debt_ctx.settings, redis=own,
+                        child_env=debt_ctx.child_env, secrets_env=debt_ctx.secrets_env,
                         vectors=debt_ctx.vectors, embedder=debt_ctx.embedder,
                         clock=debt_ctx.clock)  # fmt: skip
     worker = Worker(own, "memory-service", tmp_path / "wa", debt_ctx.vectors, ttl_s=30)

@@ -58,7 +58,8 @@ def test_import_into_an_empty_store_gives_the_same_recall(
     fresh = EdgeVectorStore(tmp_path / "fresh-qdrant", 384, flush_writes=False)
     engine_ctx.redis.delete(redis_keys.review_queue(TENANT))
     engine_ctx.hierarchy(TENANT).path.unlink()
-    ctx2 = EngineContext(env=engine_ctx.env, settings=engine_ctx.settings,
+    ctx2 = EngineContext(settings=engine_ctx.settings,
+                         child_env=engine_ctx.child_env, secrets_env=engine_ctx.secrets_env,
                          redis=engine_ctx.redis, vectors=fresh,
                          embedder=engine_ctx.embedder)  # fmt: skip
     try:
@@ -144,7 +145,8 @@ def test_recall_settings_travel_with_the_snapshot(
     engine_ctx.redis.delete(*keys)
     assert read_params(engine_ctx.redis, TENANT) == (RecallParams(), False)
     fresh = EdgeVectorStore(tmp_path / "fresh-qdrant", 384, flush_writes=False)
-    ctx2 = EngineContext(env=engine_ctx.env, settings=engine_ctx.settings,
+    ctx2 = EngineContext(settings=engine_ctx.settings,
+                         child_env=engine_ctx.child_env, secrets_env=engine_ctx.secrets_env,
                          redis=engine_ctx.redis, vectors=fresh,
                          embedder=engine_ctx.embedder)  # fmt: skip
     try:
@@ -161,7 +163,8 @@ def test_recall_settings_travel_with_the_snapshot(
         fresh.close()
     engine_ctx.redis.hset(keys[0], "palace_floor", "0.5")
     empty = EdgeVectorStore(tmp_path / "empty-qdrant", 384, flush_writes=False)
-    ctx3 = EngineContext(env=engine_ctx.env, settings=engine_ctx.settings,
+    ctx3 = EngineContext(settings=engine_ctx.settings,
+                         child_env=engine_ctx.child_env, secrets_env=engine_ctx.secrets_env,
                          redis=engine_ctx.redis, vectors=empty,
                          embedder=engine_ctx.embedder)  # fmt: skip
     try:

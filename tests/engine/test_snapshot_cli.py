@@ -43,7 +43,7 @@ def test_cli_export_import_and_history_without_the_service(
     make_tenant(TENANT)
     # Seeded where the CLI opens the embedded store, then closed: the CLI runs it locally.
     store = EdgeVectorStore(data_dir() / "qdrant", 384, flush_writes=False)
-    ctx = EngineContext(env=dict(os.environ), settings=Settings.from_env(),
+    ctx = EngineContext(settings=Settings.from_env(),
                         redis=redis.Redis.from_url(redis_url, decode_responses=True),
                         vectors=store, embedder=embedder)  # fmt: skip
     seeded = seed_history(ctx, TENANT)

@@ -69,7 +69,8 @@ def test_a_new_tenants_rpc_waits_for_its_config_on_a_joined_worker(
                NIKA_OS_DATA_DIR=str(tmp_path / "data-b"))  # fmt: skip
     own = redis.Redis.from_url(str(os.environ["REDIS_URL"]), decode_responses=True)
     store = EdgeVectorStore(tmp_path / "qdrant-b", 384, flush_writes=False)
-    ctx = EngineContext(env=env, settings=Settings.from_env(env), redis=own, vectors=store,
+    ctx = EngineContext(settings=Settings.from_env(env), redis=own, vectors=store,
+                        child_env=env, secrets_env=env,
                         embedder=embedder)  # fmt: skip
     worker = Worker(own, JOINED, tmp_path / "data-b", store, ttl_s=30)
     service = MemoryService(ctx, embed_ahead=False, worker=worker, readers=readers)

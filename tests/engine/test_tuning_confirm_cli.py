@@ -32,7 +32,8 @@ from tests.helpers import retry_until
 def service(debt_ctx: EngineContext, redis_url: str) -> Iterator[None]:
     """The memory service loop on the test's stores, in a thread (stopped afterwards)."""
     own = redis.Redis.from_url(redis_url, decode_responses=True)
-    ctx = EngineContext(env=debt_ctx.env, settings=debt_ctx.settings, redis=own,
+    ctx = EngineContext(settings=debt_ctx.settings, redis=own,
+                        child_env=debt_ctx.child_env, secrets_env=debt_ctx.secrets_env,
                         vectors=debt_ctx.vectors, embedder=debt_ctx.embedder,
                         clock=debt_ctx.clock)  # fmt: skip
     svc = MemoryService(ctx, embed_ahead=False)

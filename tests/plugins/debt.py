@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import math
-import os
 import random
 import uuid
 from collections.abc import Sequence
@@ -143,7 +142,6 @@ def debt_ctx(
 
     make_tenant("acme")
     return EngineContext(
-        env=dict(os.environ),
         settings=Settings.from_env(),
         redis=redis_client,
         vectors=edge_store,

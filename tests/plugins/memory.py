@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -77,7 +76,6 @@ def engine_ctx(
     from nika_tui.settings import Settings
 
     return EngineContext(
-        env=dict(os.environ),
         settings=Settings.from_env(),
         redis=redis_client,
         vectors=memory_store,
@@ -104,7 +102,8 @@ def running_service(engine_ctx: EngineContext, redis_url: str) -> Iterator[Runni
     # thread blocked in XREADGROUP and the test thread.
     own = redis.Redis.from_url(redis_url, decode_responses=True)
     ctx = type(engine_ctx)(
-        env=engine_ctx.env,
+        child_env=engine_ctx.child_env,
+        secrets_env=engine_ctx.secrets_env,
         settings=engine_ctx.settings,
         redis=own,
         vectors=engine_ctx.vectors,

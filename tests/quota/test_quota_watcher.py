@@ -97,7 +97,8 @@ def test_only_the_service_beside_the_kernels_pauses_them(
     add_tokens(redis_client, "acme", "20261203", 1000)
     env = dict(os.environ)
     store = EdgeVectorStore(tmp_path / "qdrant", 384, flush_writes=False)
-    ctx = EngineContext(env=env, settings=Settings.from_env(env), redis=redis_client,
+    ctx = EngineContext(settings=Settings.from_env(env), redis=redis_client,
+                        child_env=env, secrets_env=env,
                         vectors=store, embedder=embedder)  # fmt: skip
     worker = Worker(redis_client, "wb" if joined else PRIMARY_ID, tmp_path / "w", store, ttl_s=30)
     try:

@@ -4,7 +4,6 @@ worker holds nothing, or fails the plan at the drain's deadline and deletes noth
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -117,7 +116,7 @@ def test_the_service_serves_other_tenants_while_a_decommission_drains(
     # The real service loop, leading strategy B, with the drain in progress.
     own = redis.Redis.from_url(redis_url, decode_responses=True)
     store = EdgeVectorStore(tmp_path / "qdrant", 384, flush_writes=False)
-    ctx = EngineContext(env=dict(os.environ), settings=Settings.from_env(), redis=own,
+    ctx = EngineContext(settings=Settings.from_env(), redis=own,
                         vectors=store, embedder=embedder)  # fmt: skip
     worker = Worker(own, "memory-service", tmp_path / "data", store, ttl_s=30)
     service = MemoryService(ctx, embed_ahead=False, worker=worker)

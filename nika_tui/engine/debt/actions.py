@@ -86,7 +86,7 @@ def trim_working_memory(ctx: EngineContext, tenant_id: str) -> dict[str, Any]:
     from nika_tui.engine.kernels.manager import KernelManager
 
     manager = KernelManager(
-        ctx.settings, child_env=ctx.env, redis_client=ctx.redis, clock=ctx.clock
+        ctx.settings, child_env=ctx.child_env, redis_client=ctx.redis, clock=ctx.clock
     )
     try:
         if not manager.is_running(tenant_id):
@@ -174,7 +174,7 @@ def diagnose_spawn(ctx: EngineContext, tenant_id: str) -> dict[str, Any]:
             last=samples[0],
         )
     socket = ctx.settings.tmux_socket
-    tmux_bin = shutil.which("tmux", path=ctx.env.get("PATH"))
+    tmux_bin = shutil.which("tmux", path=ctx.child_env.get("PATH"))
     server = "tmux not installed"
     if tmux_bin is not None:
         try:
@@ -190,7 +190,7 @@ def diagnose_spawn(ctx: EngineContext, tenant_id: str) -> dict[str, Any]:
             server = f"unreachable: {exc}"
     config = ctx.tenant(tenant_id)
     try:
-        argv = command_for(config, ctx.env)
+        argv = command_for(config, ctx.child_env)
         cli: dict[str, Any] = {"command": argv[0], "found": True}
     except NikaError as exc:
         cli = {"found": False, "error": exc.message, "hint": exc.hint}

@@ -52,7 +52,9 @@ def periodic_jobs(ctx: EngineContext, consumer: str, worker: Worker | None) -> P
         scale=ScaleScheduler(
             ctx.redis,
             ctx.settings,
-            factory=default_factory(ctx.env),  # the providers' keys: read where they are sent
+            factory=default_factory(
+                ctx.secrets_env
+            ),  # the providers' keys: read where they are sent
             worker_id=consumer,
             lease_ttl_s=worker.ttl_s if worker is not None else 15.0,
         ),
@@ -61,7 +63,7 @@ def periodic_jobs(ctx: EngineContext, consumer: str, worker: Worker | None) -> P
             ctx.redis,
             consumer,
             ctx.settings.roots,
-            ctx.env,
+            ctx.secrets_env,
             every_s=every,
             first_s=min(60.0, every),
         ),

@@ -309,7 +309,9 @@ def test_trim_working_memory_compacts_a_live_idle_kernel(
     _configure(agent_cli=AgentCli.SHELL, kernel=KernelConfig(workdir=str(workdir), command=STANDIN))
     gone = apply_action(debt_ctx, TENANT, "trim_working_memory")
     assert gone["done"] is False and "not running" in gone["reason"]
-    manager = KernelManager(debt_ctx.settings, child_env=debt_ctx.env, redis_client=debt_ctx.redis)
+    manager = KernelManager(
+        debt_ctx.settings, child_env=debt_ctx.child_env, redis_client=debt_ctx.redis
+    )
     manager.spawn(TENANT)
     try:
 

@@ -192,7 +192,7 @@ from nika_tui.services.vectors.edge import EdgeVectorStore
 from tests.plugins.debt import T0, FixedClock, NoEmbedder
 
 ctx = EngineContext(
-    env=dict(os.environ), settings=Settings.from_env(),
+    settings=Settings.from_env(),
     redis=connect(Settings.from_env()),
     vectors=EdgeVectorStore(__import__("pathlib").Path(sys.argv[1]), 384),
     embedder=NoEmbedder(),

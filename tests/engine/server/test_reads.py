@@ -105,7 +105,12 @@ def serve(
         own = redis.Redis.from_url(redis_url, decode_responses=True)
         env = {**os.environ, "NIKA_READ_SHED_S": str(shed_s)}
         ctx = EngineContext(
-            env=env, settings=Settings.from_env(env), redis=own, vectors=store, embedder=embedder
+            child_env=env,
+            secrets_env=env,
+            settings=Settings.from_env(env),
+            redis=own,
+            vectors=store,
+            embedder=embedder,
         )  # type: ignore[arg-type]
         service = MemoryService(ctx, readers=readers)
         thread = threading.Thread(target=service.run, daemon=True)
