@@ -35,16 +35,19 @@ class KernelWatcher:
     """Polls kernels and applies the compaction policy, until stopped."""
 
     def __init__(
-        self, settings: Settings, env: Mapping[str, str] | None = None, interval_s: float = 2.0
+        self,
+        settings: Settings,
+        child_env: Mapping[str, str] | None = None,
+        interval_s: float = 2.0,
     ) -> None:
         """Args:
         settings: The process's settings (roots, quota cgroups), built once at its entry.
-        env: What a kernel the watcher restarts starts from (``os.environ`` when None): a raw
+        child_env: What a kernel the watcher restarts starts from (``os.environ`` when None): a raw
             environment on purpose, for ``PATH``, ``HOME`` and the agent CLIs' own variables;
             ``tmux_env`` and ``kernel_launch`` keep secrets out of what reaches tmux.
         interval_s: Seconds between two ticks.
         """
-        self.manager = KernelManager(settings, child_env=env)
+        self.manager = KernelManager(settings, child_env=child_env)
         self.interval_s = interval_s
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None

@@ -52,9 +52,8 @@ def periodic_jobs(ctx: EngineContext, consumer: str, worker: Worker | None) -> P
         scale=ScaleScheduler(
             ctx.redis,
             ctx.settings,
-            factory=default_factory(
-                ctx.secrets_env
-            ),  # the providers' keys: read where they are sent
+            # The providers' keys: read where they are sent.
+            factory=default_factory(ctx.secrets_env),
             worker_id=consumer,
             lease_ttl_s=worker.ttl_s if worker is not None else 15.0,
         ),
