@@ -109,8 +109,6 @@ BUILDERS = {
     "engine/builder.py": "entry: the engine context's builders, when the caller passed none",
     "settings.py": "the settings module itself",
     # Holders not converted yet (docs/architecture.md lists them and why).
-    "wizard/apply.py": "not converted: the wizard",
-    "wizard/flow.py": "not converted: the wizard",
     "ui/app.py": "not converted: `make_app` and the app's options",
     "dashboard/redis_reads.py": "not converted: the dashboard's read side",
     "dashboard/redis_source.py": "not converted: the dashboard's read side (a confirmation)",
