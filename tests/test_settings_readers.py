@@ -110,8 +110,6 @@ BUILDERS = {
     "settings.py": "the settings module itself",
     # Holders not converted yet (docs/architecture.md lists them and why).
     "ui/app.py": "not converted: `make_app` and the app's options",
-    "dashboard/redis_reads.py": "not converted: the dashboard's read side",
-    "dashboard/redis_source.py": "not converted: the dashboard's read side (a confirmation)",
     "engine/kernels/manager.py": "not converted: `KernelManager(env)` without settings",
     "services/kernel_launch.py": "not converted: a kernel's agent homes, from its parent's env",
     "services/judges/factory.py": "not converted: the agent-CLI judge's homes",

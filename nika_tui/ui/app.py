@@ -355,9 +355,12 @@ def make_app(
     e: Mapping[str, str] = dict(os.environ if env is None else env)
     if source is None:
         from nika_tui.dashboard.redis_source import RedisDashboardSource
+        from nika_tui.settings import Settings
 
         # libtmux is only needed for kernel actions: import it after the first frame.
-        source = RedisDashboardSource(e, defer_warm_up=True, autostart=autostart)
+        source = RedisDashboardSource(
+            Settings.from_env(e), child_env=e, defer_warm_up=True, autostart=autostart
+        )
     where = roots(e)
     path = settings_file if settings_file is not None else settings_path(where)
     welcome = show_welcome if show_welcome is not None else not list_tenant_ids(where)

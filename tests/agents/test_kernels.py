@@ -21,6 +21,7 @@ from nika_tui.engine.kernels.manager import KernelManager
 from nika_tui.services.agent_homes import codex_home
 from nika_tui.services.codex_daemon import daemon_pids
 from nika_tui.services.config_store import load_tenant, save_tenant
+from nika_tui.settings import Settings
 from tests.agents.claude_onboarding import onboarded_claude
 from tests.agents.headless import stored_fact
 from tests.helpers import retry_until
@@ -138,7 +139,7 @@ def test_claude_code_kernel_stores_a_typed_fact_reports_its_fill_and_stops_clean
 
 def _dashboard_fill(tenant: Any) -> FillView:
     """The tenant's fill in the dashboard's snapshot (its overview row)."""
-    snapshot = RedisDashboardSource(tenant.env).snapshot(datetime.now(UTC))
+    snapshot = RedisDashboardSource(Settings.from_env(tenant.env)).snapshot(datetime.now(UTC))
     row = snapshot.row(tenant.tenant_id)
     assert row is not None, snapshot
     return row.fill

@@ -66,7 +66,7 @@ def _tenant(tenant_id: str, env: dict[str, str], workdir: Path | None = None) ->
 def _app(env: dict[str, str], tmp_path: Path) -> NikaDashboard:
     return make_app(
         env=env,
-        source=RedisDashboardSource(env),
+        source=RedisDashboardSource(Settings.from_env(env), child_env=env),
         clock=lambda: NOW,
         show_welcome=False,
         settings_file=tmp_path / "ui.yaml",

@@ -38,7 +38,9 @@ def test_redis_down_is_said_and_recovers_by_itself(
     save_tenant(
         TenantConfig(tenant_id="acme", display_name="Acme"), Settings.from_env(isolated_env).roots
     )
-    source = RedisDashboardSource(isolated_env)  # the embedded Redis of this data dir: not started
+    source = RedisDashboardSource(
+        Settings.from_env(isolated_env)
+    )  # the embedded Redis of this data dir: not started
 
     async def scenario() -> None:
         app = build_app(source, clock=lambda: NOW)
@@ -99,9 +101,9 @@ def test_unreadable_payloads_show_as_unreadable_rows(
     r.hset(keys.review_queue("bad"), "rv", "{oops")
 
     async def scenario() -> None:
-        async with build_app(RedisDashboardSource(env), clock=lambda: NOW).run_test(
-            size=SIZE
-        ) as pilot:
+        async with build_app(
+            RedisDashboardSource(Settings.from_env(env)), clock=lambda: NOW
+        ).run_test(size=SIZE) as pilot:
             app = await ready(pilot)
             table = app.screen.query_one("#tenants")
             row = [str(c) for c in table.get_row("bad")]  # type: ignore[attr-defined]
