@@ -100,7 +100,6 @@ BUILDERS = {
     # Process entries: each builds the settings once, from its own environment.
     "cli/common.py": "entry: `run_handler` / `settings_of`, once per `nika` command",
     "cli/service.py": "entry: `nika serve`, after its --env-file; the log path's roots default",
-    "cli/dashboard.py": "entry: `nika dashboard`",
     "cli/compress.py": "entry: `nika compress`'s local engine, from the environment it passes on",
     "cli/debt.py": "entry: `nika debt`'s local engine, from the environment it passes on",
     "cli/import_cmd.py": "entry: `nika import`, from the environment its discovery reads",
@@ -109,7 +108,6 @@ BUILDERS = {
     "engine/builder.py": "entry: the engine context's builders, when the caller passed none",
     "settings.py": "the settings module itself",
     # Holders not converted yet (docs/architecture.md lists them and why).
-    "ui/app.py": "not converted: `make_app` and the app's options",
     "engine/kernels/manager.py": "not converted: `KernelManager(env)` without settings",
     "services/kernel_launch.py": "not converted: a kernel's agent homes, from its parent's env",
     "services/judges/factory.py": "not converted: the agent-CLI judge's homes",

@@ -55,7 +55,7 @@ def test_detail_screen_shows_the_defaults_of_a_never_tuned_tenant(
     env = {**isolated_env, "REDIS_URL": redis_url}
     save_tenant(TenantConfig(tenant_id="acme", display_name="Acme"), Settings.from_env(env).roots)
     app = make_app(
-        env=env,
+        Settings.from_env(env),
         source=RedisDashboardSource(Settings.from_env(env)),
         clock=lambda: NOW,
         show_welcome=False,
@@ -89,7 +89,7 @@ def test_detail_screen_after_a_real_tuning_shows_the_gain_adopted(
     floor = out["best"]["palace_floor"]
     env = {**isolated_env, "REDIS_URL": redis_url}
     app = make_app(
-        env=env,
+        Settings.from_env(env),
         source=RedisDashboardSource(Settings.from_env(env)),
         clock=lambda: NOW,
         show_welcome=False,
