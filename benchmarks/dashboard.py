@@ -280,7 +280,7 @@ def headless_run(env: dict[str, str]) -> dict[str, Any]:
     t0, c0 = time.perf_counter(), time.process_time()
     from nika_tui.ui.app import make_app
 
-    app = make_app(env=env, show_welcome=False)
+    app = make_app(Settings.from_env(env), show_welcome=False, child_env=env)
     out: dict[str, Any] = {}
     first: list[tuple[float, float]] = []
     display0 = app._display
@@ -399,7 +399,7 @@ def screenshots(target: Path) -> list[str]:
         src = FixtureSource.from_file()
         tmp = Path(tempfile.mkdtemp())
         app = make_app(
-            env={"NIKA_OS_CONFIG_DIR": str(tmp)},
+            Settings.from_env({"NIKA_OS_CONFIG_DIR": str(tmp)}),
             source=src,
             clock=lambda s=src: s.now,
             show_welcome=keys_ is None,

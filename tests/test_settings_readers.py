@@ -100,7 +100,6 @@ BUILDERS = {
     # Process entries: each builds the settings once, from its own environment.
     "cli/common.py": "entry: `run_handler` / `settings_of`, once per `nika` command",
     "cli/service.py": "entry: `nika serve`, after its --env-file; the log path's roots default",
-    "cli/dashboard.py": "entry: `nika dashboard`",
     "cli/compress.py": "entry: `nika compress`'s local engine, from the environment it passes on",
     "cli/debt.py": "entry: `nika debt`'s local engine, from the environment it passes on",
     "cli/import_cmd.py": "entry: `nika import`, from the environment its discovery reads",
@@ -109,11 +108,6 @@ BUILDERS = {
     "engine/builder.py": "entry: the engine context's builders, when the caller passed none",
     "settings.py": "the settings module itself",
     # Holders not converted yet (docs/architecture.md lists them and why).
-    "wizard/apply.py": "not converted: the wizard",
-    "wizard/flow.py": "not converted: the wizard",
-    "ui/app.py": "not converted: `make_app` and the app's options",
-    "dashboard/redis_reads.py": "not converted: the dashboard's read side",
-    "dashboard/redis_source.py": "not converted: the dashboard's read side (a confirmation)",
     "bridge/delivery.py": "not converted: the bridge's constructors",
     "bridge/headless.py": "not converted: the bridge's constructors",
     "bridge/kernel_delivery.py": "not converted: the bridge's constructors",

@@ -12,7 +12,7 @@ import sys
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from nika_tui.cli.common import add_json_flag
+from nika_tui.cli.common import add_json_flag, settings_of
 from nika_tui.errors import NikaError
 
 if TYPE_CHECKING:
@@ -48,7 +48,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 def default_entry(args: argparse.Namespace) -> int:
     """``nika`` with no command: the dashboard (a welcome screen when no tenant exists)."""
-    return run_dashboard(argparse.Namespace(offline_ui=False, fixture=None, welcome=False))
+    plain = argparse.Namespace(offline_ui=False, fixture=None, welcome=False)
+    plain.settings = settings_of(args)  # built once, by run_handler
+    return run_dashboard(plain)
 
 
 def _start_service_in_background(settings: Settings) -> None:
@@ -109,20 +111,23 @@ def run_dashboard(args: argparse.Namespace) -> int:
 
     from nika_tui.ui.app import make_app
 
+    settings = settings_of(args)
     if args.offline_ui:
         from nika_tui.dashboard.fixture_source import DEMO_SNAPSHOT, FixtureSource
 
         path = Path(args.fixture) if args.fixture else DEMO_SNAPSHOT
         fixture = FixtureSource.from_file(path, preview=True)
         app = make_app(
-            source=fixture, clock=lambda: fixture.now, show_welcome=args.welcome, preview=True
+            settings,
+            source=fixture,
+            clock=lambda: fixture.now,
+            show_welcome=args.welcome,
+            preview=True,
         )
     else:
         from nika_tui.errors import StoreUnavailable
         from nika_tui.services.redis_server import redis_url
-        from nika_tui.settings import Settings
 
-        settings = Settings.from_env()
         try:
             # The embedded Redis is a detached daemon: start it once so the first poll has data.
             # Said before it happens (issue 17): both outlive the dashboard.
@@ -136,7 +141,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
         autostart = (
             None if settings.no_autostart else partial(_start_service_in_background, settings)
         )
-        app = make_app(show_welcome=True if args.welcome else None, autostart=autostart)
+        app = make_app(settings, show_welcome=True if args.welcome else None, autostart=autostart)
     app.run()
     return 0
 

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from nika_tui.cli.common import add_json_flag, print_json
+from nika_tui.cli.common import add_json_flag, print_json, settings_of
 from nika_tui.domain.tenant_id import check_tenant_id
 from nika_tui.errors import ValidationFailed
 
@@ -112,16 +112,20 @@ def _interactive(args: argparse.Namespace) -> int:
     from nika_tui.wizard.flow import SetupWizard
     from nika_tui.wizard.prompts import Prompter
 
+    where = settings_of(args).roots
     wizard = SetupWizard(
         Prompter(),
         out=sys.stdout,
         store_factory=lambda tid: SecretStore(tid, allow_insecure=args.insecure_storage),
+        roots=where,
         verify=args.verify,
     )
     outcome = wizard.run(tenant_id, args.section)
     if outcome is None:
         return 0
-    result = write_setup(outcome.plan, outcome.store, outcome.storage, backup=outcome.backup)
+    result = write_setup(
+        outcome.plan, outcome.store, outcome.storage, backup=outcome.backup, roots=where
+    )
     summary = summarize(outcome.plan, result.config_path, result.stored, result.backup_path)
     if args.json:
         print_json(summary)

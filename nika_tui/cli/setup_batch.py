@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from nika_tui.cli.common import print_json
+from nika_tui.cli.common import print_json, settings_of
 from nika_tui.domain.answers import SetupPlan, build_setup
 from nika_tui.domain.provider_formats import PROVIDER_FIELDS, PROVIDER_LABELS
 from nika_tui.domain.strategies import available_strategies, recommendation
@@ -30,7 +30,6 @@ from nika_tui.errors import (
     SecretStoreError,
     ValidationFailed,
 )
-from nika_tui.paths import tenant_config_path
 from nika_tui.services.config_store import parse_config, render_config
 from nika_tui.services.secrets import SecretStore, read_credentials_file
 
@@ -128,10 +127,11 @@ def run_non_interactive(args: argparse.Namespace) -> int:
             f"--tenant {args.tenant} does not match tenant_id {tenant_id!r} in {args.answers}",
             "make them equal or drop --tenant",
         )
+    where = settings_of(args).roots
     base = None
     existing = False
     if isinstance(tenant_id, str) and check_tenant_id_safe(tenant_id):
-        path = tenant_config_path(tenant_id)
+        path = where.tenant_config_path(tenant_id)
         if path.exists():
             existing = True
             base = parse_config(path, path.read_text(encoding="utf-8"))
@@ -161,12 +161,12 @@ def run_non_interactive(args: argparse.Namespace) -> int:
     warnings = list(plan.warnings)
     if args.verify:
         warnings += _verify(plan, values)
-    config_path = tenant_config_path(plan.config.tenant_id)
+    config_path = where.tenant_config_path(plan.config.tenant_id)
     if args.dry_run:
         return _print_dry_run(args, plan, config_path, warnings, storage)
     from nika_tui.wizard.apply import write_setup
 
-    result = write_setup(plan, store, storage, backup=existing)
+    result = write_setup(plan, store, storage, backup=existing, roots=where)
     summary = summarize(plan, result.config_path, result.stored, result.backup_path, warnings)
     if args.json:
         print_json(summary)

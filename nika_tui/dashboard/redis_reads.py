@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import redis
 
@@ -40,11 +40,14 @@ from nika_tui.errors import (
     ServiceNotRunning,
     StoreUnavailable,
 )
-from nika_tui.paths import Roots, roots
+from nika_tui.paths import Roots
 from nika_tui.services import redis_keys as keys
 from nika_tui.services.config_store import parse_config
 from nika_tui.services.liveness import heartbeat_live
 from nika_tui.services.redis_server import redis_target
+
+if TYPE_CHECKING:
+    from nika_tui.settings import Settings
 
 Rpc = Callable[[str, dict[str, Any], float], dict[str, Any]]
 TAIL_BYTES = 32 * 1024
@@ -73,8 +76,9 @@ class RedisReads:
 
     def __init__(
         self,
-        env: Mapping[str, str] | None = None,
+        settings: Settings,
         *,
+        child_env: Mapping[str, str] | None = None,
         kernels: KernelControl | None = None,
         rpc: Rpc | None = None,
         history_samples: int = 120,
@@ -82,11 +86,12 @@ class RedisReads:
         defer_warm_up: bool = False,
         autostart: Callable[[], None] | None = None,
     ) -> None:
-        """Build a source for one environment.
+        """Build a source on the process's settings.
 
         Args:
-            env: Environment (config / data dirs, ``REDIS_URL``); ``os.environ`` when ``None``.
-            kernels: Kernel manager; the real ``KernelManager(env)`` when ``None``.
+            settings: The settings the dashboard's entry built (the roots, ``REDIS_URL``).
+            child_env: What the kernels it starts inherit (``PATH``…); ``os.environ`` if ``None``.
+            kernels: Kernel manager; a ``KernelManager`` on these settings when ``None``.
             rpc: ``(op, body, timeout) -> reply``; the memory service's client when ``None``.
             history_samples: Fill samples read for the detail screen.
             debt_reports: Audit reports read for the sparklines.
@@ -97,11 +102,12 @@ class RedisReads:
                 snapshot finds Redis up and no live service, at most every
                 :data:`AUTOSTART_EVERY_S`. ``None``: never (tests, previews).
         """
-        self.env: Mapping[str, str] = dict(os.environ if env is None else env)
-        self.roots: Roots = roots(self.env)
-        """Where the tenants' files are, resolved once for the life of the source."""
-        self.redis_url = self.env.get("REDIS_URL", "")
-        """``REDIS_URL``, read once with the roots (empty: nika's embedded Redis)."""
+        self.settings = settings
+        """The ``NIKA_*`` knobs (a kernel's, a confirmation's), built once by the entry."""
+        self.child_env: Mapping[str, str] = dict(os.environ if child_env is None else child_env)
+        """What the kernels started from here (a spawn, a ``compact``) inherit."""
+        self.roots: Roots = settings.roots
+        """Where the tenants' files are (``settings.redis_url`` names their Redis)."""
         self._kernels = kernels
         if kernels is None and not defer_warm_up:
             # Import now, not from a worker inside the running app: libtmux reads
@@ -120,7 +126,7 @@ class RedisReads:
         if self._redis is None:
             # Short timeouts: a dead Redis must cost one poll a second at most, not five.
             self._redis = redis.Redis.from_url(
-                redis_target(self.redis_url, self.roots, start=False),
+                redis_target(self.settings.redis_url, self.roots, start=False),
                 decode_responses=True,
                 socket_timeout=1.0,
                 socket_connect_timeout=1.0,
@@ -207,9 +213,7 @@ class RedisReads:
                     "kernel control is not available in this build",
                     "use `nika kernel spawn TENANT` from a shell",
                 ) from exc
-            from nika_tui.settings import Settings
-
-            self._kernels = KernelManager(Settings.from_env(self.env), child_env=self.env)
+            self._kernels = KernelManager(self.settings, child_env=self.child_env)
         return self._kernels
 
     def _maybe_autostart(self) -> str:

@@ -319,24 +319,25 @@ class RedisDashboardSource(RedisMemories):
             NikaError: the action failed (the confirmation then stays pending).
         """
         from nika_tui.engine.kernels.confirmations import resolve
-        from nika_tui.settings import Settings
-
-        # The read side still holds an environment, not settings (docs/architecture.md).
-        settings = Settings.from_env(self.env)
 
         # Not self._client(): its 1 s socket timeout suits the 1 s polls, but MemoryClient waits
         # for the service's reply in BLPOP slices of 1 s, which need a socket timeout above
         # them. A decision is rare (a key press), so a connection of its own, closed after it,
         # costs nothing and leaves the polling client's fail-fast timeout alone.
         client = redis.Redis.from_url(
-            redis_target(self.redis_url, self.roots, start=False),
+            redis_target(self.settings.redis_url, self.roots, start=False),
             decode_responses=True,
             socket_timeout=RESOLVE_SOCKET_TIMEOUT_S,
             socket_connect_timeout=1.0,
         )
         try:
             out = resolve(
-                client, tenant_id, confirmation_id, approve, settings=settings, child_env=self.env
+                client,
+                tenant_id,
+                confirmation_id,
+                approve,
+                settings=self.settings,
+                child_env=self.child_env,
             )
         except REDIS_ERRORS as exc:
             raise redis_down(exc) from exc

@@ -8,7 +8,6 @@ command-palette entry share (spawn, attach, stop, restart, open a screen).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -25,7 +24,7 @@ from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
 from nika_tui.dashboard.model import DashboardSource, ReviewItemView, Snapshot
-from nika_tui.paths import roots
+from nika_tui.paths import Roots
 from nika_tui.services.ui_settings import (
     UiSettings,
     load_ui_settings,
@@ -36,6 +35,9 @@ from nika_tui.ui.gc import IdleCollector
 from nika_tui.ui.host import Clock, DashboardHost
 from nika_tui.ui.kernel_actions import KernelActions
 from nika_tui.ui.palette import DashboardCommands
+
+if TYPE_CHECKING:
+    from nika_tui.settings import Settings
 
 
 class SnapshotReady(Message):
@@ -73,7 +75,11 @@ class DashboardOptions:
     settings: UiSettings
     settings_file: Path | None
     show_welcome: bool
-    env: Mapping[str, str]
+    roots: Roots
+    """Where the tenants' configs are (the welcome screen closes once one exists)."""
+    embedded_redis: bool
+    """No ``REDIS_URL``: the dashboard started (or found) nika's embedded Redis, which outlives
+    it like the service does (said when it quits)."""
     preview: bool = False
     """The offline preview (``--offline-ui``): a banner on every screen, actions refused."""
 
@@ -315,7 +321,7 @@ class NikaDashboard(KernelActions):
         """Whether any tenant config exists (the welcome screen closes once one does)."""
         from nika_tui.services.config_store import list_tenant_ids
 
-        return bool(list_tenant_ids(roots(self.options.env)))
+        return bool(list_tenant_ids(self.options.roots))
 
     def preview_sample_data(self) -> None:
         """Show the bundled sample data instead of the live stores (the welcome's preview)."""
@@ -328,37 +334,40 @@ class NikaDashboard(KernelActions):
 
 
 def make_app(
-    env: Mapping[str, str] | None = None,
+    settings: Settings,
     source: DashboardSource | None = None,
     clock: Clock | None = None,
     show_welcome: bool | None = None,
     settings_file: Path | None = None,
     autostart: Callable[[], None] | None = None,
     preview: bool = False,
+    child_env: Mapping[str, str] | None = None,
 ) -> NikaDashboard:
-    """Build settings and services, then the App.
+    """Build the UI settings and services on the process's settings, then the App.
 
     Args:
-        env: Environment (config/data dirs, ``REDIS_URL``...); ``os.environ`` when ``None``.
-        source: The data source; the live Redis source when ``None``.
+        settings: The settings the entry built (the roots, ``REDIS_URL``...).
+        source: The data source; the live Redis source on ``settings`` when ``None``.
         clock: ``now`` for snapshots; UTC wall clock when ``None`` (tests pass a fixed one).
         show_welcome: Open on the welcome screen; default: when no tenant is configured.
         settings_file: The UI settings file; ``{config}/ui.yaml`` when ``None``.
         autostart: Starts the memory service when the live source finds it dead.
         preview: The offline preview (``--offline-ui``): banner, actions refused.
+        child_env: What the kernels the live source starts inherit; ``os.environ`` if ``None``.
 
     Returns:
         The App, not yet running.
     """
     from nika_tui.services.config_store import list_tenant_ids
 
-    e: Mapping[str, str] = dict(os.environ if env is None else env)
     if source is None:
         from nika_tui.dashboard.redis_source import RedisDashboardSource
 
         # libtmux is only needed for kernel actions: import it after the first frame.
-        source = RedisDashboardSource(e, defer_warm_up=True, autostart=autostart)
-    where = roots(e)
+        source = RedisDashboardSource(
+            settings, child_env=child_env, defer_warm_up=True, autostart=autostart
+        )
+    where = settings.roots
     path = settings_file if settings_file is not None else settings_path(where)
     welcome = show_welcome if show_welcome is not None else not list_tenant_ids(where)
     options = DashboardOptions(
@@ -367,7 +376,8 @@ def make_app(
         settings=load_ui_settings(path),
         settings_file=path,
         show_welcome=welcome,
-        env=e,
+        roots=where,
+        embedded_redis=not settings.redis_url,
         preview=preview,
     )
     return NikaDashboard(options)

@@ -114,10 +114,8 @@ class KernelActions(ScreenNavigation):
         """Quit, saying what keeps running (the service, the kernels) and how to stop it."""
         from nika_tui.dashboard.leaving import still_running
 
-        # Without REDIS_URL the dashboard started (or found) nika's embedded Redis, which
-        # outlives it like the service does.
-        embedded = not self.options.env.get("REDIS_URL")
         snap = self.snapshot
+        embedded = self.options.embedded_redis
         line = "" if self.preview or snap is None else still_running(snap, embedded)
         self.leaving = True
         self.exit(message=line or None)

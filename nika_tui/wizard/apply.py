@@ -7,13 +7,12 @@ existing file is re-parsed first, so a malformed hand-edited config is never ove
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from nika_tui.domain.answers import SetupPlan
 from nika_tui.domain.tenant import SecretSource
-from nika_tui.paths import roots, tenant_config_path
+from nika_tui.paths import Roots
 from nika_tui.services.config_store import parse_config, read_config_text, save_tenant
 from nika_tui.services.files import atomic_write_text
 from nika_tui.services.secrets import SecretStore
@@ -45,8 +44,8 @@ def write_setup(
     storage: SecretSource,
     *,
     backup: bool,
+    roots: Roots,
     now: dt.datetime | None = None,
-    env: Mapping[str, str] | None = None,
 ) -> WriteResult:
     """Store the plan's secrets and write its config (0600, atomic).
 
@@ -55,8 +54,8 @@ def write_setup(
         store: The tenant's secret store.
         storage: Where the plan's secret values go (keyring or file).
         backup: Copy an existing config aside first (reset, non-interactive overwrite).
+        roots: The config root the config is written under (the command's settings').
         now: Clock for the backup name.
-        env: Environment for paths.
 
     Returns:
         The written paths and the secret keys stored.
@@ -65,7 +64,7 @@ def write_setup(
         ConfigError: The existing config is malformed (it is left untouched).
         SecretStoreError: A secret could not be stored (nothing else is written).
     """
-    path = tenant_config_path(plan.config.tenant_id, env)
+    path = roots.tenant_config_path(plan.config.tenant_id)
     backup_path: Path | None = None
     if path.exists():
         old_text = read_config_text(path)
@@ -75,5 +74,5 @@ def write_setup(
             atomic_write_text(backup_path, old_text)
     if plan.secrets:
         store.put_many(plan.secrets, storage)
-    written = save_tenant(plan.config, roots(env))
+    written = save_tenant(plan.config, roots)
     return WriteResult(written, backup_path, sorted(plan.secrets))

@@ -27,7 +27,7 @@ from nika_tui.domain.tenant import (
 )
 from nika_tui.domain.tenant_id import check_tenant_id
 from nika_tui.errors import AnswersInvalid, TenantNotFound, ValidationFailed
-from nika_tui.paths import roots
+from nika_tui.paths import Roots
 from nika_tui.services.agent_clis import AgentCliInfo, detect_agent_clis
 from nika_tui.services.config_store import list_tenant_ids, load_tenant
 from nika_tui.services.provider_verify import Endpoints
@@ -71,7 +71,9 @@ class SetupWizard(SectionsMixin):
         detect: Agent CLI detection (tests give a PATH of stand-in executables).
         verify: Run the online read-only checks (``--verify``).
         endpoints: Base URLs for those checks.
-        env: Environment for paths.
+        roots: The config and data roots of the command's settings.
+        secrets_env: Where a stored judge key behind an ``env:`` reference is read
+            (``os.environ`` when ``None``).
     """
 
     def __init__(
@@ -80,10 +82,11 @@ class SetupWizard(SectionsMixin):
         *,
         out: TextIO,
         store_factory: Callable[[str], SecretStore],
+        roots: Roots,
         detect: Callable[[], Mapping[AgentCli, AgentCliInfo]] = detect_agent_clis,
         verify: bool = False,
         endpoints: Endpoints | None = None,
-        env: Mapping[str, str] | None = None,
+        secrets_env: Mapping[str, str] | None = None,
     ) -> None:
         self.ask = prompter
         self.out = out
@@ -92,10 +95,10 @@ class SetupWizard(SectionsMixin):
         self._clis: Mapping[AgentCli, AgentCliInfo] | None = None
         self.verify = verify
         self.endpoints = endpoints
-        self.env = env
-        """Where the judge's key is read (a secret) and the import offer's sources are found."""
-        self.roots = roots(env)
-        """The config and data roots, resolved once."""
+        self.secrets_env = secrets_env
+        """Where a stored judge key is read (a secret; ``os.environ`` when ``None``)."""
+        self.roots = roots
+        """The config and data roots, resolved once by the command."""
         self.answers: dict[str, Any] = {}
         self.values: dict[Provider, dict[str, str]] = {}
         self.judge_endpoint: str | None = None
@@ -182,7 +185,7 @@ class SetupWizard(SectionsMixin):
             self.answers["quotas"] = None  # follow the plan if it changes
         if config.judge.kind is JudgeKind.HTTP:
             self.judge_endpoint, self.judge_model = config.judge.endpoint, config.judge.model
-            self.stored_judge_key = stored_judge_key(config, self.env)
+            self.stored_judge_key = stored_judge_key(config, self.secrets_env)
         self._store = self._store_factory(config.tenant_id)
 
     def plan(self) -> SetupPlan:

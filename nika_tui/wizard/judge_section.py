@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 _URL = re.compile(r"^https?://[^\s/]+\S*$")
 
 
-def stored_judge_key(config: TenantConfig, env: Mapping[str, str] | None) -> str | None:
+def stored_judge_key(config: TenantConfig, secrets_env: Mapping[str, str] | None) -> str | None:
     """The key the tenant's judge reference resolves to, as the service resolves it.
 
     A re-run (``nika setup privacy``, the fix `nika doctor` prints) leaves the key field empty
@@ -34,7 +34,7 @@ def stored_judge_key(config: TenantConfig, env: Mapping[str, str] | None) -> str
     from nika_tui.services.judges.factory import resolve_api_key
 
     key, _problem = resolve_api_key(
-        config.judge.api_key, os.environ if env is None else env, config.tenant_id
+        config.judge.api_key, os.environ if secrets_env is None else secrets_env, config.tenant_id
     )
     return key
 

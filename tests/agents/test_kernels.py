@@ -143,7 +143,7 @@ def test_claude_code_kernel_stores_a_typed_fact_reports_its_fill_and_stops_clean
 
 def _dashboard_fill(tenant: Any) -> FillView:
     """The tenant's fill in the dashboard's snapshot (its overview row)."""
-    snapshot = RedisDashboardSource(tenant.env).snapshot(datetime.now(UTC))
+    snapshot = RedisDashboardSource(Settings.from_env(tenant.env)).snapshot(datetime.now(UTC))
     row = snapshot.row(tenant.tenant_id)
     assert row is not None, snapshot
     return row.fill

@@ -11,6 +11,7 @@ from nika_tui.domain.answers import build_setup
 from nika_tui.domain.tenant import Provider, SecretSource
 from nika_tui.paths import tenant_config_path
 from nika_tui.services.secrets import SecretStore
+from nika_tui.settings import Settings
 from nika_tui.wizard.apply import write_setup
 
 
@@ -26,7 +27,9 @@ def make_tenant(tid: str, **extra: object) -> None:
     }
     values = {Provider.RUNPOD: {"api_key": "r" * 32}}
     plan = build_setup(raw, provider_values=values, storage=SecretSource.ENV)
-    write_setup(plan, SecretStore(tid), SecretSource.ENV, backup=False)
+    write_setup(
+        plan, SecretStore(tid), SecretSource.ENV, backup=False, roots=Settings.from_env().roots
+    )
 
 
 def test_empty(capsys: pytest.CaptureFixture[str]) -> None:

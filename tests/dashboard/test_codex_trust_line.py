@@ -18,6 +18,7 @@ from nika_tui.paths import roots
 from nika_tui.services.agent_homes import codex_home
 from nika_tui.services.codex_trust import event_label
 from nika_tui.services.config_store import save_tenant
+from nika_tui.settings import Settings
 
 NOW = datetime(2026, 12, 4, 14, 0, tzinfo=UTC)
 # A person's own Codex config in the tenant's CODEX_HOME, before nika's installer merges into it.
@@ -51,7 +52,7 @@ def _codex_tenant(env: dict[str, str], workdir: str, trust: bool | None) -> Tena
 
 
 def _trust_lines(env: dict[str, str]) -> list[str]:
-    detail = RedisDashboardSource(env).tenant_detail("acme", NOW)
+    detail = RedisDashboardSource(Settings.from_env(env)).tenant_detail("acme", NOW)
     return [p for p in detail.problems if p.startswith("Codex hooks untrusted")]
 
 

@@ -3,7 +3,6 @@ stores, real embedder): list with filters and as-of, retire, restore, send to re
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -17,6 +16,7 @@ from nika_tui.domain.requests import RememberRequest
 from nika_tui.domain.tenant import TenantConfig
 from nika_tui.errors import ValidationFailed
 from nika_tui.services.memory_client import MemoryClient
+from nika_tui.settings import Settings
 from nika_tui.ui.widgets.memory_text import detail_text
 from tests.plugins.memory import RunningService
 
@@ -39,7 +39,7 @@ def test_browse_retire_restore_and_review_through_the_service(
     svc = running_service
     staging = _remember(svc.client, STAGING, datetime(2026, 3, 1, tzinfo=UTC))["id"]
     ci = _remember(svc.client, CI, datetime(2026, 6, 1, tzinfo=UTC))["id"]
-    src = RedisDashboardSource(dict(os.environ))
+    src = RedisDashboardSource(Settings.from_env())
 
     listing = src.memories("acme", MemoryFilter())
     assert [m.id for m in listing.memories] == [ci, staging]  # newest valid time first
@@ -111,7 +111,7 @@ def test_a_three_version_supersede_chain_and_the_hook_source(
         )
         req = RememberRequest(tenant_id="acme", text=text, meta=meta)
         ids.append(svc.client.wait_ingested("acme", svc.client.remember(req), timeout=30)["id"])
-    src = RedisDashboardSource(dict(os.environ))
+    src = RedisDashboardSource(Settings.from_env())
 
     for start in ids:  # the same chain, oldest first, from any of its versions
         chain = src.memory_chain("acme", start)
@@ -133,7 +133,7 @@ def test_the_chain_pane_shows_why_each_version_was_replaced(
     old = _remember(svc.client, STAGING, datetime(2026, 3, 1, tzinfo=UTC))["id"]
     moved = "The staging server moved to staging-2.acme.internal"
     new = _remember(svc.client, moved, datetime(2026, 6, 1, tzinfo=UTC))["id"]
-    src = RedisDashboardSource(dict(os.environ))
+    src = RedisDashboardSource(Settings.from_env())
 
     chain = src.memory_chain("acme", new)
     assert [(v.memory.id, v.replaced_by) for v in chain] == [(old, new), (new, "")]
@@ -163,7 +163,7 @@ def test_pages_through_the_service_reach_every_memory(
         make_record("acme", f"fact {i}", valid_from=start + timedelta(hours=i)) for i in range(1150)
     ]
     put(running_service.ctx, [(r, unit(rng)) for r in records])
-    src = RedisDashboardSource(dict(os.environ))
+    src = RedisDashboardSource(Settings.from_env())
 
     pages = []
     while not pages or sum(len(p.memories) for p in pages) < pages[0].total:

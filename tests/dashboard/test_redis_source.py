@@ -118,7 +118,7 @@ def test_snapshot_reads_every_key_of_a_live_tenant(
     r.xadd(keys.debt_history("acme"), {"report": _report(NOW - timedelta(hours=6), 0.03, "ok")})
     r.xadd(keys.debt_history("acme"), {"report": _report(NOW, 0.07, "alert")})
 
-    snap = RedisDashboardSource(env).snapshot(NOW)
+    snap = RedisDashboardSource(Settings.from_env(env)).snapshot(NOW)
     assert snap.redis_ok and snap.service_ok and not snap.problems
     row = snap.row("acme")
     assert row is not None
@@ -132,7 +132,7 @@ def test_snapshot_reads_every_key_of_a_live_tenant(
 
 def test_a_tenant_without_any_key_is_unknown_not_an_error(env: dict[str, str]) -> None:
     _tenant(env, "fresh")
-    snap = RedisDashboardSource(env).snapshot(NOW)
+    snap = RedisDashboardSource(Settings.from_env(env)).snapshot(NOW)
     row = snap.row("fresh")
     assert row is not None
     assert (
@@ -151,7 +151,7 @@ def test_unreadable_payloads_make_unreadable_rows(
     r.set(keys.review_queue("bad"), "not a hash")  # wrong key type
     r.xadd(keys.debt_history("bad"), {"report": "{not json"})
     r.hset(keys.confirmations("bad"), "x", "???")
-    src = RedisDashboardSource(env)
+    src = RedisDashboardSource(Settings.from_env(env))
     row = src.snapshot(NOW).row("bad")
     assert row is not None
     assert row.kernel.state == UNREADABLE
@@ -172,7 +172,7 @@ def test_unreadable_tenant_config_still_gets_a_row(env: dict[str, str]) -> None:
     broken = Path(env["NIKA_OS_CONFIG_DIR"]) / "tenants" / "broken" / "config.yaml"
     broken.parent.mkdir(parents=True)
     broken.write_text("tenant_id: [unclosed\n")
-    snap = RedisDashboardSource(env).snapshot(NOW)
+    snap = RedisDashboardSource(Settings.from_env(env)).snapshot(NOW)
     row = snap.row("broken")
     assert row is not None and row.display_name == UNREADABLE
     assert any("config unreadable" in p for p in row.problems)
@@ -183,7 +183,9 @@ def test_redis_down_then_back_recovers_by_itself(isolated_env: dict[str, str]) -
     from nika_tui.services.redis_server import ensure_embedded, stop_embedded
 
     _tenant(isolated_env, "acme")
-    src = RedisDashboardSource(isolated_env)  # embedded Redis of this data dir, not started
+    src = RedisDashboardSource(
+        Settings.from_env(isolated_env)
+    )  # embedded Redis of this data dir, not started
     down = src.snapshot(NOW)
     assert not down.redis_ok and "Redis unreachable" in down.problems[0]
     assert down.row("acme") is not None  # the rows from the configs stay
@@ -201,7 +203,7 @@ def test_redis_down_then_back_recovers_by_itself(isolated_env: dict[str, str]) -
 
 def test_actions_needing_the_service_say_it_is_down(env: dict[str, str]) -> None:
     _tenant(env, "acme")
-    src = RedisDashboardSource(env)
+    src = RedisDashboardSource(Settings.from_env(env))
     for call in (
         lambda: src.recall("acme", "x"),
         lambda: src.purge_plan("acme"),
@@ -218,7 +220,8 @@ def test_actions_needing_the_service_say_it_is_down(env: dict[str, str]) -> None
 def test_purge_refuses_a_wrong_tenant_id_before_calling_anything(env: dict[str, str]) -> None:
     calls: list[str] = []
     src = RedisDashboardSource(
-        env, rpc=lambda op, body, t: calls.append(op) or {"removed": [{}, {}], "skipped": [{}]}
+        Settings.from_env(env),
+        rpc=lambda op, body, t: calls.append(op) or {"removed": [{}, {}], "skipped": [{}]},
     )
     with pytest.raises(ValidationFailed, match="does not match"):
         src.apply_purge("acme", "acm")
@@ -239,7 +242,7 @@ def test_rpc_replies_are_parsed(env: dict[str, str]) -> None:
         "recall": {"query": "q", "tenant_id": "acme", "hits": [], "palace": "no memory for q"},
     }
     _tenant(env, "acme", knowledge_repo="git@example:k.git")
-    src = RedisDashboardSource(env, rpc=lambda op, body, t: replies[op])
+    src = RedisDashboardSource(Settings.from_env(env), rpc=lambda op, body, t: replies[op])
     detail = src.tenant_detail("acme", NOW)
     assert detail.memory_counts == {"semantic": {"current": 3, "retired": 1}}
     assert detail.strategies == ("compress_to_repo",) and detail.recommendation is None
@@ -265,7 +268,9 @@ def test_detail_reads_fill_history_and_compactions(
             "fill": "62",
         },
     )
-    detail = RedisDashboardSource(env, rpc=lambda *a: {}).tenant_detail("acme", NOW)
+    detail = RedisDashboardSource(Settings.from_env(env), rpc=lambda *a: {}).tenant_detail(
+        "acme", NOW
+    )
     assert [f for _, f in detail.row.fill.history] == [20, 40, 62, 15]
     assert [c.trigger for c in detail.row.fill.compactions] == ["auto"]
 
@@ -277,7 +282,7 @@ def test_bus_tail_follows_appends_and_keeps_raw_lines(env: dict[str, str]) -> No
     _tenant(env, "beta")
     bus = open_bus("acme", Settings.from_env(env).roots)
     bus.append("memory.ingested", {"memory_id": "m1"}, now=NOW)
-    src = RedisDashboardSource(env)
+    src = RedisDashboardSource(Settings.from_env(env))
     first = src.bus_tail(BusFilter(), None)
     assert [ln.kind for ln in first.lines] == ["memory.ingested"]
     again = src.bus_tail(BusFilter(), first.cursor)
@@ -300,7 +305,7 @@ def test_kernel_actions_through_the_real_kernel_manager(
     from nika_tui.engine.kernels.manager import KernelManager
 
     _tenant(env, "acme")  # agent_cli: shell
-    src = RedisDashboardSource(env)
+    src = RedisDashboardSource(Settings.from_env(env), child_env=env)
     try:
         assert src.spawn("acme") == "spawned nika-tenant-acme"
         assert KernelManager(Settings.from_env(env), child_env=env).is_running("acme")
@@ -376,7 +381,7 @@ def test_review_items_in_the_engine_shape_and_decisions(
             }
         return {}
 
-    src = RedisDashboardSource(env, rpc=rpc)
+    src = RedisDashboardSource(Settings.from_env(env), rpc=rpc)
     (item,) = src.review_items("acme")  # the resolved pair is not shown
     assert (item.old.text, item.new.text, item.reason) == ("old", "new", "hedged")
     assert (item.new.session, item.new.agent, item.new.turn) == ("s-9", "codex", "t-3")
@@ -424,6 +429,6 @@ def test_purge_plan_marks_items_held_by_active_refs(
         ],
         "count": 2,
     }
-    plan = RedisDashboardSource(env, rpc=lambda *a: reply).purge_plan("acme")
+    plan = RedisDashboardSource(Settings.from_env(env), rpc=lambda *a: reply).purge_plan("acme")
     assert [i.blocked_by for i in plan.items] == [("s-live",), ()]
     assert plan.dry_run_count == 1 and plan.items[0].replacement_id == "m9"

@@ -3,7 +3,6 @@ real embedder): the RPC shapes the dashboard relies on, end to end."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -15,6 +14,7 @@ from nika_tui.domain.envelope import NikaMeta
 from nika_tui.domain.requests import RememberRequest
 from nika_tui.domain.tenant import TenantConfig
 from nika_tui.services.memory_client import MemoryClient
+from nika_tui.settings import Settings
 from tests.plugins.memory import RunningService
 
 pytestmark = [pytest.mark.embedder, pytest.mark.slow]
@@ -36,7 +36,7 @@ def test_recall_counts_review_and_purge_through_the_service(
     svc = running_service
     _remember(svc.client, OLD, datetime(2026, 3, 1, tzinfo=UTC), "s-old")
     _remember(svc.client, HEDGED, datetime(2026, 6, 1, tzinfo=UTC), "s-new")
-    src = RedisDashboardSource(dict(os.environ))
+    src = RedisDashboardSource(Settings.from_env())
     now = datetime.now(UTC)
 
     assert src.snapshot(now).service_ok

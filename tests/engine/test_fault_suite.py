@@ -26,6 +26,7 @@ from nika_tui.domain.tenant import TenantConfig
 from nika_tui.services import redis_keys
 from nika_tui.services.config_store import save_tenant
 from nika_tui.services.redis_server import embedded_location, ensure_embedded, stop_embedded
+from nika_tui.settings import Settings
 from tests.helpers import retry_until
 
 
@@ -46,7 +47,7 @@ def test_redis_killed_and_restarted_under_the_dashboard(monkeypatch: pytest.Monk
     monkeypatch.delenv("REDIS_URL", raising=False)
     save_tenant(TenantConfig(tenant_id="tena", display_name="Tena"))
     ensure_embedded()
-    source = RedisDashboardSource(dict(os.environ), defer_warm_up=True)
+    source = RedisDashboardSource(Settings.from_env(), defer_warm_up=True)
     now = datetime.now(UTC)
     try:
         assert source.snapshot(now).redis_ok
@@ -68,7 +69,7 @@ def test_the_dashboard_sees_a_killed_service_at_once_and_restarts_it(
 ) -> None:
     started: list[int] = []
     source = RedisDashboardSource(
-        dict(os.environ), defer_warm_up=True, autostart=lambda: started.append(1)
+        Settings.from_env(), defer_warm_up=True, autostart=lambda: started.append(1)
     )
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()

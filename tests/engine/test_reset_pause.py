@@ -23,6 +23,7 @@ from nika_tui.domain.requests import RecallQuery, RememberRequest
 from nika_tui.errors import ShardBusy
 from nika_tui.services import redis_keys
 from nika_tui.services.config_store import load_tenant, save_tenant
+from nika_tui.settings import Settings
 from tests.engine.held_push import held_remote
 from tests.engine.reset_kill import journal
 from tests.engine.strategy_a_seed import seed_history
@@ -61,7 +62,7 @@ def test_a_reset_holds_only_its_tenant_and_is_shown(
     subprocess.run(["git", "clone", "-q", str(bare), str(work)], check=True, capture_output=True)
     save_tenant(load_tenant(TENANT).model_copy(update={"knowledge_repo": str(work)}))
     seed_history(svc.ctx, TENANT)
-    source = RedisDashboardSource()  # on REDIS_URL, the service's Redis
+    source = RedisDashboardSource(Settings.from_env())  # on REDIS_URL, the service's Redis
     assert not [p for p in source.snapshot(datetime.now(UTC)).problems if "paused" in p]
 
     done: dict[str, Any] = {}

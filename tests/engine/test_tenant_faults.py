@@ -72,13 +72,11 @@ def test_a_removed_shard_parks_its_tenant_only_and_alarms_instead_of_no_memory(
     assert set(alarms) == {"tena"} and alarms["tena"].kind == "ShardMissing"
     assert "missing" in alarms["tena"].reason
     # Visible: the dashboard's status bar and row, and `nika doctor`.
-    import os
-
     from nika_tui.cli.doctor_runtime import check_runtime
     from nika_tui.dashboard.redis_source import RedisDashboardSource
     from nika_tui.settings import Settings
 
-    source = RedisDashboardSource(dict(os.environ), defer_warm_up=True)
+    source = RedisDashboardSource(Settings.from_env(), defer_warm_up=True)
     try:
         snap = source.snapshot(datetime.now(UTC))
     finally:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from nika_tui.dashboard.fixture_source import DEMO_SNAPSHOT, FixtureSource
+from nika_tui.settings import Settings
 from nika_tui.ui.app import NikaDashboard, make_app
 
 SIZE = (140, 36)
@@ -29,6 +30,6 @@ def build_app(isolated_env: dict[str, str], tmp_path: Path) -> Callable[..., Nik
         clock = kw.pop("clock", None) or (lambda: source.now)
         kw.setdefault("show_welcome", False)
         kw.setdefault("settings_file", tmp_path / "ui.yaml")
-        return make_app(env=isolated_env, source=source, clock=clock, **kw)
+        return make_app(Settings.from_env(isolated_env), source=source, clock=clock, **kw)
 
     return build

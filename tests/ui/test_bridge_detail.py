@@ -67,7 +67,7 @@ def test_source_reads_links_last_messages_and_errors(
     redis_client.set(keys.SERVER_HEARTBEAT, "1")
     redis_client.hset(keys.SERVER, "gateways", '["gchat", "whatsapp"]')
 
-    source = RedisDashboardSource(env, rpc=lambda op, body, t: {})
+    source = RedisDashboardSource(Settings.from_env(env), rpc=lambda op, body, t: {})
     bridge = source.tenant_detail("acme", NOW).bridge
     assert bridge is not None and bridge.running
     assert bridge.gateways == ("gchat", "whatsapp")

@@ -65,8 +65,8 @@ def _tenant(tenant_id: str, env: dict[str, str], workdir: Path | None = None) ->
 
 def _app(env: dict[str, str], tmp_path: Path) -> NikaDashboard:
     return make_app(
-        env=env,
-        source=RedisDashboardSource(env),
+        Settings.from_env(env),
+        source=RedisDashboardSource(Settings.from_env(env), child_env=env),
         clock=lambda: NOW,
         show_welcome=False,
         settings_file=tmp_path / "ui.yaml",
@@ -358,7 +358,7 @@ def test_confirmations_snapshot(
 
 def _fixture_app(env: dict[str, str], tmp_path: Path, source: FixtureSource) -> NikaDashboard:
     return make_app(
-        env=env,
+        Settings.from_env(env),
         source=source,
         clock=lambda: source.now,
         show_welcome=False,

@@ -38,7 +38,9 @@ def test_redis_down_is_said_and_recovers_by_itself(
     save_tenant(
         TenantConfig(tenant_id="acme", display_name="Acme"), Settings.from_env(isolated_env).roots
     )
-    source = RedisDashboardSource(isolated_env)  # the embedded Redis of this data dir: not started
+    source = RedisDashboardSource(
+        Settings.from_env(isolated_env)
+    )  # the embedded Redis of this data dir: not started
 
     async def scenario() -> None:
         app = build_app(source, clock=lambda: NOW)
@@ -99,9 +101,9 @@ def test_unreadable_payloads_show_as_unreadable_rows(
     r.hset(keys.review_queue("bad"), "rv", "{oops")
 
     async def scenario() -> None:
-        async with build_app(RedisDashboardSource(env), clock=lambda: NOW).run_test(
-            size=SIZE
-        ) as pilot:
+        async with build_app(
+            RedisDashboardSource(Settings.from_env(env)), clock=lambda: NOW
+        ).run_test(size=SIZE) as pilot:
             app = await ready(pilot)
             table = app.screen.query_one("#tenants")
             row = [str(c) for c in table.get_row("bad")]  # type: ignore[attr-defined]
@@ -151,13 +153,14 @@ def test_source_crash_is_shown_and_polling_continues(build_app: Build) -> None:
 def test_dashboard_process_never_imports_torch_or_qdrant(tmp_path: object) -> None:
     code = """
 import asyncio, json, sys
+from nika_tui.settings import Settings
 from nika_tui.ui.app import make_app
 from nika_tui.dashboard.redis_source import RedisDashboardSource
 from nika_tui.dashboard.fixture_source import FixtureSource
-live = make_app()  # the real factory with the live source
+live = make_app(Settings.from_env())  # the real factory with the live source
 assert isinstance(live.source, RedisDashboardSource)
 src = FixtureSource.from_file()
-app = make_app(source=src, clock=lambda: src.now, show_welcome=False)
+app = make_app(Settings.from_env(), source=src, clock=lambda: src.now, show_welcome=False)
 async def main():
     async with app.run_test(size=(120, 30)) as pilot:
         while app.snapshot is None:
@@ -181,8 +184,9 @@ def test_libtmux_is_loaded_after_the_first_frame_not_before(tmp_path: object) ->
     # is imported once the frame is on screen, in the UI thread, before any key is handled.
     code = """
 import asyncio, json, sys
+from nika_tui.settings import Settings
 from nika_tui.ui.app import make_app
-app = make_app(show_welcome=False)
+app = make_app(Settings.from_env(), show_welcome=False)
 at_start = "libtmux" in sys.modules
 seen = {}
 display = app._display

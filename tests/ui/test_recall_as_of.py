@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from datetime import UTC, datetime
 
@@ -14,6 +13,7 @@ from nika_tui.dashboard.redis_source import RedisDashboardSource
 from nika_tui.domain.envelope import NikaMeta
 from nika_tui.domain.requests import RememberRequest
 from nika_tui.domain.tenant import TenantConfig
+from nika_tui.settings import Settings
 from nika_tui.ui.app import NikaDashboard
 from tests.plugins.memory import RunningService
 from tests.ui.conftest import SIZE
@@ -65,7 +65,7 @@ def test_dashboard_source_recall_as_of_on_the_service(
         meta = NikaMeta(timestamp=datetime(2026, month, 1, tzinfo=UTC), project_id="web")
         req = RememberRequest(tenant_id="acme", text=text, meta=meta)
         client.wait_ingested("acme", client.remember(req), timeout=60)
-    src = RedisDashboardSource(dict(os.environ))
+    src = RedisDashboardSource(Settings.from_env())
     april = src.recall("acme", "which staging server?", datetime(2026, 4, 1, tzinfo=UTC))
     now = src.recall("acme", "which staging server?")
     assert [h.text for h in april.hits] == ["The staging server is staging-1.acme.internal"]

@@ -9,6 +9,7 @@ from textual.widgets import Static
 from nika_tui.dashboard.fixture_source import FixtureSource
 from nika_tui.dashboard.redis_source import RedisDashboardSource
 from nika_tui.domain.tenant import TenantConfig
+from nika_tui.settings import Settings
 from nika_tui.tuning.relevance import load_set
 from nika_tui.ui.app import NikaDashboard
 from tests.ui.conftest import SIZE
@@ -49,7 +50,7 @@ def test_the_redis_source_writes_the_relevance_set(
     make_tenant: Callable[..., TenantConfig],
 ) -> None:
     make_tenant("acme")
-    source = RedisDashboardSource()
+    source = RedisDashboardSource(Settings.from_env())
     # Memory ids are UUIDs; a mark of anything else is refused (decision 423).
     useful, not_useful = (
         "0f3c2a9e-4b1d-4c2e-9a7f-1d2e3f4a5b6c",

@@ -30,7 +30,7 @@ def test_detail_line_before_and_after_a_tuning(
 ) -> None:
     env = {**isolated_env, "REDIS_URL": redis_url}
     save_tenant(TenantConfig(tenant_id="acme", display_name="Acme"), Settings.from_env(env).roots)
-    src = RedisDashboardSource(env, rpc=lambda *a: {})
+    src = RedisDashboardSource(Settings.from_env(env), rpc=lambda *a: {})
     never = src.tenant_detail("acme", NOW).recall_params
     assert never == (
         f"defaults, not tuned yet: floor {DEFAULT_PALACE_FLOOR:.2f} dense "
@@ -55,8 +55,8 @@ def test_detail_screen_shows_the_defaults_of_a_never_tuned_tenant(
     env = {**isolated_env, "REDIS_URL": redis_url}
     save_tenant(TenantConfig(tenant_id="acme", display_name="Acme"), Settings.from_env(env).roots)
     app = make_app(
-        env=env,
-        source=RedisDashboardSource(env),
+        Settings.from_env(env),
+        source=RedisDashboardSource(Settings.from_env(env)),
         clock=lambda: NOW,
         show_welcome=False,
         settings_file=tmp_path / "ui.yaml",
@@ -89,8 +89,8 @@ def test_detail_screen_after_a_real_tuning_shows_the_gain_adopted(
     floor = out["best"]["palace_floor"]
     env = {**isolated_env, "REDIS_URL": redis_url}
     app = make_app(
-        env=env,
-        source=RedisDashboardSource(env),
+        Settings.from_env(env),
+        source=RedisDashboardSource(Settings.from_env(env)),
         clock=lambda: NOW,
         show_welcome=False,
         settings_file=tmp_path / "ui.yaml",

@@ -9,6 +9,7 @@ from textual.widgets import DataTable, Input, RichLog, Static
 
 from nika_tui.dashboard.fixture_source import FixtureSource
 from nika_tui.dashboard.model import BusFilter
+from nika_tui.settings import Settings
 from nika_tui.ui.app import NikaDashboard
 from nika_tui.ui.screens.bus import BusScreen
 from nika_tui.ui.screens.review import ReviewScreen
@@ -337,5 +338,5 @@ def test_welcome_is_shown_when_no_tenant_exists(
 ) -> None:
     from nika_tui.ui.app import make_app
 
-    app = make_app(env=isolated_env, source=FixtureSource.from_file())
+    app = make_app(Settings.from_env(isolated_env), source=FixtureSource.from_file())
     assert app.options.show_welcome is True

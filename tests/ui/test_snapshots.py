@@ -13,6 +13,7 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable
 
 from nika_tui.dashboard.fixture_source import FixtureSource
+from nika_tui.settings import Settings
 from nika_tui.ui.app import NikaDashboard, make_app
 from nika_tui.ui.widgets.charts import TimeChart
 from tests.ui.conftest import SIZE
@@ -31,7 +32,7 @@ def _app(
     source = FixtureSource.from_file()
     source.service_ok, source.redis_ok = service_ok, redis_ok
     return make_app(
-        env=env,
+        Settings.from_env(env),
         source=source,
         clock=lambda: source.now,
         show_welcome=welcome,

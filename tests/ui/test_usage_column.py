@@ -15,6 +15,7 @@ from nika_tui.billing.report import build_report
 from nika_tui.dashboard.redis_source import RedisDashboardSource
 from nika_tui.domain.tenant import Quotas, TenantConfig
 from nika_tui.services.config_store import save_tenant
+from nika_tui.settings import Settings
 from nika_tui.ui.screens.overview import usage_text
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -36,7 +37,11 @@ def test_column_shows_todays_share_of_the_quota_and_cost(
     collect_transcript("acme", transcript, {}, NOW, redis_client)
     report = build_report("acme", BillingLog("acme").entries(), DEFAULT_PRICES, None)
 
-    row = RedisDashboardSource({**isolated_env, "REDIS_URL": redis_url}).snapshot(NOW).row("acme")
+    row = (
+        RedisDashboardSource(Settings.from_env({**isolated_env, "REDIS_URL": redis_url}))
+        .snapshot(NOW)
+        .row("acme")
+    )
     assert row is not None
     assert row.tokens_today == report["total"]["tokens"]
     assert row.tokens_limit == 200_000

@@ -33,7 +33,9 @@ def test_demo_button_starts_the_demo_tenant_service_and_kernel(
 ) -> None:
     # No tenant and no Redis yet: a first run. The factory decides to show the welcome.
     app = make_app(
-        env=isolated_env, source=RedisDashboardSource(isolated_env), settings_file=tmp_path / "ui"
+        Settings.from_env(isolated_env),
+        source=RedisDashboardSource(Settings.from_env(isolated_env), child_env=isolated_env),
+        settings_file=tmp_path / "ui",
     )
     assert app.options.show_welcome is True
     app.settings = app.settings.model_copy(update={"refresh_s": 0.2})

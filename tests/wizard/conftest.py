@@ -13,6 +13,7 @@ import pytest
 from nika_tui.services.agent_clis import detect_agent_clis
 from nika_tui.services.provider_verify import Endpoints
 from nika_tui.services.secrets import SecretStore
+from nika_tui.settings import Settings
 from nika_tui.wizard.flow import SetupWizard, WizardOutcome
 from nika_tui.wizard.prompts import Prompter
 
@@ -77,6 +78,7 @@ def run_wizard(agent_bin: Path) -> Runner:
                 store_factory=lambda tid: SecretStore(
                     tid, env=env or {}, allow_insecure=insecure, timeout=2.0
                 ),
+                roots=Settings.from_env().roots,
                 detect=lambda: detect_agent_clis(path=str(agent_bin), parent_env={"SHELL": "sh"}),
                 verify=verify,
                 endpoints=endpoints,

@@ -15,6 +15,7 @@ from nika_tui.errors import ConfigError, TenantNotFound
 from nika_tui.paths import tenant_config_path
 from nika_tui.services.config_store import load_tenant
 from nika_tui.services.secrets import SecretStore
+from nika_tui.settings import Settings
 from nika_tui.wizard.apply import write_setup
 from nika_tui.wizard.flow import SECTIONS
 from tests.wizard.conftest import CLEAR, CTRL_C, ENTER, Runner
@@ -79,7 +80,9 @@ def existing_tenant(plan: str = "pro") -> Path:
     }
     setup = build_setup(raw, provider_values={Provider.RUNPOD: {"api_key": "r" * 32}})
     store = SecretStore("acme")
-    return write_setup(setup, store, SecretSource.KEYRING, backup=False).config_path
+    return write_setup(
+        setup, store, SecretSource.KEYRING, backup=False, roots=Settings.from_env().roots
+    ).config_path
 
 
 def test_new_tenant_with_failed_validation_and_reentry(
@@ -113,7 +116,13 @@ def test_new_tenant_with_failed_validation_and_reentry(
     # Nothing is written before the caller applies the confirmed outcome.
     assert not tenant_config_path("acme").exists() and memory_keyring.entries == {}
 
-    result = write_setup(run.outcome.plan, run.outcome.store, run.outcome.storage, backup=False)
+    result = write_setup(
+        run.outcome.plan,
+        run.outcome.store,
+        run.outcome.storage,
+        backup=False,
+        roots=Settings.from_env().roots,
+    )
     assert stat.S_IMODE(result.config_path.stat().st_mode) == 0o600
     assert stat.S_IMODE(result.config_path.parent.stat().st_mode) == 0o700
     assert memory_keyring.entries[("nika-os/acme", "scaleway.access_key")] == SCW_ACCESS
@@ -173,7 +182,13 @@ def test_rerun_reset_keeps_a_backup(run_wizard: Runner, memory_keyring: MemoryKe
     run = run_wizard("3" + ENTER + full_flow(provider_keys=SCW_KEYS) + ENTER, tenant="acme")
     assert run.outcome is not None and run.outcome.backup
     assert list(run.outcome.plan.config.providers) == [Provider.SCALEWAY]  # started over
-    result = write_setup(run.outcome.plan, run.outcome.store, run.outcome.storage, backup=True)
+    result = write_setup(
+        run.outcome.plan,
+        run.outcome.store,
+        run.outcome.storage,
+        backup=True,
+        roots=Settings.from_env().roots,
+    )
     assert result.backup_path is not None and result.backup_path.read_text() == before
     assert stat.S_IMODE(result.backup_path.stat().st_mode) == 0o600
     assert load_tenant("acme").display_name == "Acme Corp"
@@ -236,7 +251,13 @@ def test_insecure_storage_writes_the_0600_file(run_wizard: Runner, no_keyring: N
         CLEAR + "acme" + ENTER + full_flow(provider_keys=SCW_KEYS) + ENTER, insecure=True
     )
     assert run.outcome is not None and run.outcome.storage is SecretSource.FILE
-    write_setup(run.outcome.plan, run.outcome.store, run.outcome.storage, backup=False)
+    write_setup(
+        run.outcome.plan,
+        run.outcome.store,
+        run.outcome.storage,
+        backup=False,
+        roots=Settings.from_env().roots,
+    )
     secrets = run.outcome.store.insecure_path
     assert stat.S_IMODE(secrets.stat().st_mode) == 0o600
     assert SCW_SECRET in secrets.read_text()
@@ -546,7 +567,13 @@ def test_rerun_checks_the_judge_with_the_stored_key(
         setup = build_setup(
             raw, storage=SecretSource.KEYRING, judge_endpoint=server.url, judge_api_key=key
         )
-        write_setup(setup, SecretStore("acme"), SecretSource.KEYRING, backup=False)
+        write_setup(
+            setup,
+            SecretStore("acme"),
+            SecretSource.KEYRING,
+            backup=False,
+            roots=Settings.from_env().roots,
+        )
         assert memory_keyring.entries[("nika-os/acme", "judge.api_key")] == key
         # privacy: kept; endpoint: kept; model: none; key: empty (keep); write.
         run = run_wizard(ENTER * 5, tenant="acme", section="privacy")

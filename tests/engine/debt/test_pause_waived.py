@@ -4,7 +4,6 @@ a thread on real Redis and Qdrant Edge, the real embedder, requests over its RPC
 
 from __future__ import annotations
 
-import os
 import random
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -18,6 +17,7 @@ from nika_tui.domain.envelope import NikaMeta, Trigger
 from nika_tui.domain.requests import RememberRequest
 from nika_tui.domain.tenant import TenantConfig
 from nika_tui.services import redis_keys
+from nika_tui.settings import Settings
 from tests.plugins.debt import at_cosine, make_record, put, unit
 from tests.plugins.memory import RunningService
 
@@ -65,7 +65,7 @@ def test_an_approved_dedup_that_merged_nothing_lifts_the_pause_and_says_so(
     lines = [ln.data for ln in svc.ctx.bus(TENANT).read() if ln.data]
     waived = [d for d in lines if d.get("kind") == "debt.pause_waived"]
     assert len(waived) == 1 and "changed nothing" in str(waived[0])
-    view = RedisDashboardSource(dict(os.environ)).debt(TENANT)  # the debt screen's read
+    view = RedisDashboardSource(Settings.from_env()).debt(TENANT)  # the debt screen's read
     assert view.ingest_paused == "" and view.pause_waived == tuple(second["pause_waived"])
 
     # A bulk write (a cron job's) is stored at once: the tenant is not paused.
