@@ -117,12 +117,6 @@ BUILDERS = {
     "engine/kernels/manager.py": "not converted: `KernelManager(env)` without settings",
     "services/kernel_launch.py": "not converted: a kernel's agent homes, from its parent's env",
     "services/judges/factory.py": "not converted: the agent-CLI judge's homes",
-    "bridge/delivery.py": "not converted: the bridge's constructors",
-    "bridge/headless.py": "not converted: the bridge's constructors",
-    "bridge/kernel_delivery.py": "not converted: the bridge's constructors",
-    "bridge/router.py": "not converted: the bridge's constructors",
-    "bridge/server.py": "not converted: the bridge's constructors",
-    "bridge/settings.py": "not converted: the bridge's settings; its config path's default",
     "hooks/context.py": "the hook runtime: each event's own environment holds its roots",
     # A `where: Roots | None = None` default (None: the roots of os.environ).
     "billing/log.py": "a Roots default",

@@ -25,8 +25,8 @@ from nika_tui.bridge.kernel_delivery import TenantWorker
 from nika_tui.bridge.records import record_error
 from nika_tui.domain.bridge import BridgeConfig, Gateway, InboundMessage, TokenBucket
 from nika_tui.engine.kernels.manager import KernelManager
-from nika_tui.paths import roots
 from nika_tui.services import bridge_keys as keys
+from nika_tui.settings import Settings
 
 NOTICE_EVERY_S = 60.0
 """Least seconds between two "slow down" answers to one sender."""
@@ -40,13 +40,18 @@ class Outcome(StrEnum):
 
 
 class Router:
-    """Routes verified messages; owns the per-tenant workers and the outbox thread."""
+    """Routes verified messages; owns the per-tenant workers and the outbox thread.
+
+    ``settings``: the bridge's (built once by ``nika bridge serve``); ``child_env``: the
+    environment the kernels it starts inherit (the bridge's, its secrets removed).
+    """
 
     def __init__(
         self,
         config: BridgeConfig,
         client: redis.Redis,
-        env: Mapping[str, str],
+        settings: Settings,
+        child_env: Mapping[str, str],
         outbox: Outbox,
         *,
         kernels_factory: Callable[[], KernelManager] | None = None,
@@ -55,11 +60,14 @@ class Router:
     ) -> None:
         self.config = config
         self.client = client
-        self.env = env
-        self.roots = roots(env)
-        """Where the tenants' buses are, resolved once (``env`` is what kernels inherit)."""
+        self.settings = settings
+        self.child_env = child_env
+        self.roots = settings.roots
+        """Where the tenants' buses are."""
         self.outbox = outbox
-        self.kernels_factory = kernels_factory or (lambda: KernelManager(env, redis_client=client))
+        self.kernels_factory = kernels_factory or (
+            lambda: KernelManager(child_env, redis_client=client, settings=settings)
+        )
         self.clock = clock or (lambda: datetime.now(UTC))
         self.monotonic = monotonic
         self.buckets: dict[tuple[Gateway, str], TokenBucket] = {}
@@ -125,7 +133,7 @@ class Router:
             if running is not None and running[1].is_alive():
                 return
             worker = TenantWorker(
-                tenant_id, self.client, self.kernels_factory(), self.env,
+                tenant_id, self.client, self.kernels_factory(), self.child_env,
                 spawn=self.config.spawn_kernels, reply_timeout_s=self.config.reply_timeout_s,
                 headless=tenant_id in self.config.headless_tenants,
                 on_reply=self.outbox.wake.set, clock=self.clock,
