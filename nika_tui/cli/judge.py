@@ -122,7 +122,8 @@ def _build_judge(args: argparse.Namespace) -> tuple[Any, str]:
     if args.tenant and args.judge is None:
         from nika_tui.services.config_store import load_tenant
 
-        selection = select_judge(load_tenant(args.tenant), timeout_s=args.timeout)
+        config = load_tenant(args.tenant, settings_of(args).roots)
+        selection = select_judge(config, timeout_s=args.timeout)
         return selection.judge, selection.reason
     api_key = None
     if args.api_key_env:

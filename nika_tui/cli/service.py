@@ -28,7 +28,7 @@ from typing import Any
 
 from nika_tui.cli.common import add_json_flag, print_json, settings_of
 from nika_tui.errors import NikaError, ServiceNotRunning
-from nika_tui.paths import FILE_MODE, Roots, data_dir, ensure_private_dir, roots, tmux_socket_name
+from nika_tui.paths import FILE_MODE, Roots, ensure_private_dir, roots, tmux_socket_name
 from nika_tui.settings import Settings
 
 SESSION = "nika-core"
@@ -193,11 +193,11 @@ def _session_alive() -> bool:
     return False
 
 
-def _write_handoff() -> Path:
+def _write_handoff(where: Roots) -> Path:
     values = {
         k: v for k, v in os.environ.items() if k.startswith(_HANDOFF_PREFIXES) or k in _HANDOFF_KEYS
     }
-    root = ensure_private_dir(data_dir() / "run")
+    root = ensure_private_dir(where.data / "run")
     path = root / f"serve-env-{uuid.uuid4().hex[:8]}.json"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -205,9 +205,9 @@ def _write_handoff() -> Path:
     return path
 
 
-def _log_tail(lines: int = 5) -> str:
+def _log_tail(where: Roots, lines: int = 5) -> str:
     try:
-        text = log_path().read_text(encoding="utf-8", errors="replace").strip().splitlines()
+        text = log_path(where).read_text(encoding="utf-8", errors="replace").strip().splitlines()
     except OSError:
         return ""
     return " | ".join(text[-lines:])
@@ -217,17 +217,19 @@ def up_cmd(args: argparse.Namespace) -> int:
     """Start (or reuse) Redis and the service; wait for the heartbeat."""
     from nika_tui.services.memory_client import MemoryClient
 
+    settings = settings_of(args)
+    where = settings.roots
     if getattr(args, "repair_aof", False):
         from nika_tui.services.redis_server import repair_aof
 
-        print(repair_aof(), file=sys.stderr)
-    client = MemoryClient.open(settings_of(args), start_redis=True)
-    from nika_tui.paths import config_dir, tighten_modes
+        print(repair_aof(where), file=sys.stderr)
+    client = MemoryClient.open(settings, start_redis=True)
+    from nika_tui.paths import tighten_modes
     from nika_tui.services.hook_spool import replay_all
 
-    for root in (config_dir(), data_dir()):
+    for root in (where.config, where.data):
         tighten_modes(root)  # files of an earlier version, or copied in with 0644
-    replayed = replay_all(client)  # hooks' writes spooled while Redis was down
+    replayed = replay_all(client, where)  # hooks' writes spooled while Redis was down
     if replayed and not args.json:
         print(f"replayed spooled hook writes: {replayed}", file=sys.stderr)
     # Live by pid, not only by heartbeat: a kill -9'd service's key outlives it by its TTL.
@@ -237,7 +239,7 @@ def up_cmd(args: argparse.Namespace) -> int:
         if _session_exists() and not _session_alive():
             _tmux("kill-session", "-t", f"={SESSION}")  # a dead service's leftover session
         if not _session_exists():
-            handoff = _write_handoff()
+            handoff = _write_handoff(where)
             cmd = [sys.executable, "-m", "nika_tui", "serve", "--env-file", str(handoff)]
             proc = _tmux("new-session", "-d", "-s", SESSION, "-x", "160", "-y", "40", *cmd)
             if proc.returncode != 0:
@@ -252,7 +254,7 @@ def up_cmd(args: argparse.Namespace) -> int:
             if time.monotonic() > deadline or not _session_exists():
                 raise ServiceNotRunning(
                     "the memory service did not start",
-                    f"see {log_path()} ({_log_tail() or 'empty'})",
+                    f"see {log_path(where)} ({_log_tail(where) or 'empty'})",
                 )
             time.sleep(0.1)
     out = {"running": True, "started": started, "session": SESSION, **info}
@@ -274,6 +276,7 @@ def down_cmd(args: argparse.Namespace) -> int:
     from nika_tui.services.memory_client import MemoryClient
     from nika_tui.services.redis_server import embedded_running, stop_embedded
 
+    where = settings_of(args).roots
     stopped = False
     signalled = False
     try:
@@ -302,7 +305,7 @@ def down_cmd(args: argparse.Namespace) -> int:
     if _session_exists():
         _tmux("kill-session", "-t", f"={SESSION}")
         stopped = True
-    redis_stopped = stop_embedded() if args.redis else False
+    redis_stopped = stop_embedded(where) if args.redis else False
     kernels = kernels_running()
     if args.json:
         print_json(
@@ -323,7 +326,7 @@ def down_cmd(args: argparse.Namespace) -> int:
             print("memory service was not running")
         if redis_stopped:
             print("embedded Redis stopped")
-        elif not args.redis and embedded_running():
+        elif not args.redis and embedded_running(where):
             print("embedded Redis keeps running — stop it with `nika down --redis`")
         if kernels:
             print(
