@@ -32,31 +32,31 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _where_slot(args: ast.arguments, skip_self: bool) -> int | None:
-    """The positional index of a ``where=None`` parameter (``-1``: keyword-only); None if none."""
+def _where_slot(args: ast.arguments, skip_self: bool, param: str = "where") -> int | None:
+    """The positional index of a ``param=None`` parameter (``-1``: keyword-only); None if none."""
     positional = [*args.posonlyargs, *args.args]
     defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
     for index, (arg, default) in enumerate(zip(positional, defaults, strict=True)):
-        if arg.arg == "where" and isinstance(default, ast.Constant) and default.value is None:
+        if arg.arg == param and isinstance(default, ast.Constant) and default.value is None:
             return index - (1 if skip_self else 0)
     for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
-        if arg.arg == "where" and isinstance(kw_default, ast.Constant) and kw_default.value is None:
+        if arg.arg == param and isinstance(kw_default, ast.Constant) and kw_default.value is None:
             return -1
     return None
 
 
-def helpers_of(tree: ast.Module, module: str) -> dict[Helper, int]:
-    """The module's helpers with a ``where`` default → the slot ``where`` is passed in."""
+def helpers_of(tree: ast.Module, module: str, param: str = "where") -> dict[Helper, int]:
+    """The module's helpers with a ``param=None`` default → the slot ``param`` is passed in."""
     out: dict[Helper, int] = {}
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
-            slot = _where_slot(node.args, skip_self=False)
+            slot = _where_slot(node.args, skip_self=False, param=param)
             if slot is not None:
                 out[(module, node.name)] = slot
         elif isinstance(node, ast.ClassDef):
             for item in node.body:
                 if isinstance(item, ast.FunctionDef) and item.name == "__init__":
-                    slot = _where_slot(item.args, skip_self=True)
+                    slot = _where_slot(item.args, skip_self=True, param=param)
                     if slot is not None:
                         out[(module, node.name)] = slot
     return out
@@ -83,9 +83,9 @@ def _names(tree: ast.Module, module: str) -> tuple[dict[str, Helper], dict[str, 
 
 
 def calls_without_where(
-    source: str, module: str, helpers: dict[Helper, int]
+    source: str, module: str, helpers: dict[Helper, int], param: str = "where"
 ) -> list[tuple[int, str]]:
-    """``(line, helper)`` of every call in ``source`` to a helper that does not pass ``where``."""
+    """``(line, helper)`` of every call in ``source`` to a helper that does not pass ``param``."""
     tree = ast.parse(source)
     names, modules = _names(tree, module)
     found: list[tuple[int, str]] = []
@@ -103,7 +103,7 @@ def calls_without_where(
             continue
         slot = helpers[target]
         passed = (
-            any(k.arg in ("where", None) for k in node.keywords)
+            any(k.arg in (param, None) for k in node.keywords)
             or any(isinstance(a, ast.Starred) for a in node.args)
             or 0 <= slot < len(node.args)
         )
@@ -132,6 +132,24 @@ def test_no_module_calls_a_storage_helper_without_its_roots() -> None:
         for line, helper in calls_without_where(source, module_name(ROOT / rel), helpers)
     ]
     assert offenders == [], "pass the roots of the caller's settings:\n" + "\n".join(offenders)
+
+
+def test_no_module_resolves_a_path_from_the_process_environment_implicitly() -> None:
+    """``paths.config_dir()`` and its kin without an environment are the roots of
+    ``os.environ``: outside ``paths.py`` each call names the environment it resolves (the hook
+    runtime's event, the wizard's); ``roots()`` is the one kept, under ``BUILDERS``' rule."""
+    files = _package()
+    _, tree = files["nika_tui/paths.py"]
+    helpers = {h: s for h, s in helpers_of(tree, "nika_tui.paths", "env").items()
+               if not h[1].startswith("_") and h[1] != "roots"}  # fmt: skip
+    assert ("nika_tui.paths", "tenant_config_path") in helpers
+    offenders = [
+        f"{rel}:{line} calls {helper} without env"
+        for rel, (text, _) in files.items()
+        if rel != "nika_tui/paths.py"
+        for line, helper in calls_without_where(text, module_name(ROOT / rel), helpers, "env")
+    ]
+    assert offenders == [], "use the roots of the caller's settings:\n" + "\n".join(offenders)
 
 
 HELPERS = {("m", "load"): 1, ("m", "Log"): 1, ("m", "kw"): -1}

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from nika_tui.cli.common import print_json
+from nika_tui.cli.common import print_json, settings_of
 from nika_tui.domain.answers import SetupPlan, build_setup
 from nika_tui.domain.provider_formats import PROVIDER_FIELDS, PROVIDER_LABELS
 from nika_tui.domain.strategies import available_strategies, recommendation
@@ -30,7 +30,6 @@ from nika_tui.errors import (
     SecretStoreError,
     ValidationFailed,
 )
-from nika_tui.paths import tenant_config_path
 from nika_tui.services.config_store import parse_config, render_config
 from nika_tui.services.secrets import SecretStore, read_credentials_file
 
@@ -131,7 +130,7 @@ def run_non_interactive(args: argparse.Namespace) -> int:
     base = None
     existing = False
     if isinstance(tenant_id, str) and check_tenant_id_safe(tenant_id):
-        path = tenant_config_path(tenant_id)
+        path = settings_of(args).roots.tenant_config_path(tenant_id)
         if path.exists():
             existing = True
             base = parse_config(path, path.read_text(encoding="utf-8"))
@@ -161,7 +160,7 @@ def run_non_interactive(args: argparse.Namespace) -> int:
     warnings = list(plan.warnings)
     if args.verify:
         warnings += _verify(plan, values)
-    config_path = tenant_config_path(plan.config.tenant_id)
+    config_path = settings_of(args).roots.tenant_config_path(plan.config.tenant_id)
     if args.dry_run:
         return _print_dry_run(args, plan, config_path, warnings, storage)
     from nika_tui.wizard.apply import write_setup
