@@ -107,13 +107,6 @@ BUILDERS = {
     "mcp/server.py": "entry: `nika mcp`",
     "engine/builder.py": "entry: the engine context's builders, when the caller passed none",
     "settings.py": "the settings module itself",
-    # Holders not converted yet (docs/architecture.md lists them and why).
-    "bridge/delivery.py": "not converted: the bridge's constructors",
-    "bridge/headless.py": "not converted: the bridge's constructors",
-    "bridge/kernel_delivery.py": "not converted: the bridge's constructors",
-    "bridge/router.py": "not converted: the bridge's constructors",
-    "bridge/server.py": "not converted: the bridge's constructors",
-    "bridge/settings.py": "not converted: the bridge's settings; its config path's default",
     "hooks/context.py": "the hook runtime: each event's own environment holds its roots",
     # A `where: Roots | None = None` default (None: the roots of os.environ).
     "billing/log.py": "a Roots default",

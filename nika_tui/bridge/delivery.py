@@ -28,7 +28,7 @@ import redis
 
 from nika_tui.bridge.records import record_error, record_message
 from nika_tui.domain.bridge import Gateway, InboundMessage, retry_delay
-from nika_tui.paths import roots
+from nika_tui.paths import Roots
 from nika_tui.services import bridge_keys as keys
 
 log = logging.getLogger("nika.bridge")
@@ -113,7 +113,7 @@ class Outbox:
         self,
         client: redis.Redis,
         senders: Mapping[Gateway, Sender],
-        env: Mapping[str, str],
+        where: Roots,
         *,
         http: httpx.Client | None = None,
         sync_waiters: Callable[[InboundMessage, str], bool] | None = None,
@@ -122,9 +122,8 @@ class Outbox:
     ) -> None:
         self.client = client
         self.senders = dict(senders)
-        self.env = env
-        self.roots = roots(env)
-        """Where the tenants' buses are, resolved once (``env`` is what kernels inherit)."""
+        self.roots = where
+        """Where the tenants' buses are (the roots of the bridge's settings)."""
         self.http = http or httpx.Client(timeout=15.0)
         self.sync_waiters = sync_waiters
         self.max_attempts = max_attempts

@@ -21,7 +21,7 @@ import redis
 from nika_tui.domain.bridge import InboundMessage
 from nika_tui.domain.tenant import AgentCli
 from nika_tui.errors import HeadlessFailed
-from nika_tui.paths import roots
+from nika_tui.paths import Roots
 from nika_tui.services import bridge_keys as keys
 from nika_tui.services import kernel_launch
 from nika_tui.services.config_store import load_tenant
@@ -34,7 +34,8 @@ def sessions_key(tenant_id: str) -> str:
 
 def answer(
     client: redis.Redis,
-    env: Mapping[str, str],
+    where: Roots,
+    child_env: Mapping[str, str],
     tenant_id: str,
     message: InboundMessage,
     line: str,
@@ -42,11 +43,13 @@ def answer(
 ) -> str:
     """Run the tenant's CLI headless on ``line``; its answer.
 
+    ``where``: the roots of the bridge's settings (the tenant's config, its agent homes);
+    ``child_env``: the environment the CLI starts from, as a kernel's would.
+
     Raises:
         HeadlessFailed: not Claude Code, the CLI is missing, it failed, timed out or printed
             no JSON envelope.
     """
-    where = roots(env)
     config = load_tenant(tenant_id, where)
     if config.agent_cli is not AgentCli.CLAUDE_CODE:
         raise HeadlessFailed(
@@ -54,11 +57,11 @@ def answer(
             f"{config.agent_cli.value}",
             f"remove {tenant_id} from headless_tenants in bridge.yaml (kernel delivery)",
         )
-    argv = kernel_launch.command_for(config, env)
+    argv = kernel_launch.command_for(config, child_env)
     from nika_tui.engine.kernels.hook_install import install_for_tenant
 
-    install_for_tenant(config, where, env)
-    environment = {**env, **kernel_launch.session_environment(config, where, env)}
+    install_for_tenant(config, where, child_env)
+    environment = {**child_env, **kernel_launch.session_environment(config, where, child_env)}
     conversation = f"{message.gateway.value}:{message.conversation}"
     session = client.hget(sessions_key(tenant_id), conversation)
     command = [*argv, "-p", "--output-format", "json"]
@@ -66,7 +69,7 @@ def answer(
         command += ["--resume", str(session)]
     try:
         proc = subprocess.run(
-            command, input=line, cwd=kernel_launch.workdir_for(config, env), env=environment,
+            command, input=line, cwd=kernel_launch.workdir_for(config, child_env), env=environment,
             capture_output=True, text=True, timeout=timeout_s, check=False,
             start_new_session=True,
         )  # fmt: skip

@@ -32,7 +32,6 @@ from nika_tui.domain.kernel_state import KernelState
 from nika_tui.engine.kernels.manager import KernelManager
 from nika_tui.engine.kernels.results import session_name
 from nika_tui.errors import KernelNotReady, NikaError
-from nika_tui.paths import roots
 from nika_tui.services import bridge_keys as keys
 from nika_tui.services.config_store import load_tenant
 
@@ -45,14 +44,18 @@ NO_ANSWER = (
 
 
 class TenantWorker:
-    """Consumes one tenant's inbox; :meth:`run` in a thread, stop with :attr:`stop`."""
+    """Consumes one tenant's inbox; :meth:`run` in a thread, stop with :attr:`stop`.
+
+    Its roots are its kernel manager's (``kernels.settings``); ``child_env`` is the
+    environment a headless run starts from, as the kernels' own.
+    """
 
     def __init__(
         self,
         tenant_id: str,
         client: redis.Redis,
         kernels: KernelManager,
-        env: Mapping[str, str],
+        child_env: Mapping[str, str],
         *,
         spawn: bool,
         reply_timeout_s: float,
@@ -63,9 +66,9 @@ class TenantWorker:
         self.tenant_id = tenant_id
         self.client = client
         self.kernels = kernels
-        self.env = env
-        self.roots = roots(env)
-        """Where the tenants' buses are, resolved once (``env`` is what kernels inherit)."""
+        self.child_env = child_env
+        self.roots = kernels.settings.roots
+        """Where the tenant's config and bus are: the settings its kernels run with."""
         self.spawn = spawn
         self.headless = headless
         self.reply_timeout_s = reply_timeout_s
@@ -144,7 +147,7 @@ class TenantWorker:
             if status is not None and status.state is KernelState.IDLE:
                 break
             self.stop.wait(0.05)
-        return load_tenant(self.tenant_id, self.kernels.settings.roots).agent_cli.value
+        return load_tenant(self.tenant_id, self.roots).agent_cli.value
 
     def deliver(self, message: InboundMessage) -> str:
         """Type the message into the kernel and return the agent's answer.
@@ -178,8 +181,8 @@ class TenantWorker:
                        "delivered", now)  # fmt: skip
         if self.headless:
             try:
-                return headless.answer(self.client, self.env, self.tenant_id, message, line,
-                                       self.reply_timeout_s)  # fmt: skip
+                return headless.answer(self.client, self.roots, self.child_env, self.tenant_id,
+                                       message, line, self.reply_timeout_s)  # fmt: skip
             finally:
                 self.client.delete(keys.turn(self.tenant_id))
         self.kernels.send_text(self.tenant_id, line)

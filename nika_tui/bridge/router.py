@@ -25,7 +25,6 @@ from nika_tui.bridge.kernel_delivery import TenantWorker
 from nika_tui.bridge.records import record_error
 from nika_tui.domain.bridge import BridgeConfig, Gateway, InboundMessage, TokenBucket
 from nika_tui.engine.kernels.manager import KernelManager
-from nika_tui.paths import roots
 from nika_tui.services import bridge_keys as keys
 from nika_tui.settings import Settings
 
@@ -41,13 +40,18 @@ class Outcome(StrEnum):
 
 
 class Router:
-    """Routes verified messages; owns the per-tenant workers and the outbox thread."""
+    """Routes verified messages; owns the per-tenant workers and the outbox thread.
+
+    ``settings``: the bridge's (built once by ``nika bridge serve``); ``child_env``: the
+    environment the kernels it starts inherit (the bridge's, its secrets removed).
+    """
 
     def __init__(
         self,
         config: BridgeConfig,
         client: redis.Redis,
-        env: Mapping[str, str],
+        settings: Settings,
+        child_env: Mapping[str, str],
         outbox: Outbox,
         *,
         kernels_factory: Callable[[], KernelManager] | None = None,
@@ -56,12 +60,13 @@ class Router:
     ) -> None:
         self.config = config
         self.client = client
-        self.env = env
-        self.roots = roots(env)
-        """Where the tenants' buses are, resolved once (``env`` is what kernels inherit)."""
+        self.settings = settings
+        self.child_env = child_env
+        self.roots = settings.roots
+        """Where the tenants' buses are."""
         self.outbox = outbox
         self.kernels_factory = kernels_factory or (
-            lambda: KernelManager(Settings.from_env(env), child_env=env, redis_client=client)
+            lambda: KernelManager(settings, child_env=child_env, redis_client=client)
         )
         self.clock = clock or (lambda: datetime.now(UTC))
         self.monotonic = monotonic
@@ -128,7 +133,7 @@ class Router:
             if running is not None and running[1].is_alive():
                 return
             worker = TenantWorker(
-                tenant_id, self.client, self.kernels_factory(), self.env,
+                tenant_id, self.client, self.kernels_factory(), self.child_env,
                 spawn=self.config.spawn_kernels, reply_timeout_s=self.config.reply_timeout_s,
                 headless=tenant_id in self.config.headless_tenants,
                 on_reply=self.outbox.wake.set, clock=self.clock,

@@ -41,8 +41,9 @@ from nika_tui.bridge.webhook import GatewayAdapter, WebhookRequest
 from nika_tui.bridge.whatsapp import WhatsAppAdapter
 from nika_tui.domain.bridge import Gateway, InboundMessage
 from nika_tui.errors import BridgeError, BridgeRefused
-from nika_tui.paths import FILE_MODE, Roots, ensure_private_dir, roots
+from nika_tui.paths import FILE_MODE, Roots, ensure_private_dir
 from nika_tui.services import bridge_keys as keys
+from nika_tui.settings import Settings
 
 log = logging.getLogger("nika.bridge")
 HEARTBEAT_S = 5.0
@@ -118,23 +119,34 @@ def build_adapters(
 
 
 class BridgeServer:
-    """The aiohttp application and what it drives."""
+    """The aiohttp application and what it drives.
+
+    Args:
+        bridge: The bridge's config and secrets (:func:`nika_tui.bridge.settings.resolve`).
+        settings: The process's settings, built once by ``nika bridge serve``.
+        client: Redis.
+        child_env: The environment the kernels it starts inherit (secrets removed).
+    """
 
     def __init__(
-        self, settings: BridgeSettings, client: redis.Redis, env: Mapping[str, str]
+        self,
+        bridge: BridgeSettings,
+        settings: Settings,
+        client: redis.Redis,
+        child_env: Mapping[str, str],
     ) -> None:
+        self.bridge = bridge
         self.settings = settings
-        self.config = settings.config
+        self.config = bridge.config
         self.client = client
-        self.env = env
-        self.roots = roots(env)
-        """Where the tenants' buses are, resolved once (``env`` is what kernels inherit)."""
+        self.roots = settings.roots
+        """Where the tenants' buses are."""
         self.http = httpx.AsyncClient(timeout=10.0)
-        self.adapters = build_adapters(settings, self.http)
+        self.adapters = build_adapters(bridge, self.http)
         self.waiters = SyncWaiters()
         senders: dict[Gateway, Sender] = dict(self.adapters)
-        self.outbox = Outbox(client, senders, env, sync_waiters=self.waiters.resolve)
-        self.router = Router(self.config, client, env, self.outbox)
+        self.outbox = Outbox(client, senders, self.roots, sync_waiters=self.waiters.resolve)
+        self.router = Router(self.config, client, settings, child_env, self.outbox)
         self.threads: list[threading.Thread] = []
 
     def app(self) -> web.Application:
@@ -248,7 +260,7 @@ class BridgeServer:
 
     def heartbeat(self, url: str) -> None:
         """Publish that the server runs (read by ``nika bridge status`` and the dashboard)."""
-        gateways = {g.value: self.settings.missing(g) for g in Gateway}
+        gateways = {g.value: self.bridge.missing(g) for g in Gateway}
         served = sorted(g.value for g in self.adapters)
         pipe = self.client.pipeline()
         pipe.hset(keys.SERVER, mapping={"pid": str(os.getpid()), "url": url,
@@ -281,10 +293,15 @@ def setup_logging(where: Roots) -> None:
 
 
 async def serve(
-    settings: BridgeSettings, client: redis.Redis, env: Mapping[str, str], host: str, port: int
+    bridge: BridgeSettings,
+    settings: Settings,
+    client: redis.Redis,
+    child_env: Mapping[str, str],
+    host: str,
+    port: int,
 ) -> None:
     """Run until SIGINT / SIGTERM; prints ``listening on URL`` once the socket is bound."""
-    server = BridgeServer(settings, client, env)
+    server = BridgeServer(bridge, settings, client, child_env)
     server.waiters.loop = asyncio.get_running_loop()
     runner = web.AppRunner(server.app(), access_log=None)
     await runner.setup()
@@ -322,8 +339,13 @@ async def serve(
 
 
 def serve_forever(
-    settings: BridgeSettings, client: redis.Redis, env: Mapping[str, str], host: str, port: int
+    bridge: BridgeSettings,
+    settings: Settings,
+    client: redis.Redis,
+    child_env: Mapping[str, str],
+    host: str,
+    port: int,
 ) -> None:
-    """Blocking entry point of ``nika bridge serve``."""
-    setup_logging(roots(env))
-    asyncio.run(serve(settings, client, env, host, port))
+    """Blocking entry point of ``nika bridge serve`` (arguments as :class:`BridgeServer`'s)."""
+    setup_logging(settings.roots)
+    asyncio.run(serve(bridge, settings, client, child_env, host, port))

@@ -1,9 +1,10 @@
 """The bridge's configuration file and secrets, resolved once per process.
 
-``{config}/bridge.yaml`` (0600) holds links, messages and each gateway's URLs; never a
-secret. Secrets resolve env var → OS keyring (service ``nika-os/_bridge``: the ``_`` keeps it
-apart from every tenant's ``nika-os/{tenant_id}``) → a 0600 file only with
-``--insecure-storage``, with the same keyring guards as tenant secrets
+``{config}/bridge.yaml`` (0600, under the roots of the caller's ``Settings``) holds links,
+messages and each gateway's URLs; never a secret. Secrets resolve env var → OS keyring
+(service ``nika-os/_bridge``: the ``_`` keeps it apart from every tenant's
+``nika-os/{tenant_id}``) → a 0600 file only with ``--insecure-storage``, with the same keyring
+guards as tenant secrets
 (:mod:`nika_tui.services.secrets`). Environment variables override the URLs so that scripts
 and tests point a gateway at a local stand-in.
 """
@@ -22,7 +23,7 @@ from pydantic import ValidationError
 from nika_tui.domain.bridge import BRIDGE_SCHEMA_VERSION, BridgeConfig, Gateway
 from nika_tui.domain.envelope import explain_validation_error
 from nika_tui.errors import ConfigError, SecretStoreError
-from nika_tui.paths import Roots, config_dir, roots
+from nika_tui.paths import Roots
 from nika_tui.services.files import atomic_write_text
 from nika_tui.services.secrets import (
     DEFAULT_TIMEOUT,
@@ -55,12 +56,12 @@ PLAIN_VARS: dict[str, str] = {
 """Non-secret settings an environment variable overrides (env name → config field)."""
 
 
-def config_path(where: Roots | None = None) -> Path:
-    """``{config}/bridge.yaml`` (``where`` None: the roots of ``os.environ``)."""
-    return (where or roots()).config / "bridge.yaml"
+def config_path(where: Roots) -> Path:
+    """``{config}/bridge.yaml`` under the roots of the caller's settings."""
+    return where.config / "bridge.yaml"
 
 
-def load_config(where: Roots | None = None) -> BridgeConfig:
+def load_config(where: Roots) -> BridgeConfig:
     """The bridge config (defaults when the file is absent); never overwritten when bad.
 
     Raises:
@@ -90,7 +91,7 @@ def load_config(where: Roots | None = None) -> BridgeConfig:
         ) from exc
 
 
-def save_config(config: BridgeConfig, where: Roots | None = None) -> Path:
+def save_config(config: BridgeConfig, where: Roots) -> Path:
     """Write ``bridge.yaml`` atomically (0600)."""
     path = config_path(where)
     data = config.model_dump(mode="json")
@@ -114,23 +115,32 @@ def with_env_overrides(config: BridgeConfig, env: Mapping[str, str]) -> BridgeCo
 
 
 class BridgeSecrets:
-    """Resolve and store the bridge's secrets (values never logged nor in messages)."""
+    """Resolve and store the bridge's secrets (values never logged nor in messages).
+
+    Args:
+        where: The roots (the insecure file is ``{config}/bridge.secrets.insecure.yaml``).
+        secrets_env: Where the secret variables are read (default ``os.environ``).
+        allow_insecure: ``--insecure-storage`` was given: the 0600 file may be written.
+        timeout: Seconds allowed for each keyring call.
+    """
 
     def __init__(
         self,
-        env: Mapping[str, str] | None = None,
+        where: Roots,
+        secrets_env: Mapping[str, str] | None = None,
         *,
         allow_insecure: bool = False,
         timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
-        self._env = os.environ if env is None else env
+        self.where = where
+        self._env = os.environ if secrets_env is None else secrets_env
         self.allow_insecure = allow_insecure
         self.timeout = timeout
 
     @property
     def insecure_path(self) -> Path:
         """The 0600 plaintext file used only with ``--insecure-storage``."""
-        return config_dir(self._env) / INSECURE_FILE
+        return self.where.config / INSECURE_FILE
 
     @functools.cached_property
     def secure(self) -> bool:
@@ -218,7 +228,8 @@ class BridgeSettings:
 
 
 def resolve(
-    env: MutableMapping[str, str] | None = None,
+    where: Roots,
+    secrets_env: MutableMapping[str, str],
     *,
     allow_insecure: bool = False,
     scrub: bool = False,
@@ -226,20 +237,20 @@ def resolve(
     """Load the config and the secrets.
 
     Args:
-        env: The environment (default ``os.environ``).
+        where: The roots of the caller's settings (``bridge.yaml``, the insecure file).
+        secrets_env: The environment the secrets and the URL overrides are read from.
         allow_insecure: read the 0600 file too.
-        scrub: remove the secret variables from ``env`` once read: the bridge starts tmux
-            servers for kernels, and a tmux server hands its environment to every pane.
+        scrub: remove the secret variables from ``secrets_env`` once read: the bridge starts
+            tmux servers for kernels, and a tmux server hands its environment to every pane.
 
     Raises:
         ConfigError: bridge.yaml is invalid.
         SecretStoreError: the keyring failed.
     """
-    environ: MutableMapping[str, str] = os.environ if env is None else env
-    config = with_env_overrides(load_config(roots(environ)), environ)
-    store = BridgeSecrets(environ, allow_insecure=allow_insecure)
+    config = with_env_overrides(load_config(where), secrets_env)
+    store = BridgeSecrets(where, secrets_env, allow_insecure=allow_insecure)
     values = {name: v for name in SECRET_VARS if (v := store.get(name))}
     if scrub:
         for name in SECRET_VARS:
-            environ.pop(name, None)
+            secrets_env.pop(name, None)
     return BridgeSettings(config=config, secrets=values)

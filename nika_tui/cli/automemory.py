@@ -36,7 +36,7 @@ def sync_cmd(args: argparse.Namespace) -> int:
     from nika_tui.services.config_store import load_tenant
     from nika_tui.services.memory_client import MemoryClient
 
-    load_tenant(args.tenant)
+    load_tenant(args.tenant, settings_of(args).roots)
     workdir = str(Path(args.workdir).expanduser().resolve()) if args.workdir else None
     if workdir and not Path(workdir).is_dir():  # the service refuses it too; no need to ask
         raise ValidationFailed(

@@ -6,7 +6,7 @@ import argparse
 from datetime import date
 from typing import Any
 
-from nika_tui.cli.common import add_json_flag, print_json
+from nika_tui.cli.common import add_json_flag, print_json, settings_of
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -41,13 +41,14 @@ def _billing(args: argparse.Namespace) -> int:
     from nika_tui.services.config_store import load_tenant
     from nika_tui.services.files import atomic_write_text
 
+    where = settings_of(args).roots
     if args.action == "prices":
-        path = prices_path()
+        path = prices_path(where)
         if args.init:
             if path.exists():
                 raise ValidationFailed(f"{path} exists", "edit it, or move it away first")
             atomic_write_text(path, render_prices(DEFAULT_PRICES))
-        table = load_prices()
+        table = load_prices(where)
         out: dict[str, Any] = {"path": str(path), "custom": path.exists(), **table.model_dump()}
         if args.json:
             print_json(out)
@@ -59,10 +60,10 @@ def _billing(args: argparse.Namespace) -> int:
         return 0
     if not args.tenant:
         raise ValidationFailed("`nika billing report` needs --tenant", "add --tenant T")
-    config = load_tenant(args.tenant)
-    prices = load_prices()
+    config = load_tenant(args.tenant, where)
+    prices = load_prices(where)
     report = build_report(
-        config.tenant_id, BillingLog(config.tenant_id).entries(), prices, _since(args.since)
+        config.tenant_id, BillingLog(config.tenant_id, where).entries(), prices, _since(args.since)
     )
     if args.json:
         print_json(report)

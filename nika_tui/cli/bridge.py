@@ -60,9 +60,10 @@ def _serve(args: argparse.Namespace) -> int:
         raise ValidationFailed(f"--port {args.port} is not a port", "use 0-65535")
     # The secrets are read, then removed from our environment: tmux servers the bridge starts
     # for kernels would otherwise pass them on to every agent.
-    settings = resolve(os.environ, allow_insecure=args.insecure_storage, scrub=True)
-    client = connect(settings_of(args))
-    serve_forever(settings, client, os.environ, args.host, args.port)
+    settings = settings_of(args)
+    bridge = resolve(settings.roots, os.environ, allow_insecure=args.insecure_storage, scrub=True)
+    # What is left of our environment is what the kernels the bridge starts inherit.
+    serve_forever(bridge, settings, connect(settings), os.environ, args.host, args.port)
     return 0
 
 
@@ -72,12 +73,13 @@ def _change(args: argparse.Namespace, linking: bool) -> int:
     from nika_tui.domain.tenant_id import check_tenant_id
     from nika_tui.services.config_store import load_tenant
 
+    where = settings_of(args).roots
     gateway = domain.Gateway(args.gateway)
-    config = load_config()
+    config = load_config(where)
     try:
         if linking:
             check_tenant_id(args.tenant)
-            load_tenant(args.tenant)  # an unknown tenant is refused with its hint
+            load_tenant(args.tenant, where)  # an unknown tenant is refused with its hint
             updated = domain.link(config, gateway, args.sender, args.tenant)
             changed = updated is not config
         else:
@@ -88,7 +90,7 @@ def _change(args: argparse.Namespace, linking: bool) -> int:
         raise BridgeError(str(exc), "") from exc
     sender = domain.normalize_sender(gateway, args.sender)
     if changed:
-        save_config(updated)
+        save_config(updated, where)
     result = {"gateway": gateway.value, "sender": sender, "changed": changed,
               "tenant_id": getattr(args, "tenant", None)}  # fmt: skip
     if args.json:
@@ -115,8 +117,9 @@ def _status(args: argparse.Namespace) -> int:
     from nika_tui.bridge.status import read_status
     from nika_tui.services.redis_server import connect
 
-    config = load_config()
-    status = read_status(connect(settings_of(args)), config, [args.tenant] if args.tenant else None)
+    settings = settings_of(args)
+    config = load_config(settings.roots)
+    status = read_status(connect(settings), config, [args.tenant] if args.tenant else None)
     if args.json:
         print_json(status.to_json())
         return 0

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from nika_tui.cli.common import print_json
+from nika_tui.cli.common import print_json, settings_of
 from nika_tui.errors import ValidationFailed
 
 PLAIN: dict[str, str] = {
@@ -67,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
         save_config,
     )
 
+    where = settings_of(args).roots
     allowed = {**SECRET_VARS, **PLAIN}
     if args.secret_stdin:
         values = parse_lines(sys.stdin.read(), allowed)
@@ -77,8 +78,9 @@ def run(args: argparse.Namespace) -> int:
     secrets = {k: v for k, v in values.items() if k in SECRET_VARS}
     stored_in = "nothing"
     if secrets and not args.dry_run:
-        stored_in = BridgeSecrets(allow_insecure=args.insecure_storage).put(secrets)
-    config = load_config()
+        store = BridgeSecrets(where, os.environ, allow_insecure=args.insecure_storage)
+        stored_in = store.put(secrets)
+    config = load_config(where)
     if "MICROSOFT_APP_ID" in values:
         teams = config.teams.model_copy(update={"app_id": values["MICROSOFT_APP_ID"]})
         config = config.model_copy(update={"teams": teams})
@@ -87,8 +89,8 @@ def run(args: argparse.Namespace) -> int:
         config = config.model_copy(update={"gchat": gchat})
     path = None
     if not args.dry_run and set(values) & set(PLAIN):
-        path = save_config(config)
-    settings = resolve(dict(os.environ), allow_insecure=args.insecure_storage)
+        path = save_config(config, where)
+    settings = resolve(where, dict(os.environ), allow_insecure=args.insecure_storage)
     from nika_tui.domain.bridge import Gateway
 
     missing = {g.value: settings.missing(g) for g in Gateway}

@@ -14,13 +14,14 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nika_tui.cli.common import add_json_flag, print_json
+from nika_tui.cli.common import add_json_flag, print_json, settings_of
 from nika_tui.cli.debt import run_op
 from nika_tui.domain import protocol_requests as req
 from nika_tui.errors import ServiceNotRunning, ValidationFailed
 from nika_tui.settings import Settings
 
 if TYPE_CHECKING:
+    from nika_tui.paths import Roots
     from nika_tui.services.memory_client import MemoryClient
 
 RESET_TIMEOUT_S = 3600.0
@@ -130,23 +131,22 @@ def _with_embedder(request: req.CompressResetRequest) -> Any:
         ctx.vectors.close()
 
 
-def check_repo_path(repo: Path) -> None:
+def check_repo_path(repo: Path, where: Roots) -> None:
     """``--repo`` must be an existing directory, or a new one inside an existing directory.
 
     The service used to create any path it was given (``mkdir -p``), anywhere the user can
-    write; a typo made a tree of directories. Nika's own config and data dirs are refused.
+    write; a typo made a tree of directories. Nika's own config and data dirs (``where``'s)
+    are refused.
 
     Raises:
         ValidationFailed: with the fix.
     """
-    from nika_tui.paths import config_dir, data_dir
-
     if not repo.exists() and not repo.parent.is_dir():
         raise ValidationFailed(
             f"--repo {repo}: its parent directory {repo.parent} does not exist",
             "create it first (`mkdir -p`), or pass an existing git work tree",
         )
-    for own in (config_dir(), data_dir()):
+    for own in (where.config, where.data):
         own = own.expanduser().resolve()
         if repo == own or own in repo.parents or repo in own.parents:
             raise ValidationFailed(
@@ -158,7 +158,7 @@ def check_repo_path(repo: Path) -> None:
 def _compress(args: argparse.Namespace) -> int:
     repo = _abs(args.repo) if args.repo else None
     if repo is not None:
-        check_repo_path(Path(repo))
+        check_repo_path(Path(repo), settings_of(args).roots)
     if args.reset:
         result = _with_embedder(req.CompressResetRequest(args.tenant, repo))
         if args.json:

@@ -27,7 +27,7 @@ def _confirm(args: argparse.Namespace) -> int:
     from nika_tui.services.config_store import load_tenant
     from nika_tui.services.redis_server import connect
 
-    load_tenant(args.tenant)  # unknown tenant → clear error
+    load_tenant(args.tenant, settings_of(args).roots)  # unknown tenant → clear error
     client = connect(
         settings_of(args), start=False
     )  # stopped means stopped: "not reachable", never a restart

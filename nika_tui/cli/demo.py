@@ -15,7 +15,7 @@ def _handle(args: argparse.Namespace) -> int:
         from nika_tui.errors import ValidationFailed
 
         raise ValidationFailed("--speed must be above 0", "e.g. --speed 2 plays twice as fast")
-    config = create_demo_tenant(args.speed)
+    config = create_demo_tenant(args.speed, settings_of(args).roots)
     out: dict[str, Any] = {
         "tenant_id": config.tenant_id,
         "display_name": config.display_name,

@@ -133,15 +133,15 @@ def check_embedder() -> CheckResult:
     return CheckResult("embedder", OK, f"all-MiniLM-L6-v2 offline at {model}")
 
 
-def check_agent_clis() -> list[CheckResult]:
-    """Each agent CLI (advisory), marking the ones configured tenants use."""
+def check_agent_clis(where: Roots) -> list[CheckResult]:
+    """Each agent CLI (advisory), marking the ones the tenants under ``where`` use."""
     from nika_tui.services.agent_clis import detect_agent_clis
     from nika_tui.services.config_store import list_tenant_ids, load_tenant
 
     used: dict[str, list[str]] = {}
-    for tid in list_tenant_ids():
+    for tid in list_tenant_ids(where):
         try:
-            used.setdefault(load_tenant(tid).agent_cli.value, []).append(tid)
+            used.setdefault(load_tenant(tid, where).agent_cli.value, []).append(tid)
         except ConfigError:
             continue
     results = []
@@ -232,7 +232,7 @@ def collect(settings: Settings) -> list[CheckResult]:
         check_keyring(),
         check_embedder(),
         check_cgroups(),
-        *check_agent_clis(),
+        *check_agent_clis(settings.roots),
         *check_codex_hook_trust(settings.roots),
         *check_judges(settings.roots),
         *check_runtime(settings),

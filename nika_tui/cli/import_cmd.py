@@ -139,7 +139,8 @@ def run_import(args: argparse.Namespace, env: dict[str, str]) -> int:
     from nika_tui.services.redis_server import connect
     from nika_tui.settings import Settings
 
-    load_tenant(args.tenant)
+    settings = Settings.from_env(env)
+    load_tenant(args.tenant, settings.roots)
     if args.batch < 1:
         raise ValidationFailed("--batch must be at least 1", "leave it out")
     check_options(args)
@@ -157,7 +158,7 @@ def run_import(args: argparse.Namespace, env: dict[str, str]) -> int:
     )
     units, skipped = discover(args.sources, env)
     report = ImportReport(skipped=skipped, dry_run=args.dry_run)
-    r = connect(Settings.from_env(env), start=True)
+    r = connect(settings, start=True)
     with progress_bar(sys.stderr.isatty() and not args.json) as progress:
         planned = plan(r, args.tenant, units, policy, report, progress)
         last_id = None

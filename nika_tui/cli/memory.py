@@ -179,7 +179,7 @@ def remember_cmd(args: argparse.Namespace) -> int:
     from nika_tui.services.config_store import load_tenant
     from nika_tui.services.memory_client import MemoryClient
 
-    load_tenant(args.tenant)
+    load_tenant(args.tenant, settings_of(args).roots)
     text = check_text(read_text(args.text))
     req = build_request(args, text, datetime.now(UTC))
     client = MemoryClient.open(settings_of(args), start_redis=True)
@@ -306,7 +306,7 @@ def recall_cmd(args: argparse.Namespace) -> int:
     from nika_tui.services.config_store import load_tenant
     from nika_tui.services.memory_client import MemoryClient
 
-    load_tenant(args.tenant)
+    load_tenant(args.tenant, settings_of(args).roots)
     q = build_query(args)
     result = MemoryClient.open(settings_of(args)).recall(q)
     if args.json:
@@ -323,7 +323,7 @@ def history_cmd(args: argparse.Namespace) -> int:
     from nika_tui.services.config_store import load_tenant
     from nika_tui.services.memory_client import MemoryClient
 
-    load_tenant(args.tenant)
+    load_tenant(args.tenant, settings_of(args).roots)
     records, snapshots = MemoryClient.open(settings_of(args)).history_and_snapshots(
         args.tenant, args.id
     )

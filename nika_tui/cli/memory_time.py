@@ -33,7 +33,7 @@ def timeline_cmd(args: argparse.Namespace) -> int:
     from nika_tui.services.config_store import load_tenant
     from nika_tui.services.memory_client import MemoryClient
 
-    load_tenant(args.tenant)
+    load_tenant(args.tenant, settings_of(args).roots)
     try:
         q = RecallQuery(
             tenant_id=args.tenant,

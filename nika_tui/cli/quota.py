@@ -27,10 +27,12 @@ def _quota(args: argparse.Namespace) -> int:
     from nika_tui.services.config_store import load_tenant
     from nika_tui.services.redis_server import connect
 
-    config = load_tenant(args.tenant)
+    settings = settings_of(args)
+    config = load_tenant(args.tenant, settings.roots)
     now = datetime.now(UTC)
     if args.action == "resume":
-        pids = resume_kernel(connect(settings_of(args), start=False), config.tenant_id, now)
+        client = connect(settings, start=False)
+        pids = resume_kernel(client, config.tenant_id, now, settings.roots)
         out: dict[str, Any] = {"tenant_id": config.tenant_id, "resumed_pids": pids}
     else:
         support = detect()

@@ -40,7 +40,7 @@ def list_cmd(args: argparse.Namespace) -> int:
     from nika_tui.services.config_store import load_tenant
     from nika_tui.services.memory_client import MemoryClient
 
-    load_tenant(args.tenant)
+    load_tenant(args.tenant, settings_of(args).roots)
     items = MemoryClient.open(settings_of(args)).review_list(args.tenant, include_resolved=args.all)
     if args.json:
         print_json({"tenant_id": args.tenant, "items": items})
@@ -64,7 +64,7 @@ def resolve_cmd(args: argparse.Namespace) -> int:
     from nika_tui.services.config_store import load_tenant
     from nika_tui.services.memory_client import MemoryClient
 
-    load_tenant(args.tenant)
+    load_tenant(args.tenant, settings_of(args).roots)
     item = MemoryClient.open(settings_of(args)).review_resolve(
         args.tenant, args.id, args.decision, args.note
     )

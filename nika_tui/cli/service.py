@@ -28,7 +28,7 @@ from typing import Any
 
 from nika_tui.cli.common import add_json_flag, print_json, settings_of
 from nika_tui.errors import NikaError, ServiceNotRunning
-from nika_tui.paths import FILE_MODE, Roots, data_dir, ensure_private_dir, roots, tmux_socket_name
+from nika_tui.paths import FILE_MODE, Roots, ensure_private_dir, roots
 from nika_tui.settings import Settings
 
 SESSION = "nika-core"
@@ -152,13 +152,13 @@ def serve_cmd(args: argparse.Namespace) -> int:
 
 
 # --- up / down --------------------------------------------------------------------------------
-def _tmux(*argv: str) -> subprocess.CompletedProcess[str]:
+def _tmux(socket: str, *argv: str) -> subprocess.CompletedProcess[str]:
     from nika_tui.services.tmux_env import server_environment
 
     # This may start nika's tmux server: only allow-listed variables, or every kernel would
     # inherit this shell's secrets; the service's own variables travel in the handoff file.
     return subprocess.run(
-        ["tmux", "-L", tmux_socket_name(), *argv],
+        ["tmux", "-L", socket, *argv],
         capture_output=True,
         text=True,
         check=False,
@@ -166,26 +166,26 @@ def _tmux(*argv: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _session_exists() -> bool:
-    return _tmux("has-session", "-t", f"={SESSION}").returncode == 0
+def _session_exists(socket: str) -> bool:
+    return _tmux(socket, "has-session", "-t", f"={SESSION}").returncode == 0
 
 
-def kernels_running() -> list[str]:
+def kernels_running(socket: str) -> list[str]:
     """Tenants whose kernel session (``nika-tenant-{t}``) is still up on nika's tmux server.
 
     ``nika down`` stops the service only: kernels are the person's agents, possibly mid-task,
     so they keep running and ``down`` says so instead of leaving them unmentioned.
     """
-    proc = _tmux("list-sessions", "-F", "#{session_name}")
+    proc = _tmux(socket, "list-sessions", "-F", "#{session_name}")
     prefix = "nika-tenant-"
     return sorted(n[len(prefix) :] for n in proc.stdout.split() if n.startswith(prefix))
 
 
-def _session_alive() -> bool:
+def _session_alive(socket: str) -> bool:
     """True when ``nika-core``'s pane still runs a live process (a service starting up)."""
     from nika_tui.services.liveness import process_alive
 
-    proc = _tmux("list-panes", "-t", f"={SESSION}", "-F", "#{pane_dead} #{pane_pid}")
+    proc = _tmux(socket, "list-panes", "-t", f"={SESSION}", "-F", "#{pane_dead} #{pane_pid}")
     for line in proc.stdout.splitlines():
         dead, _, pid = line.partition(" ")
         if dead != "1" and pid.isdigit() and process_alive(int(pid)):
@@ -193,11 +193,11 @@ def _session_alive() -> bool:
     return False
 
 
-def _write_handoff() -> Path:
+def _write_handoff(where: Roots) -> Path:
     values = {
         k: v for k, v in os.environ.items() if k.startswith(_HANDOFF_PREFIXES) or k in _HANDOFF_KEYS
     }
-    root = ensure_private_dir(data_dir() / "run")
+    root = ensure_private_dir(where.data / "run")
     path = root / f"serve-env-{uuid.uuid4().hex[:8]}.json"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -205,9 +205,9 @@ def _write_handoff() -> Path:
     return path
 
 
-def _log_tail(lines: int = 5) -> str:
+def _log_tail(where: Roots, lines: int = 5) -> str:
     try:
-        text = log_path().read_text(encoding="utf-8", errors="replace").strip().splitlines()
+        text = log_path(where).read_text(encoding="utf-8", errors="replace").strip().splitlines()
     except OSError:
         return ""
     return " | ".join(text[-lines:])
@@ -217,29 +217,31 @@ def up_cmd(args: argparse.Namespace) -> int:
     """Start (or reuse) Redis and the service; wait for the heartbeat."""
     from nika_tui.services.memory_client import MemoryClient
 
+    settings = settings_of(args)
+    where, socket = settings.roots, settings.tmux_socket
     if getattr(args, "repair_aof", False):
         from nika_tui.services.redis_server import repair_aof
 
-        print(repair_aof(), file=sys.stderr)
-    client = MemoryClient.open(settings_of(args), start_redis=True)
-    from nika_tui.paths import config_dir, tighten_modes
+        print(repair_aof(where), file=sys.stderr)
+    client = MemoryClient.open(settings, start_redis=True)
+    from nika_tui.paths import tighten_modes
     from nika_tui.services.hook_spool import replay_all
 
-    for root in (config_dir(), data_dir()):
+    for root in (where.config, where.data):
         tighten_modes(root)  # files of an earlier version, or copied in with 0644
-    replayed = replay_all(client)  # hooks' writes spooled while Redis was down
+    replayed = replay_all(client, where)  # hooks' writes spooled while Redis was down
     if replayed and not args.json:
         print(f"replayed spooled hook writes: {replayed}", file=sys.stderr)
     # Live by pid, not only by heartbeat: a kill -9'd service's key outlives it by its TTL.
     info = client.service_info()
     started = False
     if info is None:
-        if _session_exists() and not _session_alive():
-            _tmux("kill-session", "-t", f"={SESSION}")  # a dead service's leftover session
-        if not _session_exists():
-            handoff = _write_handoff()
+        if _session_exists(socket) and not _session_alive(socket):
+            _tmux(socket, "kill-session", "-t", f"={SESSION}")  # a dead service's leftover session
+        if not _session_exists(socket):
+            handoff = _write_handoff(where)
             cmd = [sys.executable, "-m", "nika_tui", "serve", "--env-file", str(handoff)]
-            proc = _tmux("new-session", "-d", "-s", SESSION, "-x", "160", "-y", "40", *cmd)
+            proc = _tmux(socket, "new-session", "-d", "-s", SESSION, "-x", "160", "-y", "40", *cmd)
             if proc.returncode != 0:
                 handoff.unlink(missing_ok=True)
                 raise NikaError(
@@ -249,10 +251,10 @@ def up_cmd(args: argparse.Namespace) -> int:
             started = True
         deadline = time.monotonic() + args.timeout
         while (info := client.service_info()) is None:
-            if time.monotonic() > deadline or not _session_exists():
+            if time.monotonic() > deadline or not _session_exists(socket):
                 raise ServiceNotRunning(
                     "the memory service did not start",
-                    f"see {log_path()} ({_log_tail() or 'empty'})",
+                    f"see {log_path(where)} ({_log_tail(where) or 'empty'})",
                 )
             time.sleep(0.1)
     out = {"running": True, "started": started, "session": SESSION, **info}
@@ -261,8 +263,7 @@ def up_cmd(args: argparse.Namespace) -> int:
     else:
         verb = "started" if started else "already running"
         print(
-            f"memory service {verb} (pid {info.get('pid')}, tmux -L {tmux_socket_name()} "
-            f"attach -t {SESSION})"
+            f"memory service {verb} (pid {info.get('pid')}, tmux -L {socket} attach -t {SESSION})"
         )
     return 0
 
@@ -274,6 +275,8 @@ def down_cmd(args: argparse.Namespace) -> int:
     from nika_tui.services.memory_client import MemoryClient
     from nika_tui.services.redis_server import embedded_running, stop_embedded
 
+    settings = settings_of(args)
+    where, socket = settings.roots, settings.tmux_socket
     stopped = False
     signalled = False
     try:
@@ -299,11 +302,11 @@ def down_cmd(args: argparse.Namespace) -> int:
                     reap(pid)
                     time.sleep(0.02)
             stopped = not pid_alive(pid)
-    if _session_exists():
-        _tmux("kill-session", "-t", f"={SESSION}")
+    if _session_exists(socket):
+        _tmux(socket, "kill-session", "-t", f"={SESSION}")
         stopped = True
-    redis_stopped = stop_embedded() if args.redis else False
-    kernels = kernels_running()
+    redis_stopped = stop_embedded(where) if args.redis else False
+    kernels = kernels_running(socket)
     if args.json:
         print_json(
             {
@@ -323,7 +326,7 @@ def down_cmd(args: argparse.Namespace) -> int:
             print("memory service was not running")
         if redis_stopped:
             print("embedded Redis stopped")
-        elif not args.redis and embedded_running():
+        elif not args.redis and embedded_running(where):
             print("embedded Redis keeps running — stop it with `nika down --redis`")
         if kernels:
             print(

@@ -6,9 +6,10 @@ import argparse
 import sys
 from typing import Any
 
-from nika_tui.cli.common import add_json_flag, print_json
+from nika_tui.cli.common import add_json_flag, print_json, settings_of
 from nika_tui.domain.strategies import available_strategies
 from nika_tui.errors import ConfigError, ValidationFailed
+from nika_tui.paths import Roots
 from nika_tui.services.config_store import list_tenant_ids, load_tenant
 
 
@@ -26,12 +27,12 @@ def _need_action(args: argparse.Namespace) -> int:
     raise ValidationFailed("missing action", "use `nika tenant list`")
 
 
-def tenant_rows() -> list[dict[str, Any]]:
-    """One row per tenant; a config that cannot be read gets an ``error`` instead."""
+def tenant_rows(where: Roots) -> list[dict[str, Any]]:
+    """One row per tenant under ``where``; a config that cannot be read gets an ``error``."""
     rows: list[dict[str, Any]] = []
-    for tid in list_tenant_ids():
+    for tid in list_tenant_ids(where):
         try:
-            c = load_tenant(tid)
+            c = load_tenant(tid, where)
         except (ConfigError, ValidationFailed) as exc:
             rows.append({"tenant_id": tid, "error": exc.message, "hint": exc.hint})
             continue
@@ -51,7 +52,7 @@ def tenant_rows() -> list[dict[str, Any]]:
 
 def run_list(args: argparse.Namespace) -> int:
     """Print the tenants; exit 1 when a config cannot be read (it is reported, not hidden)."""
-    rows = tenant_rows()
+    rows = tenant_rows(settings_of(args).roots)
     broken = [r for r in rows if "error" in r]
     if args.json:
         print_json({"tenants": rows})

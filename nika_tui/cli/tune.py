@@ -43,7 +43,7 @@ def feedback_cmd(args: argparse.Namespace) -> int:
     from nika_tui.services.config_store import load_tenant
     from nika_tui.tuning.relevance import mark
 
-    load_tenant(args.tenant)
+    load_tenant(args.tenant, settings_of(args).roots)
     record = mark(
         args.tenant,
         args.query,
@@ -52,6 +52,7 @@ def feedback_cmd(args: argparse.Namespace) -> int:
         not_useful=args.not_useful,
         expect_none=args.none,
         project_id=args.project,
+        where=settings_of(args).roots,
     )
     if args.json:
         print_json(record)
@@ -67,7 +68,7 @@ def tune_cmd(args: argparse.Namespace) -> int:
     from nika_tui.services.config_store import load_tenant
     from nika_tui.services.memory_client import MemoryClient
 
-    load_tenant(args.tenant)
+    load_tenant(args.tenant, settings_of(args).roots)
     seed = parse_seed(args.seed) or 0
     if args.trials < 1:  # the service refuses it too; no need to ask
         raise ValidationFailed(

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import redis
 
+from nika_tui.paths import Roots
 from nika_tui.scale.indicators import Sample
 from nika_tui.services import redis_keys
 from nika_tui.services.config_store import list_tenant_ids
@@ -58,9 +59,11 @@ def read_ram_percent(proc: Path = Path("/proc")) -> float | None:
 class HostSampler:
     """Takes samples; keeps the previous CPU times and pod_ttfl lists to compute deltas."""
 
-    def __init__(self, client: redis.Redis, store_dir: Path, proc: Path = Path("/proc")) -> None:
+    def __init__(self, client: redis.Redis, where: Roots, proc: Path = Path("/proc")) -> None:
         self.client = client
-        self.store_dir = store_dir
+        self.where = where
+        """The tenants' configs, and the data root whose disk is sampled."""
+        self.store_dir = where.data
         self.proc = proc
         self._cpu: tuple[int, int] | None = None
         self._ttfl: dict[str, list[float]] = {}
@@ -74,7 +77,7 @@ class HostSampler:
 
     def _new_ttfl(self) -> tuple[float, ...]:
         fresh: list[float] = []
-        for tenant_id in list_tenant_ids():
+        for tenant_id in list_tenant_ids(self.where):
             current = pod_ttfl_samples(self.client, tenant_id)
             if tenant_id in self._ttfl:
                 fresh += new_head(self._ttfl[tenant_id], current)

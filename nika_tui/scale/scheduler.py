@@ -69,7 +69,7 @@ class ScaleScheduler:
         self.leader = ScaleLeader(client, worker_id, lease_ttl_s, monotonic)
         self._leading = False
         self._next_drain_check = monotonic()
-        self.sampler = HostSampler(client, self.roots.data)
+        self.sampler = HostSampler(client, self.roots)
         self.state = ScaleState(self.roots, client)
         self.factory = factory or default_factory()
 

@@ -17,7 +17,9 @@ import pytest
 from nika_tui.bridge.settings import save_config
 from nika_tui.domain.bridge import BridgeConfig, Gateway, link
 from nika_tui.domain.tenant import AgentCli, KernelConfig, TenantConfig
+from nika_tui.paths import Roots
 from nika_tui.services.config_store import save_tenant
+from nika_tui.settings import Settings
 from tests.bridge import standins
 from tests.bridge.standins import Standin, running_standin
 from tests.helpers import retry_until
@@ -50,7 +52,13 @@ def standin() -> Iterator[Standin]:
 
 
 @pytest.fixture
-def tenants(tmp_path: Path, redis_url: str, tmux_server: libtmux.Server) -> list[str]:
+def where(isolated_env: dict[str, str]) -> Roots:
+    """The roots of the test's environment, as a ``nika`` command there resolves them."""
+    return Settings.from_env(isolated_env).roots
+
+
+@pytest.fixture
+def tenants(tmp_path: Path, redis_url: str, tmux_server: libtmux.Server, where: Roots) -> list[str]:
     """acme and globex, each with linked senders."""
     for tenant in ("acme", "globex"):
         work = tmp_path / f"work-{tenant}"
@@ -62,7 +70,7 @@ def tenants(tmp_path: Path, redis_url: str, tmux_server: libtmux.Server) -> list
     config = link(config, Gateway.TEAMS, ACME_TEAMS, "acme")
     config = link(config, Gateway.GCHAT, ACME_GCHAT, "acme")
     # Keys rotate in a test within seconds; the refetch rate limit has its own test.
-    save_config(config.model_copy(update={"key_refetch_min_s": 0.0}))
+    save_config(config.model_copy(update={"key_refetch_min_s": 0.0}), where)
     return ["acme", "globex"]
 
 

@@ -15,6 +15,7 @@ from nika_tui.bridge.settings import KEYRING_SERVICE, config_path, load_config
 from nika_tui.cli import main
 from nika_tui.domain.bridge import Gateway
 from nika_tui.domain.tenant import TenantConfig
+from nika_tui.paths import Roots
 from nika_tui.services.config_store import save_tenant
 
 if TYPE_CHECKING:  # keyring is imported by the fixture that uses it (issue 12)
@@ -35,23 +36,25 @@ def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
     return json.loads(out.out)
 
 
-def test_link_normalizes_and_unlink_removes(acme: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_link_normalizes_and_unlink_removes(
+    acme: str, capsys: pytest.CaptureFixture[str], where: Roots
+) -> None:
     linked = run_json(capsys, "bridge", "link", "--tenant", "acme", "--gateway", "whatsapp",
                       "--sender", "+33 6 12 34 56 78")  # fmt: skip
     assert linked == {"gateway": "whatsapp", "sender": "33612345678", "changed": True,
                       "tenant_id": "acme"}  # fmt: skip
-    assert load_config().tenant_of(Gateway.WHATSAPP, "33612345678") == "acme"
-    assert stat.S_IMODE(config_path().stat().st_mode) == 0o600
+    assert load_config(where).tenant_of(Gateway.WHATSAPP, "33612345678") == "acme"
+    assert stat.S_IMODE(config_path(where).stat().st_mode) == 0o600
     # The same sender for another tenant is refused, and the file is unchanged.
-    before = config_path().read_text()
+    before = config_path(where).read_text()
     code = main(["bridge", "link", "--tenant", "globex", "--gateway", "whatsapp",
                  "--sender", "33612345678"])  # fmt: skip
     assert code == 1 and "already linked to tenant acme" in capsys.readouterr().err
-    assert config_path().read_text() == before
+    assert config_path(where).read_text() == before
     unlinked = run_json(capsys, "bridge", "unlink", "--gateway", "whatsapp",
                         "--sender", "+33612345678")  # fmt: skip
     assert unlinked["changed"] is True
-    assert load_config().tenant_of(Gateway.WHATSAPP, "33612345678") is None
+    assert load_config(where).tenant_of(Gateway.WHATSAPP, "33612345678") is None
 
 
 @pytest.mark.parametrize(
@@ -63,12 +66,12 @@ def test_link_normalizes_and_unlink_removes(acme: str, capsys: pytest.CaptureFix
     ],
 )
 def test_link_refuses_bad_input_with_a_hint(
-    acme: str, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+    acme: str, capsys: pytest.CaptureFixture[str], argv: list[str], message: str, where: Roots
 ) -> None:
     assert main(["bridge", "link", *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and "hint:" in err
-    assert not config_path().exists()
+    assert not config_path(where).exists()
 
 
 def test_status_shows_links_and_what_gateways_lack(
@@ -88,6 +91,7 @@ def test_setup_bridge_stores_secrets_in_the_keyring_and_ids_in_the_config(
     memory_keyring: MemoryKeyring,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    where: Roots,
 ) -> None:
     lines = ("WHATSAPP_APP_SECRET=s3cret-app\nWHATSAPP_VERIFY_TOKEN=vt\n"
              "MICROSOFT_APP_ID=app-id-1\nGCHAT_PROJECT_NUMBER=42\n")  # fmt: skip
@@ -98,9 +102,9 @@ def test_setup_bridge_stores_secrets_in_the_keyring_and_ids_in_the_config(
     assert memory_keyring.entries[(KEYRING_SERVICE, "WHATSAPP_APP_SECRET")] == "s3cret-app"
     assert summary["missing"]["whatsapp"] == ["WHATSAPP_ACCESS_TOKEN"]
     assert summary["missing"]["gchat"] == []
-    config = load_config()
+    config = load_config(where)
     assert config.teams.app_id == "app-id-1" and config.gchat.audience == "42"
-    assert "s3cret" not in config_path().read_text()
+    assert "s3cret" not in config_path(where).read_text()
 
 
 def test_setup_bridge_without_a_keyring_needs_insecure_storage(

@@ -14,6 +14,7 @@ import redis
 
 from nika_tui.bridge.settings import load_config, save_config
 from nika_tui.domain.bridge import Gateway, normalize_sender
+from nika_tui.paths import Roots
 from nika_tui.services import bridge_keys as keys
 from nika_tui.services.config_store import save_tenant
 from nika_tui.services.redis_keys import INGEST_STREAM
@@ -74,16 +75,17 @@ def test_messages_wait_across_a_bridge_restart(
     start_bridge: Callable[[], BridgeProcess],
     standin: Standin,
     redis_client: redis.Redis,
+    where: Roots,
 ) -> None:
-    config = load_config()
-    save_config(config.model_copy(update={"spawn_kernels": False}))
+    config = load_config(where)
+    save_config(config.model_copy(update={"spawn_kernels": False}), where)
     bridge = start_bridge()
     assert post(bridge, standin.wa_body(ACME, "first while nothing runs", "wamid.r1")).is_success
     assert post(bridge, standin.wa_body(ACME, "second while nothing runs", "wamid.r2")).is_success
     retry_until(lambda: redis_client.xlen(keys.inbox("acme")) == 2, what="two kept messages")
     bridge.proc.terminate()
     assert bridge.proc.wait(timeout=15) == 0
-    save_config(config)  # kernels may be spawned again; a new bridge resumes the inbox
+    save_config(config, where)  # kernels may be spawned again; a new bridge resumes the inbox
     start_bridge()
     texts = wait_for_graph(standin, ACME, 2, timeout=60)
     assert texts == ["echo: first while nothing runs", "echo: second while nothing runs"]
@@ -125,8 +127,9 @@ def test_bad_input_is_a_4xx_with_a_reason_never_a_crash(
     case: str,
     status: int,
     reason: str,
+    where: Roots,
 ) -> None:
-    save_config(load_config().model_copy(update={"max_body_bytes": 4096}))
+    save_config(load_config(where).model_copy(update={"max_body_bytes": 4096}), where)
     bridge = start_bridge()
     body = {
         "too_big": standin.wa_body(ACME, "x" * 5000),

@@ -14,6 +14,7 @@ from nika_tui.bridge.headless import sessions_key
 from nika_tui.bridge.settings import load_config, save_config
 from nika_tui.domain.bridge import Gateway, normalize_sender
 from nika_tui.domain.tenant import AgentCli, KernelConfig, TenantConfig
+from nika_tui.paths import Roots
 from nika_tui.services.config_store import save_tenant
 from nika_tui.services.redis_keys import INGEST_STREAM
 from tests.bridge.conftest import ACME_WA, BridgeProcess, wait_for_graph
@@ -39,14 +40,18 @@ def claude_bin() -> Path:
 
 @pytest.fixture
 def headless_env(
-    tenants: list[str], tmp_path: Path, claude_bin: Path, monkeypatch: pytest.MonkeyPatch
+    tenants: list[str],
+    tmp_path: Path,
+    claude_bin: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    where: Roots,
 ) -> Iterator[object]:
     """acme answered headless by the real claude, pointed at the mock model."""
     work = tmp_path / "work-acme"
     save_tenant(TenantConfig(tenant_id="acme", display_name="Acme",
                              agent_cli=AgentCli.CLAUDE_CODE,
                              kernel=KernelConfig(workdir=str(work))))  # fmt: skip
-    save_config(load_config().model_copy(update={"headless_tenants": ["acme"]}))
+    save_config(load_config(where).model_copy(update={"headless_tenants": ["acme"]}), where)
     home = tmp_path / "home"
     home.mkdir()
     with running_mock() as mock:

@@ -17,6 +17,7 @@ from nika_tui.bridge.router import Outcome, Router
 from nika_tui.domain.bridge import BridgeConfig, Gateway, InboundMessage, RateLimit, link
 from nika_tui.errors import BridgeRefused
 from nika_tui.services import bridge_keys as keys
+from nika_tui.settings import Settings
 from tests.bridge import standins
 from tests.bridge.standins import SigningKey, Standin
 
@@ -91,9 +92,10 @@ def test_router_rate_limits_per_sender_and_keeps_the_refusal(
                   Gateway.WHATSAPP, "33612345678", "acme")  # fmt: skip
     config = link(config, Gateway.WHATSAPP, "4915112345678", "globex")
     env = {"NIKA_OS_DATA_DIR": str(tmp_path / "data")}
-    outbox = Outbox(redis_client, {}, env)
+    settings = Settings.from_env(env)
+    outbox = Outbox(redis_client, {}, settings.roots)
     clock = Clock()
-    router = Router(config, redis_client, env, outbox, monotonic=clock)
+    router = Router(config, redis_client, settings, env, outbox, monotonic=clock)
     router.ensure_worker = lambda tenant_id: None  # type: ignore[method-assign]
     outcomes = [router.take(_message(n))[0] for n in range(4)]
     assert outcomes == [Outcome.QUEUED, Outcome.QUEUED, Outcome.RATE_LIMITED,
@@ -117,7 +119,8 @@ def test_router_finds_teams_users_by_aad_id_and_chat_users_by_email(
 ) -> None:
     config = link(BridgeConfig(), Gateway.TEAMS, "0f3c-aad-object-id", "acme")
     config = link(config, Gateway.GCHAT, "ana@globex.example", "globex")
-    router = Router(config, redis_client, {}, Outbox(redis_client, {}, {}))
+    settings = Settings.from_env({})
+    router = Router(config, redis_client, settings, {}, Outbox(redis_client, {}, settings.roots))
     teams = InboundMessage(Gateway.TEAMS, "a1", "29:per-bot-id", "c", "hi",
                            reply_to={"aad_object_id": "0f3c-aad-object-id"})  # fmt: skip
     chat = InboundMessage(Gateway.GCHAT, "m1", "users/77", "spaces/S", "hi",

@@ -13,6 +13,7 @@ import redis
 
 from nika_tui.bridge.settings import load_config, save_config
 from nika_tui.cli import main
+from nika_tui.paths import Roots
 from nika_tui.services import bridge_keys as keys
 from tests.bridge import standins
 from tests.bridge.conftest import ACME_GCHAT, ACME_TEAMS, BridgeProcess
@@ -143,9 +144,9 @@ def test_gchat_token_from_another_issuer_is_401(
 
 
 def test_gchat_late_answer_is_posted_through_the_chat_api(
-    tenants: list[str], start_bridge: Callable[..., BridgeProcess], standin: Standin
+    tenants: list[str], start_bridge: Callable[..., BridgeProcess], standin: Standin, where: Roots
 ) -> None:
-    save_config(load_config().model_copy(update={"gchat_sync_wait_s": 0.0}))
+    save_config(load_config(where).model_copy(update={"gchat_sync_wait_s": 0.0}), where)
     bridge = start_bridge()
     event = standin.gchat_event(ACME_GCHAT, "a question that takes a while", "spaces/BBBB")
     response = post_json(bridge, "gchat", event, standin.gchat_token())
@@ -165,8 +166,9 @@ def test_gchat_late_answer_without_credentials_is_kept_not_lost(
     standin: Standin,
     redis_client: redis.Redis,
     capsys: pytest.CaptureFixture[str],
+    where: Roots,
 ) -> None:
-    save_config(load_config().model_copy(update={"gchat_sync_wait_s": 0.0}))
+    save_config(load_config(where).model_copy(update={"gchat_sync_wait_s": 0.0}), where)
     bridge = start_bridge(without=("GCHAT_SERVICE_ACCOUNT",))
     event = standin.gchat_event(ACME_GCHAT, "nobody can post this later")
     assert post_json(bridge, "gchat", event, standin.gchat_token()).json() == {}

@@ -68,11 +68,10 @@ def test_cli_plan_apply_once_status_reconcile(acme: TenantConfig, clouds, redis_
 
 
 def test_sampler_sees_new_pod_ttfl_values_once(acme: TenantConfig, redis_client) -> None:
-    from nika_tui.paths import data_dir
     from nika_tui.scale.sampler import HostSampler
     from nika_tui.services.kernel_store import record_pod_ttfl
 
-    sampler = HostSampler(redis_client, data_dir())
+    sampler = HostSampler(redis_client, Settings.from_env().roots)
     record_pod_ttfl(redis_client, "acme", 2.0)
     first = sampler.sample(datetime.now(UTC))
     assert first.ttfl_s == ()  # values recorded before the sampler started are history
@@ -84,11 +83,10 @@ def test_sampler_sees_new_pod_ttfl_values_once(acme: TenantConfig, redis_client)
 
 
 def test_sampler_cpu_percent_from_two_readings_of_proc_stat(acme, redis_client) -> None:
-    from nika_tui.paths import data_dir
     from nika_tui.scale.sampler import HostSampler, read_cpu_times
     from tests.helpers import retry_until
 
-    sampler = HostSampler(redis_client, data_dir())
+    sampler = HostSampler(redis_client, Settings.from_env().roots)
     assert sampler.sample(datetime.now(UTC)).cpu_percent is None  # one reading: no rate yet
     _, total = read_cpu_times()
     retry_until(lambda: read_cpu_times()[1] > total, timeout=5)
@@ -100,12 +98,13 @@ def test_sampler_reads_ram_queue_load_and_the_stores_disk(acme, redis_client, tm
     import os
     from pathlib import Path
 
+    from nika_tui.paths import Roots
     from nika_tui.scale.sampler import HostSampler
     from nika_tui.services import redis_keys
 
     for n in range(7):
         redis_client.xadd(redis_keys.INGEST_STREAM, {"req": json.dumps({"n": n})})
-    sample = HostSampler(redis_client, tmp_path).sample(datetime.now(UTC))
+    sample = HostSampler(redis_client, Roots(tmp_path, tmp_path)).sample(datetime.now(UTC))
     assert sample.queue_depth == 7 and sample.cores == os.cpu_count()
     fs = os.statvfs(tmp_path)  # the store's file system, read on our own
     used = 100.0 * (fs.f_blocks - fs.f_bfree) / fs.f_blocks
