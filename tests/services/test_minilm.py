@@ -54,3 +54,48 @@ def test_loading_the_model_imports_no_sentence_transformers_or_transformers() ->
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True
     )
     assert run.stdout.strip() == "[]", run.stderr[-2000:]
+
+
+def test_the_numpy_forward_pass_gives_the_same_vectors(
+    embedder: SentenceTransformerEmbedder,
+) -> None:
+    """The service's model until torch has loaded (decision 576): same vectors, same order."""
+    from nika_tui.services.minilm_numpy import NumpyMiniLM
+
+    want = np.array(embedder.embed(TEXTS))
+    got = np.array(NumpyMiniLM(local_model_dir()).encode(TEXTS, batch_size=64))
+    assert got.shape == want.shape
+    assert float(np.abs(got - want).max()) < 1e-5
+
+
+def test_a_fast_start_serves_on_numpy_before_torch_is_imported_then_swaps() -> None:
+    """``fast_start``: the first vectors come before torch is even imported; after the swap,
+    torch's pass serves and the vectors are the same."""
+    code = (
+        "import sys, json\n"
+        "from nika_tui.services.embeddings import SentenceTransformerEmbedder\n"
+        "import threading\n"
+        "hold = threading.Event()\n"
+        "real_import = __builtins__.__import__\n"
+        "def gated(name, *a, **k):\n"  # torch's import waits until the first vector is out
+        "    if name == 'torch' and 'torch' not in sys.modules:\n"
+        "        hold.wait()\n"
+        "    return real_import(name, *a, **k)\n"
+        "__builtins__.__import__ = gated\n"
+        "e = SentenceTransformerEmbedder(threads=1, fast_start=True)\n"
+        "first = e.embed(['the staging server moved'])[0]\n"
+        "before = 'torch' in sys.modules\n"
+        "hold.set()\n"
+        "e.finish_loading()\n"
+        "assert e.wait_for_torch(300)\n"
+        "after = e.embed(['the staging server moved'])[0]\n"
+        "print(json.dumps([before, type(e._model).__name__,\n"
+        "                  max(abs(a - b) for a, b in zip(first, after))]))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True
+    )
+    before, model, diff = __import__("json").loads(run.stdout.strip().splitlines()[-1])
+    assert before is False, "torch was imported before the first vector"
+    assert model == "MiniLM"
+    assert diff < 1e-5

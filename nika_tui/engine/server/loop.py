@@ -120,6 +120,7 @@ class MemoryService(IngestPipeline, RpcServing, ResetHold):
         settings = ctx.settings
         embed_ahead = settings.embed_ahead if embed_ahead is None else embed_ahead
         # One model for ingest and reads: queries go first, between bulk micro-batches.
+        self._model = ctx.embedder
         self.gate = EmbedGate(ctx.embedder)
         ctx.embedder = self.gate.bulk
         self.reads: ReadPool | None = None
@@ -219,6 +220,9 @@ class MemoryService(IngestPipeline, RpcServing, ResetHold):
             )  # fmt: skip
             self.reads.start()
         log.info("memory service started (pid %s, ops: %s)", os.getpid(), ", ".join(self.ops))
+        finish_loading = getattr(self._model, "finish_loading", None)
+        if finish_loading is not None:  # serving on the numpy model: torch loads now (576)
+            finish_loading()
         try:
             while not self._stop.is_set():
                 self.beat()

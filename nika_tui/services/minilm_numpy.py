@@ -1,0 +1,116 @@
+"""all-MiniLM-L6-v2's forward pass in numpy: the memory service's model while torch loads.
+
+Importing torch takes ~2 s of a service start on two cores, and loading the model another ~1 s;
+numpy, safetensors and tokenizers import in ~0.2 s. The service therefore starts on this
+module's forward pass and swaps to :class:`~nika_tui.services.minilm.MiniLM` (torch, 2-3x
+faster per batch) once torch has loaded beside it (decision 576): reads are answered seconds
+earlier after a restart. Same weights, same tokenizer, same arithmetic in float32, so the same
+vectors to float rounding (``tests/services/test_minilm.py`` holds both against
+sentence-transformers); GELU's erf is a polynomial approximation whose error (< 1.5e-7) stays
+far under that test's bar.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nika_tui.services.minilm import BertShape
+
+
+def _erf(x: Any) -> Any:
+    """erf by Abramowitz & Stegun 7.1.26 (absolute error < 1.5e-7), in float64."""
+    sign = np.sign(x)
+    a = np.abs(x)
+    t = 1.0 / (1.0 + 0.3275911 * a)
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027
+                + t * 1.061405429))))  # fmt: skip
+    return sign * (1.0 - poly * np.exp(-a * a))
+
+
+class NumpyMiniLM:
+    """The sentence model in numpy; :meth:`encode` gives unit-norm vectors."""
+
+    def __init__(self, model_dir: Path) -> None:
+        """Load the weights and tokenizer of ``model_dir``.
+
+        Raises:
+            OSError: a file is missing or unreadable.
+            ValueError: the files do not describe a mean-pooled BERT model.
+        """
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        self.shape = BertShape.read(model_dir)
+        self._w: dict[str, Any] = load_file(str(model_dir / "model.safetensors"))
+        self._tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        self._tokenizer.enable_truncation(max_length=self.shape.max_tokens)
+        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+
+    @property
+    def dimension(self) -> int:
+        """The vector size (384)."""
+        return self.shape.hidden
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> list[list[float]]:
+        """One unit-norm vector per text, in order (batched by length, as the torch model)."""
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        out: list[list[float]] = [[] for _ in texts]
+        for start in range(0, len(order), batch_size):
+            chunk = order[start : start + batch_size]
+            vectors = self._batch([texts[i] for i in chunk]).tolist()
+            for i, vector in zip(chunk, vectors, strict=True):
+                out[i] = vector
+        return out
+
+    def _batch(self, texts: list[str]) -> Any:
+        encoded = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encoded], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encoded], dtype=np.float32)
+        w, shape = self._w, self.shape
+        x = (
+            w["embeddings.word_embeddings.weight"][ids]
+            + w["embeddings.position_embeddings.weight"][np.arange(ids.shape[1])]
+            + w["embeddings.token_type_embeddings.weight"][0]
+        )
+        x = self._norm(x, "embeddings.LayerNorm")
+        bias = (1.0 - mask[:, None, None, :]) * np.finfo(np.float32).min
+        for n in range(shape.layers):
+            p = f"encoder.layer.{n}."
+            attended = self._attention(x, bias, p)
+            x = self._norm(self._linear(attended, p + "attention.output.dense") + x,
+                           p + "attention.output.LayerNorm")  # fmt: skip
+            inner = self._linear(x, p + "intermediate.dense")
+            inner = (0.5 * inner * (1.0 + _erf(inner / np.sqrt(2.0)))).astype(np.float32)
+            x = self._norm(self._linear(inner, p + "output.dense") + x, p + "output.LayerNorm")
+        weights = mask[:, :, None]
+        pooled = (x * weights).sum(1) / np.maximum(weights.sum(1), 1e-9)
+        norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+        return pooled / norms
+
+    def _attention(self, x: Any, bias: Any, prefix: str) -> Any:
+        batch, tokens, hidden = x.shape
+        heads = self.shape.heads
+        size = hidden // heads
+
+        def split(name: str) -> Any:
+            y = self._linear(x, prefix + "attention.self." + name)
+            return y.reshape(batch, tokens, heads, size).transpose(0, 2, 1, 3)
+
+        q, k, v = split("query"), split("key"), split("value")
+        scores = q @ k.transpose(0, 1, 3, 2) / np.float32(np.sqrt(size)) + bias
+        scores = np.exp(scores - scores.max(-1, keepdims=True))
+        scores = scores / scores.sum(-1, keepdims=True)
+        return (scores @ v).transpose(0, 2, 1, 3).reshape(batch, tokens, hidden)
+
+    def _linear(self, x: Any, name: str) -> Any:
+        return x @ self._w[name + ".weight"].T + self._w[name + ".bias"]
+
+    def _norm(self, x: Any, name: str) -> Any:
+        mean = x.mean(-1, keepdims=True)
+        var = ((x - mean) ** 2).mean(-1, keepdims=True)
+        y = (x - mean) / np.sqrt(var + np.float32(self.shape.eps))
+        return y * self._w[name + ".weight"] + self._w[name + ".bias"]
