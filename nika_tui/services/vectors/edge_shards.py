@@ -219,6 +219,22 @@ class EdgeShards:
         tenant_id = check_tenant(tenant_id)
         layer = check_layer(layer)
         key = (tenant_id, layer)
+        # Lock-free first: every recall names two shards, and eight readers queued on this lock
+        # behind each other's stat / open syscalls (a thread that drops the GIL for a syscall
+        # while holding the lock makes every other reader wait for it to get the GIL back).
+        # A dict read is atomic; what can change under it changes under the lock too, once
+        # the lock is released, so a reader sees the same states as before.
+        if key not in self._offline:
+            shard = self._shards.get(key)
+            if shard is not None:
+                if os.path.exists(self._where(tenant_id, layer) + "/" + CONFIG_FILE):
+                    return shard
+            elif not create:
+                path = self._path(tenant_id, layer)
+                if not (path / CONFIG_FILE).exists() and key not in self._shards:
+                    if self.marker(tenant_id, layer).exists():
+                        raise self._missing(tenant_id, layer)
+                    return None
         with self._lock:
             if key in self._offline:
                 raise ShardBusy(
