@@ -103,6 +103,7 @@ def _client(
     client.service_alive()  # connected
     ready.put(seed)
     go.wait()
+    cpu0 = time.process_time()
     lat: list[float] = []
     busy = errors = 0
     kinds: dict[str, int] = {}
@@ -123,7 +124,8 @@ def _client(
             kinds[kind] = kinds.get(kind, 0) + 1
             continue
         lat.append((time.perf_counter() - t) * 1000)
-    out.put({"lat": lat, "busy": busy, "errors": errors, "kinds": kinds})
+    cpu = time.process_time() - cpu0
+    out.put({"lat": lat, "busy": busy, "errors": errors, "kinds": kinds, "cpu_s": cpu})
 
 
 def _ratio(a: float | None, b: float | None) -> float | None:
@@ -151,8 +153,20 @@ def _pct(values: list[float], p: float) -> float | None:
     return round(s[min(len(s) - 1, int(p / 100 * len(s)))], 1)
 
 
-def _load(n: int, seconds: float, during: Any = None, unique: bool = False) -> dict[str, Any]:
-    """``n`` client processes for ``seconds`` (or until ``during()`` returns True)."""
+def _cpu_s(pid: int | None) -> float:
+    """CPU seconds (user + system) used so far by process ``pid`` (0 if unknown)."""
+    if pid is None:
+        return 0.0
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _load(
+    n: int, seconds: float, during: Any = None, unique: bool = False, pid: int | None = None
+) -> dict[str, Any]:
+    """``n`` client processes for ``seconds`` (or until ``during()`` returns True); ``pid``:
+    the service's, whose CPU per recall is reported beside the clients'."""
     ctx = mp.get_context("spawn")
     go, stop, out, ready = ctx.Event(), ctx.Event(), ctx.Queue(), ctx.Queue()
     until = time.time() + 3600
@@ -165,6 +179,7 @@ def _load(n: int, seconds: float, during: Any = None, unique: bool = False) -> d
     if during is not None:
         during_start = during("start")
     t = time.perf_counter()
+    service_cpu = _cpu_s(pid)
     go.set()
     if during is None:
         time.sleep(seconds)
@@ -172,6 +187,7 @@ def _load(n: int, seconds: float, during: Any = None, unique: bool = False) -> d
         _wait(lambda: during("done"), 900, "ingest during reads")
     stop.set()
     took = time.perf_counter() - t
+    service_cpu = _cpu_s(pid) - service_cpu
     results = [out.get(timeout=120) for _ in procs]
     for p in procs:
         p.join(timeout=60)
@@ -189,6 +205,12 @@ def _load(n: int, seconds: float, during: Any = None, unique: bool = False) -> d
         "busy_retry": sum(r["busy"] for r in results),
         "errors": sum(r["errors"] for r in results),
         "error_kinds": _merged([r["kinds"] for r in results]),
+        # Where the 2 cores went: CPU milliseconds per answered recall, in the service process
+        # (every thread: readers, loop, ingest) and summed over the client processes.
+        "service_cpu_ms_per_recall": round(service_cpu * 1000 / max(1, len(lat)), 2),
+        "clients_cpu_ms_per_recall": round(
+            sum(r["cpu_s"] for r in results) * 1000 / max(1, len(lat)), 2
+        ),
     }
     if during is not None:
         report["during"] = during_start
@@ -351,9 +373,10 @@ def main(phase_s: float, restart_only: bool = False) -> None:
         _wait(_drained, 1800, "preload")
         report["preload_s"] = round(time.perf_counter() - t, 1)
         report["loadavg_1m_before"] = round(os.getloadavg()[0], 2)
-        report["idle"] = [_log(f"idle_{n}", _load(n, phase_s)) for n in (1, 4, 20)]
+        pid = proc.pid
+        report["idle"] = [_log(f"idle_{n}", _load(n, phase_s, pid=pid)) for n in (1, 4, 20)]
         report["idle_unique"] = [
-            _log(f"idle_{n}_unique", _load(n, phase_s, unique=True)) for n in (1, 20)
+            _log(f"idle_{n}_unique", _load(n, phase_s, unique=True, pid=pid)) for n in (1, 20)
         ]
         report["ingest_alone"] = _log("ingest_alone", _ingest_alone(PRELOAD))
         state: dict[str, float] = {}
@@ -368,7 +391,7 @@ def main(phase_s: float, restart_only: bool = False) -> None:
                 return True
             return False
 
-        report["during_ingest"] = _log("during_ingest", _load(20, phase_s, during))
+        report["during_ingest"] = _log("during_ingest", _load(20, phase_s, during, pid=pid))
         per_s = INGEST / state["took"]
         report["during_ingest"]["ingest_per_s"] = round(per_s, 1)
         report["ingest_kept"] = round(per_s / report["ingest_alone"]["per_s"], 3)
