@@ -17,7 +17,7 @@ Usage (from the repo root)::
 
     .venv/bin/python benchmarks/judge_loao.py [--targets 0.01,0.015] [--misses] [--json OUT]
 
-Default files: the eleven corpus authors plus the two older in-repo sets (always trained on).
+Default files: the thirteen corpus authors plus the two older in-repo sets (always trained on).
 """
 
 from __future__ import annotations
@@ -65,6 +65,8 @@ AUTHORS = (
     "india",
     "epsilon",
     "kilo",
+    "lima",
+    "mike",
 )
 OLDER = ("tests/data/judge_dev.jsonl", "tests/data/judge_holdout.jsonl")
 FILES = (*(f"{CORPUS}/{a}.jsonl" for a in AUTHORS), *OLDER)
