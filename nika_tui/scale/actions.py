@@ -35,11 +35,12 @@ from nika_tui.settings import Settings
 AdapterFactory = Callable[[TenantConfig, Provider], CloudProvider]
 
 
-def default_factory(env: Mapping[str, str] | None = None) -> AdapterFactory:
-    """Adapters with secrets from the tenant's secret store and its scale settings."""
+def default_factory(secrets_env: Mapping[str, str] | None = None) -> AdapterFactory:
+    """Adapters with secrets from the tenant's secret store (env references read in
+    ``secrets_env``, ``os.environ`` when None) and its scale settings."""
 
     def make(config: TenantConfig, provider: Provider) -> CloudProvider:
-        store = SecretStore(config.tenant_id, env=env)
+        store = SecretStore(config.tenant_id, env=secrets_env)
         secrets = provider_secrets(config, provider, store)
         return build_provider(provider, secrets, config.scale.for_provider(provider.value))
 

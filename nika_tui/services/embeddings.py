@@ -215,7 +215,7 @@ class HttpEmbedder:
         model: str,
         *,
         api_key_env: str = DEFAULT_API_KEY_ENV,
-        env: Mapping[str, str] | None = None,
+        key_env: Mapping[str, str] | None = None,
         timeout: float = HTTP_TIMEOUT_S,
         batch_size: int = 128,
         dimension: int | None = None,
@@ -226,7 +226,7 @@ class HttpEmbedder:
         model: model name sent in each request.
         api_key_env: NAME of the environment variable holding the API key (the key itself is
             never stored in config); unset or empty → no ``Authorization`` header.
-        env: environment to read the key from (default ``os.environ``).
+        key_env: environment to read the key from (default ``os.environ``).
         timeout: seconds per request.
         batch_size: texts per request.
         dimension: expected dimension; when ``None`` it is learnt from the first answer.
@@ -235,7 +235,7 @@ class HttpEmbedder:
         self._url = embeddings_url(base_url)
         self._model = model
         self._api_key_env = api_key_env
-        key = (os.environ if env is None else env).get(api_key_env, "")
+        key = (os.environ if key_env is None else key_env).get(api_key_env, "")
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._client = httpx.Client(timeout=timeout, headers=headers, transport=transport)
         self._timeout = timeout
@@ -364,6 +364,6 @@ def open_embedder(
         url,
         settings.embeddings_model or LOCAL_MODEL_NAME,
         api_key_env=settings.embeddings_api_key_env or DEFAULT_API_KEY_ENV,
-        env=key_env,
+        key_env=key_env,
         dimension=dimension,
     )

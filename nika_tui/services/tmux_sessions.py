@@ -134,17 +134,17 @@ class TmuxSessions:
     """Sessions, panes and keys on one private tmux server."""
 
     def __init__(
-        self, socket: str, path: str | None = None, env: Mapping[str, str] | None = None
+        self, socket: str, path: str | None = None, child_env: Mapping[str, str] | None = None
     ) -> None:
         """Args:
         socket: the ``tmux -L`` socket name.
         path: ``PATH`` to find tmux on (default: this process's).
-        env: the environment whose allow-listed part tmux commands run with
+        child_env: the environment whose allow-listed part tmux commands run with
             (:mod:`nika_tui.services.tmux_env`); default this process's.
         """
         self.socket = socket
         self._path = path
-        self._env: Mapping[str, str] = os.environ if env is None else env
+        self._env: Mapping[str, str] = os.environ if child_env is None else child_env
         self._server: libtmux.Server | None = None
 
     @property

@@ -158,7 +158,7 @@ def endpoint() -> Iterator[FakeEndpoint]:
 
 def make(endpoint: FakeEndpoint, **kwargs: Any) -> HttpEmbedder:
     env = {"NIKA_EMBEDDINGS_API_KEY": endpoint.key}
-    return HttpEmbedder(endpoint.url, "test-model", env=env, **kwargs)
+    return HttpEmbedder(endpoint.url, "test-model", key_env=env, **kwargs)
 
 
 def test_http_embedder_orders_normalises_and_batches(endpoint: FakeEndpoint) -> None:
@@ -188,7 +188,7 @@ def test_http_embedder_learns_its_dimension_from_the_endpoint(endpoint: FakeEndp
 
 def test_http_embedder_refused_key_names_the_variable(endpoint: FakeEndpoint) -> None:
     embedder = HttpEmbedder(
-        endpoint.url, "m", api_key_env="MY_KEY", env={"MY_KEY": "sk-wrong-secret"}
+        endpoint.url, "m", api_key_env="MY_KEY", key_env={"MY_KEY": "sk-wrong-secret"}
     )
     with pytest.raises(EmbedderUnavailable) as info:
         embedder.embed(["x"])
@@ -232,7 +232,7 @@ def test_http_embedder_unreachable_is_a_clear_error() -> None:
     with socket.socket() as sock:  # a port that was free a moment ago: nothing listens there
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    embedder = HttpEmbedder(f"http://127.0.0.1:{port}", "m", env={})
+    embedder = HttpEmbedder(f"http://127.0.0.1:{port}", "m", key_env={})
     with pytest.raises(EmbedderUnavailable, match="cannot reach") as info:
         embedder.embed(["x"])
     assert "NIKA_EMBEDDINGS_URL" in info.value.hint

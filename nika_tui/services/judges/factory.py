@@ -80,7 +80,7 @@ def is_loopback(endpoint: str) -> bool:
 
 
 def resolve_api_key(
-    ref: SecretRef | None, env: Mapping[str, str], tenant_id: str
+    ref: SecretRef | None, secrets_env: Mapping[str, str], tenant_id: str
 ) -> tuple[str | None, str]:
     """Resolve an API-key reference: ``(value, problem)``; the value is never logged.
 
@@ -88,7 +88,7 @@ def resolve_api_key(
         ref: The tenant's reference (env var name, or keyring entry ``ref.name`` under the
             tenant's service ``nika-os/{tenant_id}``, as :mod:`nika_tui.services.secrets`
             stores them), or ``None``.
-        env: Environment to read ``env`` references from.
+        secrets_env: Environment to read ``env`` references from.
         tenant_id: The tenant (keyring service).
 
     Returns:
@@ -98,14 +98,14 @@ def resolve_api_key(
     if ref is None:
         return None, ""
     if ref.source is SecretSource.ENV:
-        value = env.get(ref.name)
+        value = secrets_env.get(ref.name)
         return (value, "") if value else (None, f"environment variable {ref.name} is not set")
     if ref.source is SecretSource.KEYRING:
         import keyring
 
         from nika_tui.services.secrets import DEFAULT_TIMEOUT, SecretStore, call_with_timeout
 
-        service = SecretStore(tenant_id, env=env).service
+        service = SecretStore(tenant_id, env=secrets_env).service
         try:
             value = call_with_timeout(
                 lambda: keyring.get_password(service, ref.name), DEFAULT_TIMEOUT, ref.name
@@ -271,7 +271,7 @@ def judge_by_name(
     model: str | None = None,
     api_key: str | None = None,
     timeout_s: float | None = None,
-    env: Mapping[str, str] | None = None,
+    path_env: Mapping[str, str] | None = None,
     embedder: Embedder | None = None,
 ) -> Judge:
     """A judge chosen by name (``nika judge eval --judge NAME``), without a tenant.
@@ -283,7 +283,7 @@ def judge_by_name(
         model: Optional model name.
         api_key: For ``http``: the key value (resolved by the caller, never from argv).
         timeout_s: Optional timeout override.
-        env: Environment for PATH lookups (default ``os.environ``).
+        path_env: Environment whose ``PATH`` finds the agent CLI (default ``os.environ``).
         embedder: For ``offline``: the embedder for the slot similarity.
 
     Returns:
@@ -292,7 +292,7 @@ def judge_by_name(
     Raises:
         ConfigError: Unknown name, unknown CLI, no CLI installed, or no endpoint.
     """
-    env = os.environ if env is None else env
+    path_env = os.environ if path_env is None else path_env
     if name == JudgeKind.RULES.value:
         return RulesJudge()
     if name == JudgeKind.OFFLINE.value:
@@ -302,7 +302,7 @@ def judge_by_name(
             raise ConfigError(f"unknown agent CLI {cli!r}", "use --cli claude or --cli codex")
         candidates = [CliFlavor(cli)] if cli else list(CliFlavor)
         for flavor in candidates:
-            exe = shutil.which(EXECUTABLES[flavor], path=env.get("PATH"))
+            exe = shutil.which(EXECUTABLES[flavor], path=path_env.get("PATH"))
             if exe:
                 judge = AgentCliJudge(flavor=flavor, executable=exe, model=model)
                 if timeout_s is not None:

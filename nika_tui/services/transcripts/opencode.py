@@ -56,10 +56,11 @@ FROM part WHERE session_id = ? AND message_id IN ({marks}) ORDER BY message_id, 
 """
 
 
-def opencode_database(env: Mapping[str, str]) -> Path | None:
-    """OpenCode's sessions database as the process with ``env`` sees it (None: none yet)."""
-    home = Path(env.get("HOME") or Path.home())
-    data = Path(env.get("XDG_DATA_HOME") or home / ".local" / "share")
+def opencode_database(home_env: Mapping[str, str]) -> Path | None:
+    """OpenCode's sessions database as the process with ``home_env`` (its ``HOME`` /
+    ``XDG_DATA_HOME``) sees it (None: none yet)."""
+    home = Path(home_env.get("HOME") or Path.home())
+    data = Path(home_env.get("XDG_DATA_HOME") or home / ".local" / "share")
     path = data / "opencode" / DATABASE
     return path if path.is_file() else None
 
