@@ -100,8 +100,6 @@ BUILDERS = {
     # Process entries: each builds the settings once, from its own environment.
     "cli/common.py": "entry: `run_handler` / `settings_of`, once per `nika` command",
     "cli/service.py": "entry: `nika serve`, after its --env-file; the log path's roots default",
-    "cli/compress.py": "entry: `nika compress`'s local engine, from the environment it passes on",
-    "cli/debt.py": "entry: `nika debt`'s local engine, from the environment it passes on",
     "cli/import_cmd.py": "entry: `nika import`, from the environment its discovery reads",
     "hookd/server.py": "entry: the hook daemon",
     "mcp/server.py": "entry: `nika mcp`",

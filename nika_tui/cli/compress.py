@@ -108,10 +108,9 @@ def _through_service(client: MemoryClient, request: req.CompressResetRequest) ->
         watcher.join()  # the note, when there is one, comes before the result or the error
 
 
-def _with_embedder(request: req.CompressResetRequest) -> Any:
+def _with_embedder(request: req.CompressResetRequest, settings: Settings) -> Any:
     """Through the service, else locally with the real embedder (the reset embeds text)."""
-    env = dict(os.environ)
-    settings = Settings.from_env(env)  # once: the client and the local engine share them
+    env = dict(os.environ)  # the local engine's children and secrets, never its settings
     from nika_tui.services.memory_client import MemoryClient
 
     try:
@@ -160,7 +159,7 @@ def _compress(args: argparse.Namespace) -> int:
     if repo is not None:
         check_repo_path(Path(repo), settings_of(args).roots)
     if args.reset:
-        result = _with_embedder(req.CompressResetRequest(args.tenant, repo))
+        result = _with_embedder(req.CompressResetRequest(args.tenant, repo), settings_of(args))
         if args.json:
             print_json(result)
             return 0
@@ -174,7 +173,7 @@ def _compress(args: argparse.Namespace) -> int:
               f"pushed {comp['pushed'] or 'no remote'}")  # fmt: skip
         return 0
 
-    result = run_op(req.CompressRequest(args.tenant, repo))
+    result = run_op(req.CompressRequest(args.tenant, repo), settings_of(args))
     if args.json:
         print_json(result)
         return 0
@@ -199,7 +198,7 @@ def _compress(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    result = run_op(req.SnapshotExportRequest(args.tenant, _abs(args.path)))
+    result = run_op(req.SnapshotExportRequest(args.tenant, _abs(args.path)), settings_of(args))
     if args.json:
         print_json(result)
         return 0
@@ -208,7 +207,9 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    result = run_op(req.SnapshotImportRequest(args.tenant, _abs(args.path), bool(args.force)))
+    result = run_op(
+        req.SnapshotImportRequest(args.tenant, _abs(args.path), bool(args.force)), settings_of(args)
+    )
     if args.json:
         print_json(result)
         return 0

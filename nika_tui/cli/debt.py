@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from nika_tui.cli.common import add_json_flag, parse_seed, print_json
+from nika_tui.cli.common import add_json_flag, parse_seed, print_json, settings_of
 from nika_tui.domain import protocol_requests as req
 from nika_tui.domain.protocol_codec import Request
 from nika_tui.engine.builder import build_local_context
@@ -26,7 +26,7 @@ RPC_TIMEOUT_S = 1800.0
 """A full audit at 413k points takes ~30 s; a first REM pass on a big tenant can take minutes."""
 
 
-def run_op(request: Request[Any]) -> Any:
+def run_op(request: Request[Any], settings: Settings) -> Any:
     """Through the service when it runs, else locally on the stores (the service's own
     handler of the op, on a local engine context).
 
@@ -36,7 +36,6 @@ def run_op(request: Request[Any]) -> Any:
     # Raw on purpose: the local stores read the Qdrant key from it when they send it (a
     # secret, never a setting).
     env = dict(os.environ)
-    settings = Settings.from_env(env)
     from nika_tui.services.memory_client import MemoryClient
 
     try:
@@ -117,7 +116,9 @@ def _audit(args: argparse.Namespace) -> int:
     if args.sample < 1:
         raise ValidationFailed("--sample must be at least 1", "e.g. --sample 1000")
     seed = parse_seed(args.seed)
-    result = run_op(req.AuditRequest(args.tenant or None, args.sample, not args.no_act, seed))
+    result = run_op(
+        req.AuditRequest(args.tenant or None, args.sample, not args.no_act, seed), settings_of(args)
+    )
     if args.json:
         print_json(result)
         return 0
@@ -136,7 +137,7 @@ def _audit(args: argparse.Namespace) -> int:
 
 
 def _purge_plan(args: argparse.Namespace) -> int:
-    result = run_op(req.PurgePlanRequest(args.tenant, args.retention_days))
+    result = run_op(req.PurgePlanRequest(args.tenant, args.retention_days), settings_of(args))
     if args.json:
         print_json(result)
         return 0
@@ -153,7 +154,8 @@ def _purge_plan(args: argparse.Namespace) -> int:
 
 def _purge_apply(args: argparse.Namespace) -> int:
     result = run_op(
-        req.PurgeApplyRequest(args.tenant, bool(args.yes), args.retention_days, args.id or None)
+        req.PurgeApplyRequest(args.tenant, bool(args.yes), args.retention_days, args.id or None),
+        settings_of(args),
     )
     if args.json:
         print_json(result)
@@ -166,7 +168,7 @@ def _purge_apply(args: argparse.Namespace) -> int:
 
 
 def _purge_restore(args: argparse.Namespace) -> int:
-    result = run_op(req.PurgeRestoreRequest(args.tenant, args.id or None))
+    result = run_op(req.PurgeRestoreRequest(args.tenant, args.id or None), settings_of(args))
     if args.json:
         print_json(result)
         return 0
@@ -175,7 +177,7 @@ def _purge_restore(args: argparse.Namespace) -> int:
 
 
 def _rem_run(args: argparse.Namespace) -> int:
-    result = run_op(req.RemRunRequest(args.tenant or None, all=bool(args.all)))
+    result = run_op(req.RemRunRequest(args.tenant or None, all=bool(args.all)), settings_of(args))
     if args.json:
         print_json(result)
         return 0
