@@ -20,23 +20,17 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 import httpx
 
 from nika_tui.errors import ConfigError, EmbedderUnavailable
 from nika_tui.settings import Settings
 
+if TYPE_CHECKING:
+    from nika_tui.services.minilm import SentenceModel
+
 log = logging.getLogger("nika.embeddings")
-
-
-class _Encoder(Protocol):
-    """A loaded sentence model: :class:`~nika_tui.services.minilm.MiniLM` or its numpy twin."""
-
-    @property
-    def dimension(self) -> int: ...
-
-    def encode(self, texts: Sequence[str], batch_size: int = 64) -> list[list[float]]: ...
 
 
 TORCH_LOAD_AFTER_S = 10.0
@@ -104,7 +98,7 @@ class SentenceTransformerEmbedder:
             EmbedderUnavailable: the model cannot be found or loaded.
         """
         path = model_dir or local_model_dir()
-        self._model: _Encoder
+        self._model: SentenceModel
         self._torch_ready = threading.Event()
         self._may_load = threading.Event()
         if threads > 0:
@@ -166,7 +160,7 @@ class SentenceTransformerEmbedder:
         log.info("embedder on torch after %.1f s (numpy until then)", time.monotonic() - started)
 
 
-def _loaded(kind: Callable[[Path], _Encoder], path: Path) -> _Encoder:
+def _loaded(kind: Callable[[Path], SentenceModel], path: Path) -> SentenceModel:
     try:
         return kind(path)
     except (OSError, ValueError, KeyError, RuntimeError) as exc:
@@ -176,7 +170,7 @@ def _loaded(kind: Callable[[Path], _Encoder], path: Path) -> _Encoder:
         ) from exc
 
 
-def _load_torch(path: Path, threads: int) -> _Encoder:
+def _load_torch(path: Path, threads: int) -> SentenceModel:
     try:
         import torch
     except ImportError as exc:

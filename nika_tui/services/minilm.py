@@ -52,21 +52,19 @@ class BertShape:
         )
 
 
-class MiniLM:
-    """The sentence model, loaded once; :meth:`encode` gives unit-norm vectors."""
+class SentenceModel:
+    """What both forward passes share: the shape, the tokenizer, batching by length."""
 
     def __init__(self, model_dir: Path) -> None:
-        """Load the weights and tokenizer of ``model_dir``.
+        """Read the shape and tokenizer of ``model_dir`` (the subclass loads the weights).
 
         Raises:
             OSError: a file is missing or unreadable.
             ValueError: the files do not describe a mean-pooled BERT model.
         """
-        from safetensors.torch import load_file
         from tokenizers import Tokenizer
 
         self.shape = BertShape.read(model_dir)
-        self._w: dict[str, Any] = load_file(str(model_dir / "model.safetensors"))
         self._tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self._tokenizer.enable_truncation(max_length=self.shape.max_tokens)
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
@@ -81,17 +79,41 @@ class MiniLM:
 
         Texts are batched by length (as sentence-transformers does), so a batch pads little.
         """
-        import torch
-
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         out: list[list[float]] = [[] for _ in texts]
-        with torch.inference_mode():
-            for start in range(0, len(order), batch_size):
-                chunk = order[start : start + batch_size]
-                vectors = self._batch([texts[i] for i in chunk]).tolist()
-                for i, vector in zip(chunk, vectors, strict=True):
-                    out[i] = vector
+        for start in range(0, len(order), batch_size):
+            chunk = order[start : start + batch_size]
+            vectors = self._batch([texts[i] for i in chunk]).tolist()
+            for i, vector in zip(chunk, vectors, strict=True):
+                out[i] = vector
         return out
+
+    def _batch(self, texts: list[str]) -> Any:
+        """Unit-norm vectors of ``texts`` (one padded batch), as an array with ``tolist``."""
+        raise NotImplementedError
+
+
+class MiniLM(SentenceModel):
+    """The sentence model in torch, loaded once; :meth:`encode` gives unit-norm vectors."""
+
+    def __init__(self, model_dir: Path) -> None:
+        """Load the weights and tokenizer of ``model_dir``.
+
+        Raises:
+            OSError: a file is missing or unreadable.
+            ValueError: the files do not describe a mean-pooled BERT model.
+        """
+        from safetensors.torch import load_file
+
+        super().__init__(model_dir)
+        self._w: dict[str, Any] = load_file(str(model_dir / "model.safetensors"))
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> list[list[float]]:
+        """One unit-norm vector per text, in order (no autograd state kept)."""
+        import torch
+
+        with torch.inference_mode():
+            return super().encode(texts, batch_size)
 
     def _batch(self, texts: list[str]) -> Any:
         import torch

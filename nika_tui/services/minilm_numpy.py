@@ -12,13 +12,12 @@ far under that test's bar.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from nika_tui.services.minilm import BertShape
+from nika_tui.services.minilm import SentenceModel
 
 
 def _erf(x: Any) -> Any:
@@ -31,7 +30,7 @@ def _erf(x: Any) -> Any:
     return sign * (1.0 - poly * np.exp(-a * a))
 
 
-class NumpyMiniLM:
+class NumpyMiniLM(SentenceModel):
     """The sentence model in numpy; :meth:`encode` gives unit-norm vectors."""
 
     def __init__(self, model_dir: Path) -> None:
@@ -42,29 +41,9 @@ class NumpyMiniLM:
             ValueError: the files do not describe a mean-pooled BERT model.
         """
         from safetensors.numpy import load_file
-        from tokenizers import Tokenizer
 
-        self.shape = BertShape.read(model_dir)
+        super().__init__(model_dir)
         self._w: dict[str, Any] = load_file(str(model_dir / "model.safetensors"))
-        self._tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-        self._tokenizer.enable_truncation(max_length=self.shape.max_tokens)
-        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-
-    @property
-    def dimension(self) -> int:
-        """The vector size (384)."""
-        return self.shape.hidden
-
-    def encode(self, texts: Sequence[str], batch_size: int = 64) -> list[list[float]]:
-        """One unit-norm vector per text, in order (batched by length, as the torch model)."""
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        out: list[list[float]] = [[] for _ in texts]
-        for start in range(0, len(order), batch_size):
-            chunk = order[start : start + batch_size]
-            vectors = self._batch([texts[i] for i in chunk]).tolist()
-            for i, vector in zip(chunk, vectors, strict=True):
-                out[i] = vector
-        return out
 
     def _batch(self, texts: list[str]) -> Any:
         encoded = self._tokenizer.encode_batch(texts)
