@@ -48,9 +48,11 @@ class EngineContext:
     """Where the providers' keys are read when they are sent (a judge's or digest writer's key
     reference, the scale providers' credentials); never stored."""
     clock: Callable[[], datetime] = utc_now
-    defer: Callable[[Callable[[], None]], None] | None = None
-    """Where work the answer does not depend on goes (a recall's query log): a reader runs
-    it after its reply is sent; ``None``: at once."""
+    defer: Callable[[Callable[[Any], None]], None] | None = None
+    """Where Redis writes the answer does not depend on go (a recall's query log): each is a
+    function that queues its commands on a pipeline. A reader queues them on the pipeline
+    that pushes its reply, after the reply (one round trip for both, decision 579);
+    ``None``: they run at once on a pipeline of their own."""
     start_reset: Callable[[str, Callable[[Any], None]], None] | None = None
     """The service's reset beside the other tenants' writes (``engine/server/resets.py``):
     ``start_reset(tenant, done)`` holds the tenant, returns at once and calls ``done`` with the
@@ -63,12 +65,15 @@ class EngineContext:
     _nodes: dict[str, tuple[float, list[HierarchyNode]]] = field(default_factory=dict, repr=False)
     _judges: dict[str, tuple[TenantConfig, Judge]] = field(default_factory=dict, repr=False)
 
-    def later(self, work: Callable[[], None]) -> None:
-        """Run ``work`` after the reply (see :attr:`defer`), or now."""
+    def after_reply(self, writes: Callable[[Any], None]) -> None:
+        """Queue ``writes`` (given a Redis pipeline) behind the reply (see :attr:`defer`), or
+        run them now."""
         if self.defer is None:
-            work()
+            pipe = self.redis.pipeline(transaction=False)
+            writes(pipe)
+            pipe.execute()
         else:
-            self.defer(work)
+            self.defer(writes)
 
     def tenant(self, tenant_id: str) -> TenantConfig:
         """The tenant's config; raises ``TenantNotFound`` / ``ValidationFailed``."""

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -42,10 +43,11 @@ from nika_tui.domain.memory import Layer, MemoryRecord, Status
 from nika_tui.domain.ports import PointFilter
 from nika_tui.domain.recall_params import Candidate, RecallParams, rank_candidates
 from nika_tui.domain.requests import RecallHit, RecallQuery, RecallResult
-from nika_tui.domain.tenant import Language
+from nika_tui.domain.tenant import Language, TenantConfig
 from nika_tui.engine.as_of import current_hits
 from nika_tui.engine.context import EngineContext
 from nika_tui.services import redis_keys
+from nika_tui.services.active_refs import hold_refs
 from nika_tui.services.recall_params import params_from_fields, params_key
 
 PALACE_MIN_COSINE = 0.40
@@ -165,7 +167,9 @@ def inferred_project(r: redis.Redis, tenant_id: str, session_id: str) -> str:
 def _cosine(a: Sequence[float], b: Sequence[float] | None) -> float:
     if b is None:
         return 0.0
-    return float(sum(x * y for x, y in zip(a, b, strict=False)))
+    # map(mul) rather than a generator: the same products summed in the same order, ~4x less
+    # interpreter time (ten hits of 384 dims were 0.7 ms of a recall's ~2 ms, under the GIL).
+    return float(sum(map(operator.mul, a, b)))
 
 
 def named_ids(ctx: EngineContext, q: RecallQuery) -> list[str]:
@@ -213,25 +217,7 @@ def register_refs(
     r: redis.Redis, tenant_id: str, session_id: str, ids: Sequence[str], now_s: float
 ) -> None:
     """Record that ``session_id`` holds ``ids`` until now + TTL (expired holders are pruned)."""
-    if not ids:
-        return
-    fields = [f"{tenant_id}:{i}" for i in ids]
-    current = r.hmget(redis_keys.ACTIVE_REFS, fields)
-    r.hset(redis_keys.ACTIVE_REFS, mapping=refs_update(fields, current, session_id, now_s))
-
-
-def refs_update(
-    fields: Sequence[str], current: Sequence[Any], session_id: str, now_s: float
-) -> dict[Any, Any]:
-    """``ACTIVE_REFS`` values to write: ``session_id`` added to the live holders of each of
-    ``fields`` (``{tenant}:{id}``), whose values now are ``current``; expired holders pruned."""
-    updates: dict[Any, Any] = {}
-    for fld, raw in zip(fields, current, strict=True):
-        holders: dict[str, float] = json.loads(raw) if raw else {}
-        holders = {s: exp for s, exp in holders.items() if exp > now_s}
-        holders[session_id] = now_s + ACTIVE_REF_TTL_S
-        updates[fld] = json.dumps(holders)
-    return updates
+    hold_refs(r, [f"{tenant_id}:{i}" for i in ids], session_id, now_s, ACTIVE_REF_TTL_S)
 
 
 def active_sessions(r: redis.Redis, tenant_id: str, memory_id: str, now_s: float) -> list[str]:
@@ -254,7 +240,7 @@ def recall(
         q: the query.
         vector: the query's embedding when the caller embedded a batch of queries.
     """
-    ctx.tenant(q.tenant_id)  # an unknown tenant fails here, before any embedding
+    config = ctx.tenant(q.tenant_id)  # an unknown tenant fails here, before any embedding
     if vector is None:
         vector = ctx.embedder.embed([q.query])[0]
     # Both settings hashes in one round trip (each costs a wake-up of Redis and of this thread).
@@ -274,7 +260,7 @@ def recall(
     # The tuner's measured set wins over the debt action's recency heuristic. It was measured
     # on recalls of what is current now: a recall as of a past date keeps the default ranking.
     if adopted and q.as_of is None:
-        return _recall_tuned(ctx, q, vector, flt, layers, params, context_project)
+        return _recall_tuned(ctx, q, vector, flt, layers, params, context_project, config)
     hits: list[RecallHit] = []
     # Twice the limit: hits below the relevance floor are dropped after fusion (and, as of a
     # date, the versions that were not current then).
@@ -299,7 +285,7 @@ def recall(
     if q.as_of is not None and not q.include_retired:
         hits = current_hits(ctx, q.tenant_id, hits, q.as_of)
     hits.sort(key=lambda h: (-h.score, -h.cosine))
-    return _answer(ctx, q, hits[: q.limit], context_project)
+    return _answer(ctx, q, hits[: q.limit], context_project, config)
 
 
 def _recall_tuned(
@@ -310,6 +296,7 @@ def _recall_tuned(
     layers: Sequence[Layer],
     params: RecallParams,
     context_project: str,
+    config: TenantConfig,
 ) -> RecallResult:
     """Recall with the tenant's adopted parameters (ranked by :func:`rank_candidates`)."""
     cands: list[Candidate] = []
@@ -338,13 +325,16 @@ def _recall_tuned(
         RecallHit(record=records[c.id], score=score, cosine=round(c.cosine, 4))
         for c, score in ranked
     ]
-    return _answer(ctx, q, hits, context_project)
+    return _answer(ctx, q, hits, context_project, config)
 
 
 def _answer(
-    ctx: EngineContext, q: RecallQuery, hits: list[RecallHit], context_project: str
+    ctx: EngineContext,
+    q: RecallQuery,
+    hits: list[RecallHit],
+    context_project: str,
+    config: TenantConfig,
 ) -> RecallResult:
-    config = ctx.tenant(q.tenant_id)
     ids = named_ids(ctx, q)
     result = RecallResult(
         query=q.query,
@@ -353,13 +343,18 @@ def _answer(
         palace=None if hits else palace_line(config.language, q.query),
         hierarchy=hierarchy_status(ctx, q.tenant_id, ids) if ids else {},
     )
-    ctx.later(lambda: _log(ctx, q, result, context_project))  # after the reply, in a reader
+    ctx.after_reply(lambda pipe: _log(pipe, ctx, q, result, context_project))
     return result
 
 
 def _log(
-    ctx: EngineContext, q: RecallQuery, result: RecallResult, context_project: str = ""
+    pipe: Any,
+    ctx: EngineContext,
+    q: RecallQuery,
+    result: RecallResult,
+    context_project: str = "",
 ) -> None:
+    """Queue the recall's query log, counters and refs on ``pipe`` (a Redis pipeline)."""
     now = ctx.clock()
     ids = [h.record.id for h in result.hits]
     filters = {
@@ -368,8 +363,6 @@ def _log(
         if k in ("job_id", "task_id", "domain", "action_type", "layer", "include_retired", "as_of")
         and v not in (None, False)
     }
-    # One round trip for the log, the counters and the refs' current holders, one for the refs.
-    pipe = ctx.redis.pipeline(transaction=False)
     pipe.xadd(
         redis_keys.query_log(q.tenant_id),
         {
@@ -392,9 +385,5 @@ def _log(
     if result.palace:
         pipe.hincrby(metrics, "palace_misses", 1)
     fields = [f"{q.tenant_id}:{i}" for i in ids]
-    if fields:
-        pipe.hmget(redis_keys.ACTIVE_REFS, fields)
-    replies = pipe.execute()
-    if fields:
-        updates = refs_update(fields, replies[-1], q.session_id or "anonymous", now.timestamp())
-        ctx.redis.hset(redis_keys.ACTIVE_REFS, mapping=updates)
+    # The refs' read-modify-write is a script in Redis: no round trip of its own (decision 579).
+    hold_refs(pipe, fields, q.session_id or "anonymous", now.timestamp(), ACTIVE_REF_TTL_S)

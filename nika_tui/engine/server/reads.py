@@ -135,9 +135,9 @@ class ReadPool:
     # --- one reader -----------------------------------------------------------------------
     def _run(self, name: str) -> None:
         r = redis.Redis(connection_pool=self.ctx.redis.connection_pool)
-        # Each reader its own context (the stores and caches shared), so what a recall defers
-        # (its query log) is run by the reader that answered it, once the reply is sent.
-        later: list[Callable[[], None]] = []
+        # Each reader its own context (the stores and caches shared), so the writes a recall
+        # defers (its query log) ride behind the reply this reader pushes (decision 579).
+        later: list[Callable[[Any], None]] = []
         ctx = dataclasses.replace(self.ctx, defer=later.append)
         cursor = "0"  # first its own entries left pending by a killed process, then new ones
         beats = self.heartbeat if name.endswith(":read0") else None
@@ -161,8 +161,7 @@ class ReadPool:
                         continue
                     cursor = entries[-1][0]
                 for entry_id, fields in entries:
-                    self._handle(ctx, r, entry_id, fields or {})
-                    self._run_later(later)
+                    self._handle(ctx, r, entry_id, fields or {}, later)
             except redis.ResponseError as exc:
                 if "NOGROUP" not in str(exc):
                     raise
@@ -171,20 +170,13 @@ class ReadPool:
                 log.warning("reader %s: redis unavailable, retrying: %s", name, exc)
                 self._stop.wait(1.0)
 
-    @staticmethod
-    def _run_later(later: list[Callable[[], None]]) -> None:
-        """Run the work deferred by the request just answered (its caller is not waiting)."""
-        work, later[:] = list(later), []
-        for item in work:
-            try:
-                item()
-            except Exception:
-                # As dispatch's edge: a failing query log must not stop the reader; the reply
-                # was sent, the traceback goes to the log.
-                log.exception("deferred work after a reply failed")
-
     def _handle(
-        self, ctx: EngineContext, r: redis.Redis, entry_id: str, fields: Mapping[str, str]
+        self,
+        ctx: EngineContext,
+        r: redis.Redis,
+        entry_id: str,
+        fields: Mapping[str, str],
+        later: list[Callable[[Any], None]],
     ) -> None:
         op = fields.get("op", "")
         if op not in READ_ONLY_OPS or not self._ours(fields):
@@ -204,7 +196,8 @@ class ReadPool:
             else:
                 holds = self.worker.holds_now if self.worker is not None else None
                 reply = dispatch(ctx, self.ops, op, fields.get("body", "{}"), holds)
-        acknowledge(r, entry_id, request_id, reply)
+        after, later[:] = list(later), []
+        acknowledge(r, entry_id, request_id, reply, after)
         with self._count_lock:
             self.answered += 1
 

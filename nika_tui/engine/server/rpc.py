@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import redis
@@ -144,10 +144,18 @@ def dispatch(
 
 
 def acknowledge(
-    r: redis.Redis, entry_id: str, request_id: str, reply: dict[str, Any] | None
+    r: redis.Redis,
+    entry_id: str,
+    request_id: str,
+    reply: dict[str, Any] | None,
+    after: Sequence[Callable[[Any], None]] = (),
 ) -> None:
     """Acknowledge and delete an RPC entry and push its reply (none for an expired request),
-    in one transaction: the writer loop and the read pool answer the same way."""
+    in one transaction: the writer loop and the read pool answer the same way.
+
+    ``after``: writes the reply does not depend on (see ``EngineContext.defer``), queued
+    behind the reply in the same round trip; one that fails is logged, never raised (the
+    reply is out)."""
     pipe = r.pipeline(transaction=True)
     pipe.xack(redis_keys.RPC_STREAM, redis_keys.RPC_GROUP, entry_id)
     pipe.xdel(redis_keys.RPC_STREAM, entry_id)
@@ -155,4 +163,17 @@ def acknowledge(
         key = redis_keys.rpc_reply(request_id)
         pipe.lpush(key, json.dumps(reply, default=str))
         pipe.expire(key, 60)
-    pipe.execute()
+    own = len(pipe)
+    for writes in after:
+        try:
+            writes(pipe)
+        except Exception:
+            # As dispatch's edge: a query log that cannot be built must not cost the reply.
+            log.exception("writes after a reply failed")
+    results = pipe.execute(raise_on_error=False)
+    for result in results[:own]:
+        if isinstance(result, Exception):
+            raise result
+    for result in results[own:]:
+        if isinstance(result, Exception):
+            log.error("a write after a reply failed: %s", result)

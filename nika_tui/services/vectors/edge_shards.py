@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
@@ -51,6 +52,11 @@ from nika_tui.services.vectors.edge_codec import (
     SHARD_CONSTANT_KEYS,
     translated,
 )
+
+ABSENT_RECHECK_S = 1.0
+"""How long a read trusts that a layer is absent before it looks again (three syscalls: the
+generation pointer, the shard's config, its marker). A layer this process creates is seen at
+once (creating clears it); only one created by another process can stay unseen this long."""
 
 
 class EdgeShards:
@@ -83,6 +89,8 @@ class EdgeShards:
         self._shards: dict[tuple[str, Layer], Any] = {}
         self._wheres: dict[tuple[str, Layer], str] = {}
         self._offline: set[tuple[str, Layer]] = set()
+        self._absent: dict[tuple[str, Layer], float] = {}
+        """Layers found absent by a read, and when (monotonic): see :data:`ABSENT_RECHECK_S`."""
         self._lock = threading.Lock()
         self._encoder = SparseEncoder()
 
@@ -160,6 +168,8 @@ class EdgeShards:
         with translated("switch", str(self._root / tenant_id)):
             atomic_write_text(self._root / tenant_id / GENERATION_FILE, json.dumps(body) + "\n")
         with self._lock:
+            for k in [k for k in self._absent if k[0] == tenant_id]:
+                del self._absent[k]  # the new generation may have a layer the old one had not
             for k in [k for k in self._wheres if k[0] == tenant_id]:
                 del self._wheres[k]
 
@@ -230,12 +240,17 @@ class EdgeShards:
                 if os.path.exists(self._where(tenant_id, layer) + "/" + CONFIG_FILE):
                     return shard
             elif not create:
+                seen = self._absent.get(key)
+                if seen is not None and time.monotonic() - seen < ABSENT_RECHECK_S:
+                    return None
                 path = self._path(tenant_id, layer)
                 if not (path / CONFIG_FILE).exists() and key not in self._shards:
                     if self.marker(tenant_id, layer).exists():
                         raise self._missing(tenant_id, layer)
+                    self._absent[key] = time.monotonic()
                     return None
         with self._lock:
+            self._absent.pop(key, None)  # created or opened now: the next read must see it
             if key in self._offline:
                 raise ShardBusy(
                     f"the {layer.value} memory of tenant {tenant_id} is being optimised",
@@ -329,6 +344,7 @@ class EdgeShards:
         with self._lock:
             shards = list(self._shards.items())
             self._shards.clear()
+            self._absent.clear()
         for (tenant_id, layer), shard in shards:
             with translated("close", self._where(tenant_id, layer)):
                 shard.flush()
