@@ -128,8 +128,9 @@ class Settings(BaseSettings):
     # -- the memory service ----------------------------------------------------------------------
     embed_ahead: bool = True
     """``0`` turns off embedding the next batch while the current one is written."""
-    readers: int = 8
-    """Reader threads answering recalls beside the ingest (``0``: the loop answers them)."""
+    readers: int = 3
+    """Reader threads answering recalls beside the ingest (``0``: the loop answers them).
+    Three, not more: they share one GIL with the loop (decision 580)."""
     read_shed_s: float = 0.15
     """A read with less time than this left before its deadline is answered "busy, retry"."""
     embed_threads: int = 1

@@ -127,6 +127,17 @@ class EmbedGate:
             self._release()
         return self._answer(ask)
 
+    def warm(self, texts: Sequence[str]) -> None:
+        """Embed, in one call, those of ``texts`` the cache does not hold (a reader's batch of
+        requests: their queries then cost one forward pass, not one each). Nothing without a
+        cache."""
+        if not self.query_cache:
+            return
+        with self._cv:
+            missing = list(dict.fromkeys(t for t in texts if cache_key(t) not in self._cache))
+        if missing:
+            self.embed_query(missing)
+
     def _cached(self, texts: Sequence[str]) -> list[list[float]] | None:
         """Copies of the cached vectors of every text (None unless all are cached); the
         caller holds ``_cv``. Copies: a caller may change its vector, never the cache's."""
@@ -185,3 +196,8 @@ class _Door:
         if self._bulk:
             return self._gate.embed_bulk(texts)
         return self._gate.embed_query(texts)
+
+    def warm(self, texts: Sequence[str]) -> None:
+        """See :meth:`EmbedGate.warm` (the query door; the bulk door has no cache)."""
+        if not self._bulk:
+            self._gate.warm(texts)

@@ -38,6 +38,7 @@ entries to their holders, and acknowledges through the lease fence (see ``engine
 from __future__ import annotations
 
 import logging
+import math
 import os
 import threading
 import time
@@ -59,7 +60,7 @@ from nika_tui.engine.server.liveness import (
 )
 from nika_tui.engine.server.periodic import periodic_jobs
 from nika_tui.engine.server.pipeline import BATCH, GROUP, IngestPipeline, _AheadBatch
-from nika_tui.engine.server.reads import ReadPool
+from nika_tui.engine.server.reads import INGEST_QUIET_S, ReadPool
 from nika_tui.engine.server.reset_hold import ResetHold
 from nika_tui.engine.server.resets import TenantResets
 from nika_tui.engine.server.rpc import OpHandler, build_rpc_table
@@ -124,6 +125,7 @@ class MemoryService(IngestPipeline, RpcServing, ResetHold):
         self.gate = EmbedGate(ctx.embedder)
         ctx.embedder = self.gate.bulk
         self.reads: ReadPool | None = None
+        self.last_ingest = -math.inf
         """The reader threads while :meth:`run` serves (see ``server/reads.py``)."""
         self._readers = settings.readers if readers is None else readers
         self._shed_s = settings.read_shed_s
@@ -217,6 +219,7 @@ class MemoryService(IngestPipeline, RpcServing, ResetHold):
             self.reads = ReadPool(
                 self.ctx, self.gate.query, self.consumer, self.worker, self._readers, self._shed_s,
                 self._started_at if beat else None, self.configs.missing,
+                self.ingesting,
             )  # fmt: skip
             self.reads.start()
         log.info("memory service started (pid %s, ops: %s)", os.getpid(), ", ".join(self.ops))
@@ -272,6 +275,10 @@ class MemoryService(IngestPipeline, RpcServing, ResetHold):
             except redis.RedisError:
                 log.warning("could not clear the heartbeat (it expires by itself)")
             log.info("memory service stopped after %d ingests", self.processed)
+
+    def ingesting(self) -> bool:
+        """True while the loop stores an ingest batch and for :data:`INGEST_QUIET_S` after."""
+        return time.monotonic() - self.last_ingest < INGEST_QUIET_S
 
     # --- one iteration --------------------------------------------------------------------
     def step(self, block_ms: int = BLOCK_MS) -> None:

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -88,6 +90,8 @@ class IngestPipeline:
     automemory: AutoMemoryScheduler
     configs: TenantConfigSync
     processed: int
+    last_ingest: float
+    """When (monotonic) the loop last stored an ingest batch; ``inf`` while it stores one."""
     _embed_ahead: EmbedAhead | None
     _ahead: _AheadBatch | None
     _uncommitted: list[tuple[str, RememberRequest, Mapping[str, Any]]]
@@ -220,8 +224,14 @@ class IngestPipeline:
         if not parsed:
             self._commit()
             return
+        # Stamped before and after: the readers step aside while it runs (decision 581).
+        self.last_ingest = math.inf
+        try:
+            outcomes = self._ingest_isolated(parsed, vectors)
+        finally:
+            self.last_ingest = time.monotonic()
         # A failing tenant is parked (nothing of it acked); a Redis failure propagates.
-        for (entry_id, fields, req), result in self._ingest_isolated(parsed, vectors):
+        for (entry_id, fields, req), result in outcomes:
             if isinstance(result, NikaError):
                 self._dead_letter(entry_id, fields, result, req)  # nothing stored to flush
             else:

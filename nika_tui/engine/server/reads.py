@@ -21,6 +21,7 @@ for a caller who will have given up; a request past its deadline gets no reply (
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import queue
 import threading
@@ -30,7 +31,7 @@ from typing import Any
 
 import redis
 
-from nika_tui.domain.protocol import READ_ONLY_OPS
+from nika_tui.domain.protocol import READ_ONLY_OPS, Op
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.server.liveness import HEARTBEAT_EVERY_S, write_heartbeat
 from nika_tui.engine.server.rpc import (
@@ -46,15 +47,26 @@ from nika_tui.services import redis_keys
 
 log = logging.getLogger("nika.service")
 
-READERS = 8
-"""Reader threads: a recall spends most of its time in Redis, the model and Qdrant, which
-release the GIL, so more threads than cores keep them busy; and the queries of concurrent
-readers are embedded in one call (the gate), so more readers make bigger batches."""
+READERS = 3
+"""Reader threads. They share one GIL with each other and with the loop, and every Redis round
+trip or syscall of a recall gives it up and queues for it again: with eight, each recall waited
+behind the others' and the ingest's torch ops behind all of them (measured, decision 580).
+Three keep a Redis round trip, a search and the model busy at once."""
 SHED_S = 0.15
 """A request with less time than this left is answered "busy, retry" at once."""
-READ_COUNT = 1
-"""Requests a reader takes per XREADGROUP: one, so a request is never queued behind another
-in a reader's hands while a second reader is idle (measured: at 16, 20 clients timed out)."""
+READ_COUNT = 8
+"""Requests a reader takes per XREADGROUP (what is waiting, up to this): their queries are
+embedded in one call before the first is answered (:meth:`ReadPool._warm`), which is what
+eight readers gave before through the gate. A request waits at most for the seven before it
+in the batch (~3 ms each cached; decision 580)."""
+REST_SHARE = 0.25
+"""During an ingest, the reader rests this fraction of each batch's time after it."""
+REST_MAX_S = 0.02
+"""The longest such rest (a batch slowed by something else must not park reads)."""
+STAND_BY_S = 0.05
+"""How often a reader standing by during an ingest looks whether it ended."""
+INGEST_QUIET_S = 2.0
+"""The loop counts as ingesting until this long after its last use of the model."""
 BLOCK_MS = 500
 """Longest wait of a reader for a request (it notices :meth:`ReadPool.stop` in between)."""
 
@@ -75,6 +87,7 @@ class ReadPool:
         shed_s: float = SHED_S,
         heartbeat: str | None = None,
         config_missing: Callable[[str], bool] | None = None,
+        ingesting: Callable[[], bool] | None = None,
     ) -> None:
         """Args:
         ctx: the service's context (stores and Redis pool shared; caches shared).
@@ -89,6 +102,9 @@ class ReadPool:
             client then failed fast with "not running" — measured).
         config_missing: a joined worker's check that a tenant has no config here yet; such a
             read goes to the loop, which waits for the config (decision 511).
+        ingesting: True while the loop ingests; then only the first reader takes requests,
+            so the loop's torch ops and Python are not queued behind every reader's turn on
+            the GIL (decision 581).
         """
         self.ctx = dataclasses.replace(ctx, embedder=query_embedder)
         self.consumer = consumer
@@ -97,11 +113,17 @@ class ReadPool:
         self.shed_s = shed_s
         self.heartbeat = heartbeat
         self.config_missing = config_missing
+        self.ingesting = ingesting
         self.ops = build_rpc_table()
         self.writes: queue.SimpleQueue[Entry] = queue.SimpleQueue()
         """Entries for the loop: ops that write, reads of tenants held elsewhere."""
         self.answered = 0
         """Read requests answered (with a result or an error), for tests and stats."""
+        self.answered_by: dict[str, int] = {}
+        """The same, per reader (``<consumer>:read<i>``)."""
+        self.standing_by: set[str] = set()
+        """Readers stepping aside while the loop ingests (a reader blocked in its read when
+        the ingest starts takes one more request first)."""
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._count_lock = threading.Lock()
@@ -140,13 +162,19 @@ class ReadPool:
         later: list[Callable[[Any], None]] = []
         ctx = dataclasses.replace(self.ctx, defer=later.append)
         cursor = "0"  # first its own entries left pending by a killed process, then new ones
-        beats = self.heartbeat if name.endswith(":read0") else None
+        first = name.endswith(":read0")
+        beats = self.heartbeat if first else None
         last_beat = 0.0
         while not self._stop.is_set():
             try:
                 if beats is not None and time.monotonic() - last_beat >= HEARTBEAT_EVERY_S:
                     write_heartbeat(r, beats)
                     last_beat = time.monotonic()
+                if not first and cursor == ">" and self.ingesting is not None and self.ingesting():
+                    self.standing_by.add(name)
+                    self._stop.wait(STAND_BY_S)  # the first reader serves alone meanwhile
+                    continue
+                self.standing_by.discard(name)
                 reply: Any = r.xreadgroup(
                     redis_keys.RPC_GROUP,
                     name,
@@ -160,8 +188,15 @@ class ReadPool:
                         cursor = ">"
                         continue
                     cursor = entries[-1][0]
+                if len(entries) > 1:
+                    self._warm(entries)
+                started = time.monotonic()
                 for entry_id, fields in entries:
-                    self._handle(ctx, r, entry_id, fields or {}, later)
+                    self._handle(ctx, r, entry_id, fields or {}, later, name)
+                if entries and self.ingesting is not None and self.ingesting():
+                    # Step aside for a share of the time the batch took: the loop gets the GIL
+                    # for its torch ops and Python in between (decision 581).
+                    self._stop.wait(min(REST_MAX_S, (time.monotonic() - started) * REST_SHARE))
             except redis.ResponseError as exc:
                 if "NOGROUP" not in str(exc):
                     raise
@@ -170,6 +205,30 @@ class ReadPool:
                 log.warning("reader %s: redis unavailable, retrying: %s", name, exc)
                 self._stop.wait(1.0)
 
+    def _warm(self, entries: list[Entry]) -> None:
+        """Embed the queries of a batch's recalls in one call (the gate keeps the vectors,
+        so each recall finds its own cached). A failure here is left to each recall."""
+        warm = getattr(self.ctx.embedder, "warm", None)
+        if warm is None:
+            return
+        texts: list[str] = []
+        for _entry_id, fields in entries:
+            if (fields or {}).get("op") != Op.RECALL.value:
+                continue
+            try:
+                body = json.loads(fields.get("body", "{}"))
+            except json.JSONDecodeError:
+                continue
+            query = body.get("query") if isinstance(body, dict) else None
+            if isinstance(query, str) and query:
+                texts.append(query)
+        if len(texts) > 1:
+            try:
+                warm(texts)
+            except Exception:
+                # Each recall embeds its own query again and reports the error to its caller.
+                log.exception("embedding a batch of queries failed")
+
     def _handle(
         self,
         ctx: EngineContext,
@@ -177,6 +236,7 @@ class ReadPool:
         entry_id: str,
         fields: Mapping[str, str],
         later: list[Callable[[Any], None]],
+        name: str,
     ) -> None:
         op = fields.get("op", "")
         if op not in READ_ONLY_OPS or not self._ours(fields):
@@ -200,6 +260,7 @@ class ReadPool:
         acknowledge(r, entry_id, request_id, reply, after)
         with self._count_lock:
             self.answered += 1
+            self.answered_by[name] = self.answered_by.get(name, 0) + 1
 
     def _ours(self, fields: Mapping[str, str]) -> bool:
         """True unless another worker holds the tenant (the loop hands such reads off)."""

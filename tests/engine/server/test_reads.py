@@ -12,6 +12,7 @@ by timing.
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -97,7 +98,11 @@ def serve(
     started: list[tuple[MemoryService, threading.Thread, redis.Redis]] = []
 
     def start(
-        gated: Sequence[str] = (), closed: bool = False, readers: int = 2, shed_s: float = 0.15
+        gated: Sequence[str] = (),
+        closed: bool = False,
+        readers: int = 2,
+        shed_s: float = 0.15,
+        model: Embedder | None = None,
     ) -> Served:
         store = GatedStore(memory_store, gated)
         if closed:
@@ -110,7 +115,7 @@ def serve(
             settings=Settings.from_env(env),
             redis=own,
             vectors=store,
-            embedder=embedder,
+            embedder=model or embedder,
         )  # type: ignore[arg-type]
         service = MemoryService(ctx, readers=readers)
         thread = threading.Thread(target=service.run, daemon=True)
@@ -323,3 +328,61 @@ def test_the_other_read_only_ops_are_answered_while_the_loop_is_inside_an_ingest
         s.store.open.set()  # a failed ask must not leave the loop at the gate for teardown
     assert (["p1"] if op == "projects" else [_fact(1).text]) == texts[:1]
     assert s.client.wait_ingested(TENANT, second)["status"]
+
+
+def test_warm_embeds_what_the_cache_lacks_in_one_call(embedder: Embedder) -> None:
+    inner = _Recording(embedder, hold=lambda texts: None)
+    gate = EmbedGate(inner, query_cache=16)
+    gate.query.embed(["a"])
+
+    gate.query.warm(["a", "b", "c", "b"])  # type: ignore[attr-defined]
+    gate.query.embed(["c"])
+
+    assert inner.calls == [["a"], ["b", "c"]]
+
+
+def test_the_queries_of_a_readers_batch_cost_one_forward_pass(
+    serve: Callable[..., Served], embedder: Embedder
+) -> None:
+    model = _Recording(embedder, hold=lambda texts: None)
+    s = serve(gated=["search_hybrid"], closed=True, readers=1, model=model)
+    s.client.wait_ingested(TENANT, s.client.remember(_fact(1)))
+    first = threading.Thread(target=_recall, args=(s.client, "the first question"))
+    first.start()
+    assert s.store.waiting.wait(timeout=30), "the reader holds the first recall"
+    asked = [f"question number {i}" for i in range(4)]
+    rest = [threading.Thread(target=_recall, args=(s.client, q)) for q in asked]
+    for t in rest:
+        t.start()
+    # All four wait in the stream (the fifth entry is the reader's, in hand).
+    retry_until(lambda: s.client.redis.xlen(redis_keys.RPC_STREAM) >= 5, timeout=30, what="queued")
+
+    s.store.open.set()
+    for t in [first, *rest]:
+        t.join(timeout=60)
+
+    assert sorted(asked) in [sorted(call) for call in model.calls]
+
+
+def test_while_the_loop_ingests_only_the_first_reader_takes_requests(
+    serve: Callable[..., Served],
+) -> None:
+    s = serve(readers=3)
+    s.client.wait_ingested(TENANT, s.client.remember(_fact(1)))
+    s.service.last_ingest = math.inf  # as while the loop stores an ingest batch
+    assert s.service.reads is not None
+    reads = s.service.reads
+    retry_until(lambda: len(reads.standing_by) == 2, timeout=30, what="readers 1 and 2 aside")
+    reads.answered_by.clear()
+
+    threads = [
+        threading.Thread(target=_recall, args=(s.client, f"which port, asked {i}"))
+        for i in range(12)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+
+    assert s.service.reads.answered >= 12
+    assert set(s.service.reads.answered_by) == {f"{s.service.consumer}:read0"}
