@@ -127,6 +127,11 @@ class EmbedGate:
             self._release()
         return self._answer(ask)
 
+    def holds(self, text: str) -> bool:
+        """True if the cache has the vector of ``text`` (a query of it needs no model)."""
+        with self._cv:
+            return cache_key(text) in self._cache
+
     def warm(self, texts: Sequence[str]) -> None:
         """Embed, in one call, those of ``texts`` the cache does not hold (a reader's batch of
         requests: their queries then cost one forward pass, not one each). Nothing without a
@@ -196,6 +201,10 @@ class _Door:
         if self._bulk:
             return self._gate.embed_bulk(texts)
         return self._gate.embed_query(texts)
+
+    def holds(self, text: str) -> bool:
+        """See :meth:`EmbedGate.holds` (always False at the bulk door: it has no cache)."""
+        return not self._bulk and self._gate.holds(text)
 
     def warm(self, texts: Sequence[str]) -> None:
         """See :meth:`EmbedGate.warm` (the query door; the bulk door has no cache)."""

@@ -55,10 +55,10 @@ Three keep a Redis round trip, a search and the model busy at once."""
 SHED_S = 0.15
 """A request with less time than this left is answered "busy, retry" at once."""
 READ_COUNT = 8
-"""Requests a reader takes per XREADGROUP (what is waiting, up to this): their queries are
-embedded in one call before the first is answered (:meth:`ReadPool._warm`), which is what
-eight readers gave before through the gate. A request waits at most for the seven before it
-in the batch (~3 ms each cached; decision 580)."""
+"""Requests a reader takes per XREADGROUP (what is waiting, up to this). Those that need no
+model are answered first; the new queries of the rest are then embedded in one call
+(:meth:`ReadPool._warm`), the batching eight readers gave through the gate. A request waits
+at most for the seven before it (~3 ms each when cached; decision 580)."""
 REST_SHARE = 0.25
 """During an ingest, the reader rests this fraction of each batch's time after it."""
 REST_MAX_S = 0.02
@@ -107,6 +107,8 @@ class ReadPool:
             the GIL (decision 581).
         """
         self.ctx = dataclasses.replace(ctx, embedder=query_embedder)
+        self._door: Any = query_embedder
+        """The gate's query door (``holds`` / ``warm``); another embedder has neither."""
         self.consumer = consumer
         self.worker = worker
         self.size = max(1, size)
@@ -127,6 +129,8 @@ class ReadPool:
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._count_lock = threading.Lock()
+        self._on_model = 0
+        """Readers answering new queries (they may wait for the model behind the ingest)."""
 
     def start(self) -> None:
         """Start the reader threads (each on its own connection of the shared Redis pool)."""
@@ -170,7 +174,7 @@ class ReadPool:
                 if beats is not None and time.monotonic() - last_beat >= HEARTBEAT_EVERY_S:
                     write_heartbeat(r, beats)
                     last_beat = time.monotonic()
-                if not first and cursor == ">" and self.ingesting is not None and self.ingesting():
+                if not first and cursor == ">" and self._stand_by():
                     self.standing_by.add(name)
                     self._stop.wait(STAND_BY_S)  # the first reader serves alone meanwhile
                     continue
@@ -188,11 +192,21 @@ class ReadPool:
                         cursor = ">"
                         continue
                     cursor = entries[-1][0]
-                if len(entries) > 1:
-                    self._warm(entries)
                 started = time.monotonic()
-                for entry_id, fields in entries:
+                # Requests that need no model first: a batch's new queries wait for the model
+                # (behind an ingest micro-batch, maybe), the cached ones behind them must not.
+                ready, new, texts = self._split(entries)
+                for entry_id, fields in ready:
                     self._handle(ctx, r, entry_id, fields or {}, later, name)
+                if new:
+                    self._waiting_for_model(+1)  # meanwhile a reader standing by serves
+                    try:
+                        if len(texts) > 1:
+                            self._warm(texts)
+                        for entry_id, fields in new:
+                            self._handle(ctx, r, entry_id, fields or {}, later, name)
+                    finally:
+                        self._waiting_for_model(-1)
                 if entries and self.ingesting is not None and self.ingesting():
                     # Step aside for a share of the time the batch took: the loop gets the GIL
                     # for its torch ops and Python in between (decision 581).
@@ -205,29 +219,43 @@ class ReadPool:
                 log.warning("reader %s: redis unavailable, retrying: %s", name, exc)
                 self._stop.wait(1.0)
 
-    def _warm(self, entries: list[Entry]) -> None:
-        """Embed the queries of a batch's recalls in one call (the gate keeps the vectors,
-        so each recall finds its own cached). A failure here is left to each recall."""
-        warm = getattr(self.ctx.embedder, "warm", None)
-        if warm is None:
-            return
+    def _stand_by(self) -> bool:
+        """True while the loop ingests and no reader waits for the model (decision 581): a
+        new query waits behind an ingest micro-batch, and the cached requests that came in
+        meanwhile must not wait behind it."""
+        if self.ingesting is None or not self.ingesting():
+            return False
+        with self._count_lock:
+            return self._on_model == 0
+
+    def _waiting_for_model(self, delta: int) -> None:
+        with self._count_lock:
+            self._on_model += delta
+
+    def _split(self, entries: list[Entry]) -> tuple[list[Entry], list[Entry], list[str]]:
+        """The entries that need no model, those whose recall query is not embedded yet, and
+        those queries."""
+        holds = getattr(self._door, "holds", None)
+        ready: list[Entry] = []
+        new: list[Entry] = []
         texts: list[str] = []
-        for _entry_id, fields in entries:
-            if (fields or {}).get("op") != Op.RECALL.value:
-                continue
-            try:
-                body = json.loads(fields.get("body", "{}"))
-            except json.JSONDecodeError:
-                continue
-            query = body.get("query") if isinstance(body, dict) else None
-            if isinstance(query, str) and query:
+        for entry in entries:
+            query = _recall_query(entry[1] or {})
+            if query is None or holds is None or holds(query):
+                ready.append(entry)
+            else:
+                new.append(entry)
                 texts.append(query)
-        if len(texts) > 1:
-            try:
-                warm(texts)
-            except Exception:
-                # Each recall embeds its own query again and reports the error to its caller.
-                log.exception("embedding a batch of queries failed")
+        return ready, new, texts
+
+    def _warm(self, texts: list[str]) -> None:
+        """Embed a batch's new queries in one call (the gate keeps the vectors, so each recall
+        finds its own cached). A failure here is left to each recall."""
+        try:
+            self._door.warm(texts)
+        except Exception:
+            # Each recall embeds its own query again and reports the error to its caller.
+            log.exception("embedding a batch of queries failed")
 
     def _handle(
         self,
@@ -274,3 +302,15 @@ class ReadPool:
         return self.worker.holds_now(tenant) and not (
             self.config_missing is not None and self.config_missing(tenant)
         )
+
+
+def _recall_query(fields: Mapping[str, str]) -> str | None:
+    """The query text of a recall entry (None for another op or a body that does not parse)."""
+    if fields.get("op") != Op.RECALL.value:
+        return None
+    try:
+        body = json.loads(fields.get("body", "{}"))
+    except json.JSONDecodeError:
+        return None
+    query = body.get("query") if isinstance(body, dict) else None
+    return query if isinstance(query, str) and query else None

@@ -369,20 +369,54 @@ def test_while_the_loop_ingests_only_the_first_reader_takes_requests(
 ) -> None:
     s = serve(readers=3)
     s.client.wait_ingested(TENANT, s.client.remember(_fact(1)))
+    asked = [f"which port, asked {i}" for i in range(12)]
+    for q in asked:  # embedded now: a new query would let a second reader serve (decision 581)
+        _recall(s.client, q)
     s.service.last_ingest = math.inf  # as while the loop stores an ingest batch
     assert s.service.reads is not None
     reads = s.service.reads
     retry_until(lambda: len(reads.standing_by) == 2, timeout=30, what="readers 1 and 2 aside")
     reads.answered_by.clear()
 
-    threads = [
-        threading.Thread(target=_recall, args=(s.client, f"which port, asked {i}"))
-        for i in range(12)
-    ]
+    threads = [threading.Thread(target=_recall, args=(s.client, q)) for q in asked]
     for t in threads:
         t.start()
     for t in threads:
         t.join(timeout=60)
 
-    assert s.service.reads.answered >= 12
+    retry_until(lambda: sum(reads.answered_by.values()) == 12, timeout=30, what="counted")
     assert set(s.service.reads.answered_by) == {f"{s.service.consumer}:read0"}
+
+
+def test_while_the_first_reader_waits_for_the_model_another_serves_during_an_ingest(
+    serve: Callable[..., Served], embedder: Embedder
+) -> None:
+    release = threading.Event()
+
+    def hold(texts: list[str]) -> None:
+        if "a slow new question" in texts:
+            release.wait(timeout=60)
+
+    s = serve(readers=2, model=_Recording(embedder, hold=hold))
+    s.client.wait_ingested(TENANT, s.client.remember(_fact(1)))
+    _recall(s.client, "a cached question")
+    s.service.last_ingest = math.inf  # as while the loop stores an ingest batch
+    reads = s.service.reads
+    assert reads is not None
+    retry_until(lambda: len(reads.standing_by) == 1, timeout=30, what="reader 1 aside")
+    slow = threading.Thread(target=_recall, args=(s.client, "a slow new question"))
+    slow.start()
+    retry_until(lambda: reads._on_model == 1, timeout=30, what="reader 0 at the model")
+
+    cached = _recall(s.client, "a cached question")
+
+    assert slow.is_alive(), "answered while the new question still waits for the model"
+    assert cached.query == "a cached question"
+    # Counted just after the reply is pushed.
+    retry_until(
+        lambda: reads.answered_by.get(f"{s.service.consumer}:read1", 0) >= 1,
+        timeout=30,
+        what="the cached question answered by reader 1",
+    )
+    release.set()
+    slow.join(timeout=60)
