@@ -91,6 +91,7 @@ class IngestPipeline:
     configs: TenantConfigSync
     processed: int
     last_ingest: float
+    _first_drain: bool
     """When (monotonic) the loop last stored an ingest batch; ``inf`` while it stores one."""
     _embed_ahead: EmbedAhead | None
     _ahead: _AheadBatch | None
@@ -224,12 +225,16 @@ class IngestPipeline:
         if not parsed:
             self._commit()
             return
-        # Stamped before and after: the readers step aside while it runs (decision 581).
-        self.last_ingest = math.inf
+        # Stamped before and after: the readers step aside while it runs (decision 581); not
+        # during the replay at start, when reads must come back within seconds (all serve).
+        stamp = not self._first_drain
+        if stamp:
+            self.last_ingest = math.inf
         try:
             outcomes = self._ingest_isolated(parsed, vectors)
         finally:
-            self.last_ingest = time.monotonic()
+            if stamp:
+                self.last_ingest = time.monotonic()
         # A failing tenant is parked (nothing of it acked); a Redis failure propagates.
         for (entry_id, fields, req), result in outcomes:
             if isinstance(result, NikaError):
