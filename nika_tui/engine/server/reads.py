@@ -21,7 +21,6 @@ for a caller who will have given up; a request past its deadline gets no reply (
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import queue
 import threading
@@ -36,6 +35,7 @@ from nika_tui.engine.context import EngineContext
 from nika_tui.engine.server.liveness import HEARTBEAT_EVERY_S, write_heartbeat
 from nika_tui.engine.server.rpc import (
     acknowledge,
+    body_text,
     build_rpc_table,
     dispatch,
     error_body,
@@ -308,9 +308,4 @@ def _recall_query(fields: Mapping[str, str]) -> str | None:
     """The query text of a recall entry (None for another op or a body that does not parse)."""
     if fields.get("op") != Op.RECALL.value:
         return None
-    try:
-        body = json.loads(fields.get("body", "{}"))
-    except json.JSONDecodeError:
-        return None
-    query = body.get("query") if isinstance(body, dict) else None
-    return query if isinstance(query, str) and query else None
+    return body_text(fields, "query")

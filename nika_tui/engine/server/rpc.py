@@ -95,14 +95,19 @@ def error_body(exc: NikaError) -> dict[str, Any]:
     return {"error": exc.message, "hint": exc.hint, "kind": type(exc).__name__, "fields": fields}
 
 
-def rpc_tenant(fields: Mapping[str, str]) -> str | None:
-    """The tenant an RPC is addressed to (its body's ``tenant_id``), if any."""
+def body_text(fields: Mapping[str, str], name: str) -> str | None:
+    """A non-empty text field of an RPC entry's JSON body (None if absent or unparsable)."""
     try:
         body = json.loads(fields.get("body", "{}"))
     except json.JSONDecodeError:
         return None
-    tenant = body.get("tenant_id") if isinstance(body, dict) else None
-    return tenant if isinstance(tenant, str) and tenant else None
+    value = body.get(name) if isinstance(body, dict) else None
+    return value if isinstance(value, str) and value else None
+
+
+def rpc_tenant(fields: Mapping[str, str]) -> str | None:
+    """The tenant an RPC is addressed to (its body's ``tenant_id``), if any."""
+    return body_text(fields, "tenant_id")
 
 
 def dispatch(
