@@ -56,7 +56,7 @@ class SentenceModel:
     """What both forward passes share: the shape, the tokenizer, batching by length."""
 
     def __init__(self, model_dir: Path) -> None:
-        """Read the shape and tokenizer of ``model_dir`` (the subclass loads the weights).
+        """Read the shape, tokenizer and weights of ``model_dir`` (:meth:`_load` per backend).
 
         Raises:
             OSError: a file is missing or unreadable.
@@ -68,6 +68,7 @@ class SentenceModel:
         self._tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self._tokenizer.enable_truncation(max_length=self.shape.max_tokens)
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        self._w: dict[str, Any] = self._load(model_dir / "model.safetensors")
 
     @property
     def dimension(self) -> int:
@@ -92,21 +93,20 @@ class SentenceModel:
         """Unit-norm vectors of ``texts`` (one padded batch), as an array with ``tolist``."""
         raise NotImplementedError
 
+    @staticmethod
+    def _load(weights: Path) -> dict[str, Any]:
+        """The weights of ``weights`` (a safetensors file) as the forward pass's arrays."""
+        raise NotImplementedError
+
 
 class MiniLM(SentenceModel):
     """The sentence model in torch, loaded once; :meth:`encode` gives unit-norm vectors."""
 
-    def __init__(self, model_dir: Path) -> None:
-        """Load the weights and tokenizer of ``model_dir``.
-
-        Raises:
-            OSError: a file is missing or unreadable.
-            ValueError: the files do not describe a mean-pooled BERT model.
-        """
+    @staticmethod
+    def _load(weights: Path) -> dict[str, Any]:
         from safetensors.torch import load_file
 
-        super().__init__(model_dir)
-        self._w: dict[str, Any] = load_file(str(model_dir / "model.safetensors"))
+        return load_file(str(weights))
 
     def encode(self, texts: Sequence[str], batch_size: int = 64) -> list[list[float]]:
         """One unit-norm vector per text, in order (no autograd state kept)."""

@@ -33,17 +33,11 @@ def _erf(x: Any) -> Any:
 class NumpyMiniLM(SentenceModel):
     """The sentence model in numpy; :meth:`encode` gives unit-norm vectors."""
 
-    def __init__(self, model_dir: Path) -> None:
-        """Load the weights and tokenizer of ``model_dir``.
-
-        Raises:
-            OSError: a file is missing or unreadable.
-            ValueError: the files do not describe a mean-pooled BERT model.
-        """
+    @staticmethod
+    def _load(weights: Path) -> dict[str, Any]:
         from safetensors.numpy import load_file
 
-        super().__init__(model_dir)
-        self._w: dict[str, Any] = load_file(str(model_dir / "model.safetensors"))
+        return dict(load_file(str(weights)))
 
     def _batch(self, texts: list[str]) -> Any:
         encoded = self._tokenizer.encode_batch(texts)
