@@ -66,7 +66,7 @@ REST_MAX_S = 0.02
 STAND_BY_S = 0.05
 """How often a reader standing by during an ingest looks whether it ended."""
 INGEST_QUIET_S = 2.0
-"""The loop counts as ingesting until this long after its last use of the model."""
+"""The loop counts as ingesting until this long after it last stored an ingest batch."""
 BLOCK_MS = 500
 """Longest wait of a reader for a request (it notices :meth:`ReadPool.stop` in between)."""
 
@@ -102,9 +102,9 @@ class ReadPool:
             client then failed fast with "not running" — measured).
         config_missing: a joined worker's check that a tenant has no config here yet; such a
             read goes to the loop, which waits for the config (decision 511).
-        ingesting: True while the loop ingests; then only the first reader takes requests,
-            so the loop's torch ops and Python are not queued behind every reader's turn on
-            the GIL (decision 581).
+        ingesting: True while the loop ingests; then only the first reader takes requests
+            (a second one too while a reader waits for the model), so the loop's torch ops and
+            Python are not queued behind every reader's turn on the GIL (decision 581).
         """
         self.ctx = dataclasses.replace(ctx, embedder=query_embedder)
         self._door: Any = query_embedder
