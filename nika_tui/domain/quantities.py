@@ -1,8 +1,10 @@
 """Quantities with units, normalised, so a restatement in other units is not a change. Pure.
 
 "10 MB" and "10 megabytes", "1 hour" and "60 minutes", "300 ms" and "0,3 seconde",
-"$250,000" and "250k USD" read the same. Only general units (time, data size, money
-multipliers); a bare number keeps its value with no unit.
+"$250,000" and "250k USD", "1.5 km" and "1500 metres", "2 L" and "2000 ml", "1 Gbps" and
+"1000 Mbit/s" read the same. Only general units (time, data size, bit rate, length, volume,
+mass, frequency, money multipliers); a bare number keeps its value with no unit. A lone "m"
+stays the million multiplier ("$2m"): metres are spelled out or prefixed (km, cm, mm).
 """
 
 from __future__ import annotations
@@ -35,6 +37,34 @@ _add("size", 1024, "kib")
 _add("size", 1024**2, "mib")
 _add("size", 1024**3, "gib")
 _add("size", 1024**4, "tib")
+_add("rate", 1e3, "kbps", "kbit", "kbits")
+_add("rate", 1e6, "mbps", "mbit", "mbits")
+_add("rate", 1e9, "gbps", "gbit", "gbits")
+_add("rate", 1e12, "tbps", "tbit", "tbits")
+# Folding loses case, so "MB/s" and "Mb/s" read alike: bytes a second, as disks and APIs
+# mostly mean it, kept apart from bit rates so neither is taken for a restatement of the other.
+_add("byte_rate", 1e3, "kb/s", "ko/s")
+_add("byte_rate", 1e6, "mb/s", "mo/s")
+_add("byte_rate", 1e9, "gb/s", "go/s")
+_add("length", 0.001, "mm", "millimeter", "millimeters", "millimetre", "millimetres")
+_add("length", 0.01, "cm", "centimeter", "centimeters", "centimetre", "centimetres")
+_add("length", 1, "meter", "meters", "metre", "metres")
+_add("length", 1000, "km", "kilometer", "kilometers", "kilometre", "kilometres")
+_add("length", 0.0254, "inch", "inches")  # not "in": a word in every sentence
+_add("length", 0.3048, "ft", "foot", "feet")
+_add("length", 1609.344, "mile", "miles")
+_add("volume", 0.001, "ml", "milliliter", "milliliters", "millilitre", "millilitres")
+_add("volume", 0.01, "cl", "centiliter", "centiliters", "centilitre", "centilitres")
+_add("volume", 1, "l", "liter", "liters", "litre", "litres")
+_add("volume", 100, "hl", "hectoliter", "hectoliters", "hectolitre", "hectolitres")
+_add("volume", 1000, "m3", "kl", "kiloliter", "kilolitre", "kilolitres")
+_add("mass", 0.001, "g", "gram", "grams", "gramme", "grammes")
+_add("mass", 1, "kg", "kilo", "kilos", "kilogram", "kilograms", "kilogramme", "kilogrammes")
+_add("mass", 1000, "tonne", "tonnes", "ton", "tons")
+_add("frequency", 1, "hz", "hertz")
+_add("frequency", 1e3, "khz")
+_add("frequency", 1e6, "mhz")
+_add("frequency", 1e9, "ghz")
 _add("money", 1, "usd", "eur", "dollars", "euros", "$", "€")
 
 _WORD_NUMBERS = {
@@ -55,7 +85,7 @@ _WORD_NUMBERS = {
 }
 _QUANTITY = re.compile(
     r"(?P<cur>[$€])?\s?(?P<num>\d+(?:[.,\s]\d{3})*(?:[.,]\d+)?)\s?(?P<mult>k|m|bn)?\b"
-    r"\s?(?P<unit>[a-z€$]+)?",
+    r"\s?(?P<unit>[a-z][bo]/s|m3|[a-z€$]+)?",
     re.IGNORECASE,
 )
 _WORDED = re.compile(

@@ -47,6 +47,17 @@ class QCase(NamedTuple):
         QCase("ms-seconds-fr", "Le délai est de 300 ms.", "Après 0,3 seconde.", True, False),
         QCase("money-k", "The contract is $250,000 per year.", "ARR is 250k USD.", True, False),
         QCase("days-change", "Retention is 14 days.", "Retention is 30 days.", False, True),
+        QCase("km-metres", "The loop is 1.5 km long.", "Loop length: 1500 metres.", True, False),
+        QCase("litres-fr", "La cuve fait 20 hL.", "Cuve de 2000 litres.", True, False),
+        QCase("ml-litres", "Each vial holds 2 L.", "Vials take 2000 ml.", True, False),
+        QCase("bit-rate", "The uplink runs at 1 Gbps.", "Uplink: 1000 Mbit/s.", True, False),
+        QCase("bit-rate-change", "The uplink runs at 1 Gbps.", "Uplink is 10 Gbps.", False, True),
+        QCase("mass", "A bag weighs 2 kg.", "Bags are 2000 g.", True, False),
+        QCase("ghz-mhz", "The radio is on 2.4 GHz.", "Radio channel: 2400 MHz.", True, False),
+        # Bytes and bits a second never restate each other (folding loses MB/Mb's case).
+        QCase("bytes-vs-bits", "Disk writes 10 MB/s.", "Disk writes 80 Mbps.", False, False),
+        # "in" is a word, not inches: two counts, one changed.
+        QCase("in-is-a-word", "10 pods run in prod.", "12 pods run in prod.", False, True),
     ],
     ids=lambda c: c.test_id,
 )
