@@ -133,6 +133,9 @@ class Settings(BaseSettings):
     Three, not more: they share one GIL with the loop (decision 580)."""
     read_shed_s: float = 0.15
     """A read with less time than this left before its deadline is answered "busy, retry"."""
+    embed_process: bool = True
+    """``0`` keeps the ingest's embedding in the service's own process (by default a child
+    process embeds it, so its forward passes leave the readers the GIL; decision 583)."""
     embed_threads: int = 1
     """Torch threads of the local embedding model (``0``: torch's default, one per core).
     One: on a busy 2-core box a 2-thread forward pass waits for its descheduled second thread
@@ -278,7 +281,7 @@ class Settings(BaseSettings):
                 return None
         return value
 
-    @field_validator("embed_ahead", "quota_cgroups", mode="before")
+    @field_validator("embed_ahead", "embed_process", "quota_cgroups", mode="before")
     @classmethod
     def _off_only_when_zero(cls, value: Any) -> Any:
         return value.strip() != "0" if isinstance(value, str) else value

@@ -24,12 +24,16 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nika_tui.cli.common import add_json_flag, print_json, settings_of
 from nika_tui.errors import NikaError, ServiceNotRunning
 from nika_tui.paths import FILE_MODE, Roots, ensure_private_dir, roots
 from nika_tui.settings import Settings
+
+if TYPE_CHECKING:
+    from nika_tui.domain.ports import Embedder
+    from nika_tui.services.embed_process import ProcessEmbedder
 
 SESSION = "nika-core"
 UP_TIMEOUT_S = 120.0
@@ -122,7 +126,19 @@ def serve_cmd(args: argparse.Namespace) -> int:
     ctx = build_context(settings=settings, fast_start=True)
     host = settings.worker_host or None
     worker = Worker(ctx.redis, worker_id, settings.data_root, ctx.vectors, ttl_s=ttl, host=host)
-    service = MemoryService(ctx, worker=worker)
+    # The ingest embeds in a child process (decision 583): its forward passes then leave the
+    # readers the GIL. Not with an HTTP embedder: there the model is already elsewhere.
+    children: list[ProcessEmbedder] = []
+    if settings.embed_process and not settings.embeddings_url:
+        from nika_tui.services.embed_process import ProcessEmbedder
+
+        def _ingest_embedder(door: Embedder) -> Embedder:
+            children.append(ProcessEmbedder(door, threads=settings.embed_threads))
+            return children[-1]
+
+        service = MemoryService(ctx, worker=worker, bulk_embedder=_ingest_embedder)
+    else:
+        service = MemoryService(ctx, worker=worker)
     service.check_single()  # before the loop; the model is loaded by now, the check is cheap
     # Heartbeats, pane fallback and the 61% policy need a periodic look at every kernel;
     # the service is the one long-lived process, so it carries that loop on its own thread.
@@ -145,6 +161,8 @@ def serve_cmd(args: argparse.Namespace) -> int:
     finally:
         if watcher is not None:
             watcher.stop()
+        for child in children:
+            child.close()
         ctx.vectors.close()
     if args.json:
         print_json({"stopped": True, "ingested": service.processed})

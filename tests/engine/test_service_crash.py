@@ -36,6 +36,25 @@ def _serve(log: Path) -> subprocess.Popen[bytes]:
     )
 
 
+def _embed_children(pid: int) -> list[int]:
+    """The service's ingest-embedder children (decision 583)."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
+            if b"nika_tui.services.embed_worker" in cmdline:
+                found.append(int(child))
+    return found
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
+
+
 def _ingested(r: redis.Redis) -> int:
     return int(r.hget(redis_keys.metrics(TENANT), "ingested") or 0)
 
@@ -68,11 +87,15 @@ def test_kill_9_mid_ingest_then_restart_stores_each_memory_exactly_once(
     try:
         retry_until(lambda: _ingested(redis_client) >= 100, timeout=300, interval=0.01,
                     what="100 memories ingested")  # fmt: skip
+        children = _embed_children(first.pid)  # started by the first ingest
     finally:
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=30)
     assert first.returncode == -signal.SIGKILL
     assert redis_client.xlen(redis_keys.INGEST_STREAM) > 0, "killed too late: nothing left"
+    # The ingest's embedder process reads the end of its input and leaves with the service.
+    assert len(children) == 1
+    retry_until(lambda: _gone(children[0]), timeout=120, what="the embedder child gone")
 
     second = _serve(log)
     try:

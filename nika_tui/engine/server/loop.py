@@ -42,11 +42,12 @@ import math
 import os
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import redis
 
+from nika_tui.domain.ports import Embedder
 from nika_tui.domain.requests import RememberRequest
 from nika_tui.engine.context import EngineContext
 from nika_tui.engine.embed_ahead import EmbedAhead
@@ -93,6 +94,7 @@ class MemoryService(IngestPipeline, RpcServing, ResetHold):
         embed_ahead: bool | None = None,
         worker: Worker | None = None,
         readers: int | None = None,
+        bulk_embedder: Callable[[Embedder], Embedder] | None = None,
     ) -> None:
         """Args:
         ctx: the engine context (with embed-ahead on, its embedder is replaced by a
@@ -103,6 +105,9 @@ class MemoryService(IngestPipeline, RpcServing, ResetHold):
         worker: lease-partitioned mode (its id is the consumer name); ``None``: this service
             serves every tenant alone (tests of the loop itself).
         readers: reader threads :meth:`run` starts (``0``: none); ``None``: ``NIKA_READERS``.
+        bulk_embedder: given the gate's bulk door (the service's own model), the embedder
+            the ingest uses instead (``nika serve``: a child process that falls back to the
+            door, decision 583); ``None``: the door.
         """
         self.ctx = ctx
         self.r = ctx.redis
@@ -123,7 +128,10 @@ class MemoryService(IngestPipeline, RpcServing, ResetHold):
         # One model for ingest and reads: queries go first, between bulk micro-batches.
         self._model = ctx.embedder
         self.gate = EmbedGate(ctx.embedder)
-        ctx.embedder = self.gate.bulk
+        bulk = self.gate.bulk if bulk_embedder is None else bulk_embedder(self.gate.bulk)
+        self._bulk_elsewhere: Callable[[], bool] = getattr(bulk, "serving", lambda: False)
+        """True while the ingest's forward passes run in another process (decision 583)."""
+        ctx.embedder = bulk
         self.reads: ReadPool | None = None
         self.last_ingest = -math.inf
         """The reader threads while :meth:`run` serves (see ``server/reads.py``)."""
@@ -277,7 +285,12 @@ class MemoryService(IngestPipeline, RpcServing, ResetHold):
             log.info("memory service stopped after %d ingests", self.processed)
 
     def ingesting(self) -> bool:
-        """True while the loop stores an ingest batch and for :data:`INGEST_QUIET_S` after."""
+        """True while the loop stores an ingest batch embedded by the service's own model, and
+        for :data:`INGEST_QUIET_S` after: the readers then yield it the GIL (decision 581).
+        Never while the ingest embeds in a child process: its forward passes need no GIL of
+        ours, and readers that stood by only left cores idle (decision 583, measured)."""
+        if self._bulk_elsewhere():
+            return False
         return time.monotonic() - self.last_ingest < INGEST_QUIET_S
 
     # --- one iteration --------------------------------------------------------------------

@@ -33,6 +33,7 @@ from nika_tui.engine.embed_gate import EmbedGate
 from nika_tui.engine.server.loop import MemoryService
 from nika_tui.errors import ServiceBusy
 from nika_tui.services import redis_keys
+from nika_tui.services.embed_process import ProcessEmbedder
 from nika_tui.services.memory_client import MemoryClient
 from nika_tui.services.vectors.edge import EdgeVectorStore
 from nika_tui.settings import Settings
@@ -103,6 +104,7 @@ def serve(
         readers: int = 2,
         shed_s: float = 0.15,
         model: Embedder | None = None,
+        bulk: Callable[[Embedder], Embedder] | None = None,
     ) -> Served:
         store = GatedStore(memory_store, gated)
         if closed:
@@ -117,7 +119,7 @@ def serve(
             vectors=store,
             embedder=model or embedder,
         )  # type: ignore[arg-type]
-        service = MemoryService(ctx, readers=readers)
+        service = MemoryService(ctx, readers=readers, bulk_embedder=bulk)
         thread = threading.Thread(target=service.run, daemon=True)
         thread.start()
         started.append((service, thread, own))
@@ -420,3 +422,36 @@ def test_while_the_first_reader_waits_for_the_model_another_serves_during_an_ing
     )
     release.set()
     slow.join(timeout=60)
+
+
+def test_while_a_child_process_embeds_the_ingest_every_reader_serves(
+    serve: Callable[..., Served],
+) -> None:
+    children: list[ProcessEmbedder] = []
+
+    def in_a_child(door: Embedder) -> Embedder:
+        children.append(ProcessEmbedder(door))
+        return children[-1]
+
+    s = serve(readers=3, bulk=in_a_child)
+    s.client.wait_ingested(TENANT, s.client.remember(_fact(1)))  # starts the child
+    try:
+        assert children[0].wait_ready(120), "the child loaded its model"
+        s.client.wait_ingested(TENANT, s.client.remember(_fact(2)))
+        assert children[0].served >= 1, "the second ingest was embedded by the child"
+        s.service.last_ingest = math.inf  # as while the loop stores an ingest batch
+
+        # The forward passes hold no GIL of the service's: nothing to yield (decision 583).
+        assert not s.service.ingesting()
+        for i in range(6):
+            _recall(s.client, f"which port, asked {i}")
+        assert not s.service.reads or not s.service.reads.standing_by
+
+        children[0].close()  # the ingest embeds in the service again: the readers yield
+        assert s.service.ingesting()
+        assert s.service.reads is not None
+        reads = s.service.reads
+        retry_until(lambda: len(reads.standing_by) == 2, timeout=30, what="readers 1 and 2 aside")
+    finally:
+        for child in children:
+            child.close()
