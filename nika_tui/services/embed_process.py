@@ -36,6 +36,11 @@ from nika_tui.domain.ports import Embedder
 
 log = logging.getLogger("nika.embed_process")
 
+START_AFTER_S = 5.0
+"""The child starts with the first call this long after the service built it, not sooner:
+loading torch takes a core for 2-3 s, and at a restart with a backlog that load beside the
+service's own start pushed its first answered recall from 1.1 s to 2.1 s after the spawn
+(measured). The replay's first batches embed in-process meanwhile, as before."""
 RESPAWN_S = 60.0
 """A child that died is started again at most this often (the fallback serves meanwhile)."""
 MAX_FRAME = 256 * 1024 * 1024
@@ -91,17 +96,26 @@ def _read_exact(src: IO[bytes], size: int) -> bytes | None:
 class ProcessEmbedder:
     """The ingest's embedder, run by a child process; ``fallback`` serves when it cannot."""
 
-    def __init__(self, fallback: Embedder, threads: int = 1, respawn_s: float = RESPAWN_S) -> None:
-        """The child starts with the first call (a service that never ingests starts none).
+    def __init__(
+        self,
+        fallback: Embedder,
+        threads: int = 1,
+        start_after_s: float = START_AFTER_S,
+        respawn_s: float = RESPAWN_S,
+    ) -> None:
+        """The child starts with a call (a service that never ingests starts none).
 
         Args:
             fallback: the in-process embedder (same model) used until the child is ready and
                 whenever it is gone.
             threads: the child's torch threads (``NIKA_EMBED_THREADS``).
+            start_after_s: see :data:`START_AFTER_S`.
             respawn_s: see :data:`RESPAWN_S`.
         """
         self.fallback = fallback
         self._threads = threads
+        self._born = time.monotonic()
+        self._start_after_s = start_after_s
         self._respawn_s = respawn_s
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
@@ -225,7 +239,11 @@ class ProcessEmbedder:
     def _maybe_respawn(self) -> None:
         if self._closed or self.pid is not None:
             return
-        if self._started_at is None or time.monotonic() - self._started_at >= self._respawn_s:
+        now = time.monotonic()
+        if self._started_at is None:
+            if now - self._born >= self._start_after_s:
+                self.start()
+        elif now - self._started_at >= self._respawn_s:
             self.start()
 
     @staticmethod

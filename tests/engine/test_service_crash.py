@@ -87,7 +87,10 @@ def test_kill_9_mid_ingest_then_restart_stores_each_memory_exactly_once(
     try:
         retry_until(lambda: _ingested(redis_client) >= 100, timeout=300, interval=0.01,
                     what="100 memories ingested")  # fmt: skip
-        children = _embed_children(first.pid)  # started by the first ingest
+        # The ingest's embedder process starts with the first batch 5 s after the start.
+        retry_until(lambda: _embed_children(first.pid), timeout=120, interval=0.01,
+                    what="the embedder child started")  # fmt: skip
+        children = _embed_children(first.pid)
     finally:
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=30)

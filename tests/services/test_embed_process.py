@@ -55,7 +55,7 @@ class Recording:
 @pytest.fixture
 def child(embedder: Embedder) -> Iterator[tuple[ProcessEmbedder, Recording]]:
     fallback = Recording(embedder)
-    process = ProcessEmbedder(fallback, threads=1, respawn_s=0.0)
+    process = ProcessEmbedder(fallback, threads=1, start_after_s=0.0, respawn_s=0.0)
     yield process, fallback
     process.close()
 
@@ -115,6 +115,17 @@ def test_a_killed_child_costs_no_batch_and_is_started_again(
     assert process.pid not in (None, old)
     process.embed(TEXTS[:1])
     assert process.served == 1
+
+
+def test_the_child_waits_for_the_service_to_start_first(embedder: Embedder) -> None:
+    fallback = Recording(embedder)
+    process = ProcessEmbedder(fallback, start_after_s=3600.0)
+    try:
+        process.embed(TEXTS[:1])  # within the start window: in-process, no child
+
+        assert process.pid is None and fallback.calls == [TEXTS[:1]]
+    finally:
+        process.close()
 
 
 def test_the_child_sees_no_secret_and_no_text_in_its_arguments(

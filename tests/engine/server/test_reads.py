@@ -430,7 +430,7 @@ def test_while_a_child_process_embeds_the_ingest_every_reader_serves(
     children: list[ProcessEmbedder] = []
 
     def in_a_child(door: Embedder) -> Embedder:
-        children.append(ProcessEmbedder(door))
+        children.append(ProcessEmbedder(door, start_after_s=0.0))
         return children[-1]
 
     s = serve(readers=3, bulk=in_a_child)
