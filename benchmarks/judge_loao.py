@@ -67,6 +67,8 @@ AUTHORS = (
     "kilo",
     "lima",
     "mike",
+    "november",
+    "oscar",
 )
 OLDER = ("tests/data/judge_dev.jsonl", "tests/data/judge_holdout.jsonl")
 FILES = (*(f"{CORPUS}/{a}.jsonl" for a in AUTHORS), *OLDER)

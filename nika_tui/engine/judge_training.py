@@ -1,13 +1,13 @@
 """Retrain the offline judge from labelled files (``nika judge train``) and score it by
 leave-one-domain-out (``nika judge eval --lodo``).
 
-The training data is every labelled split in the repo: the thirteen authors of
-``tests/data/judge_corpus/`` (alpha, bravo, charlie, delta, epsilon, kilo, lima, mike — headline
-splits, each run once and now spent, decisions 180, 535 and 566 — and echo, foxtrot, golf, hotel,
-india, written to a brief whose timestamps do not give the label away) plus the two older
-in-repo sets (``judge_dev.jsonl``, ``judge_holdout.jsonl``). The untouched split the judge is
-measured on lives outside the repo and is never read here. Deterministic: same files, same
-model file.
+The training data is every labelled split in the repo: the fifteen authors of
+``tests/data/judge_corpus/`` (alpha, bravo, charlie, delta, epsilon, kilo, lima, mike,
+november, oscar — headline splits, each run once and now spent, decisions 180, 535, 566 and
+585 — and echo, foxtrot, golf, hotel, india, written to a brief whose timestamps do not give
+the label away) plus the two older in-repo sets (``judge_dev.jsonl``,
+``judge_holdout.jsonl``). The untouched split the judge is measured on lives outside the repo
+and is never read here. Deterministic: same files, same model file.
 """
 
 from __future__ import annotations
@@ -50,6 +50,9 @@ DEFAULT_TRAINING_FILES: tuple[str, ...] = (
     # Spent headlines of the fifth round, trained on from the sixth (decision 566).
     "tests/data/judge_corpus/lima.jsonl",
     "tests/data/judge_corpus/mike.jsonl",
+    # Spent headlines of the sixth round, trained on from the seventh (decision 585).
+    "tests/data/judge_corpus/november.jsonl",
+    "tests/data/judge_corpus/oscar.jsonl",
     "tests/data/judge_dev.jsonl",
     "tests/data/judge_holdout.jsonl",
 )
