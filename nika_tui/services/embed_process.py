@@ -46,7 +46,7 @@ RESPAWN_S = 60.0
 MAX_FRAME = 256 * 1024 * 1024
 """A frame longer than this is a broken stream, not a reply."""
 _ENV_KEEP = ("PATH", "HOME", "LANG", "TMPDIR", "VIRTUAL_ENV", "SYSTEMROOT")
-_ENV_PREFIXES = ("LC_", "PYTHON", "HF_", "OMP_", "MKL_", "OPENBLAS_", "TORCH", "NIKA_OS_")
+_ENV_PREFIXES = ("LC_", "PYTHON", "HF_", "OMP_", "MKL_", "OPENBLAS_", "TORCH")
 
 
 def child_env(environ: dict[str, str]) -> dict[str, str]:
