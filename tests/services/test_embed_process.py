@@ -9,7 +9,7 @@ import signal
 import struct
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,7 +21,7 @@ from nika_tui.services.embed_process import (
     read_frame,
     write_frame,
 )
-from tests.helpers import retry_until
+from tests.helpers import RecordingEmbedder, retry_until
 
 pytestmark = pytest.mark.embedder
 
@@ -32,29 +32,9 @@ TEXTS = [
 ]
 
 
-class Recording:
-    """The real embedder, with the calls it got."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
-        self.calls: list[list[str]] = []
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        self.calls.append(list(texts))
-        return self.inner.embed(texts)
-
-
 @pytest.fixture
-def child(embedder: Embedder) -> Iterator[tuple[ProcessEmbedder, Recording]]:
-    fallback = Recording(embedder)
+def child(embedder: Embedder) -> Iterator[tuple[ProcessEmbedder, RecordingEmbedder]]:
+    fallback = RecordingEmbedder(embedder)
     process = ProcessEmbedder(fallback, threads=1, start_after_s=0.0, respawn_s=0.0)
     yield process, fallback
     process.close()
@@ -69,7 +49,7 @@ def _gone(pid: int) -> bool:
 
 
 def test_the_child_gives_the_services_vectors(
-    child: tuple[ProcessEmbedder, Recording], embedder: Embedder
+    child: tuple[ProcessEmbedder, RecordingEmbedder], embedder: Embedder
 ) -> None:
     process, fallback = child
     process.start()
@@ -83,7 +63,7 @@ def test_the_child_gives_the_services_vectors(
 
 
 def test_calls_go_to_the_fallback_until_the_child_serves(
-    child: tuple[ProcessEmbedder, Recording],
+    child: tuple[ProcessEmbedder, RecordingEmbedder],
 ) -> None:
     process, fallback = child
 
@@ -96,7 +76,7 @@ def test_calls_go_to_the_fallback_until_the_child_serves(
 
 
 def test_a_killed_child_costs_no_batch_and_is_started_again(
-    child: tuple[ProcessEmbedder, Recording],
+    child: tuple[ProcessEmbedder, RecordingEmbedder],
 ) -> None:
     process, fallback = child
     process.start()
@@ -118,7 +98,7 @@ def test_a_killed_child_costs_no_batch_and_is_started_again(
 
 
 def test_the_child_waits_for_the_service_to_start_first(embedder: Embedder) -> None:
-    fallback = Recording(embedder)
+    fallback = RecordingEmbedder(embedder)
     process = ProcessEmbedder(fallback, start_after_s=3600.0)
     try:
         process.embed(TEXTS[:1])  # within the start window: in-process, no child
@@ -129,7 +109,7 @@ def test_the_child_waits_for_the_service_to_start_first(embedder: Embedder) -> N
 
 
 def test_the_child_sees_no_secret_and_no_text_in_its_arguments(
-    child: tuple[ProcessEmbedder, Recording], monkeypatch: pytest.MonkeyPatch
+    child: tuple[ProcessEmbedder, RecordingEmbedder], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-secret-123")
     monkeypatch.setenv("NIKA_REDIS_PASSWORD", "hunter2-redis")
@@ -148,7 +128,7 @@ def test_the_child_sees_no_secret_and_no_text_in_its_arguments(
 
 
 def test_close_stops_the_child_and_later_calls_stay_in_process(
-    child: tuple[ProcessEmbedder, Recording],
+    child: tuple[ProcessEmbedder, RecordingEmbedder],
 ) -> None:
     process, fallback = child
     process.start()

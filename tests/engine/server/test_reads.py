@@ -37,7 +37,7 @@ from nika_tui.services.embed_process import ProcessEmbedder
 from nika_tui.services.memory_client import MemoryClient
 from nika_tui.services.vectors.edge import EdgeVectorStore
 from nika_tui.settings import Settings
-from tests.helpers import retry_until
+from tests.helpers import RecordingEmbedder, retry_until
 
 pytestmark = pytest.mark.embedder
 
@@ -215,22 +215,6 @@ def test_a_request_too_close_to_its_deadline_is_answered_busy_not_started(
         _recall(s.client, "anything", timeout=30.0)
 
 
-class _Recording:
-    """The real embedder, recording each call's texts; a hook may hold a call in progress."""
-
-    def __init__(self, inner: Embedder, hold: Callable[[list[str]], None]) -> None:
-        self.inner = inner
-        self.hold = hold
-        self.calls: list[list[str]] = []
-        self.dimension = inner.dimension
-        self.name = inner.name
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        self.calls.append(list(texts))
-        self.hold(list(texts))
-        return self.inner.embed(texts)
-
-
 def test_queries_go_between_bulk_micro_batches_and_are_embedded_together(
     embedder: Embedder,
 ) -> None:
@@ -240,7 +224,7 @@ def test_queries_go_between_bulk_micro_batches_and_are_embedded_together(
         if texts[0].startswith("bulk 0"):  # the first micro-batch waits for three queries
             retry_until(lambda: gate.queued_queries() == 3, timeout=30, what="3 queries queued")
 
-    inner = _Recording(embedder, hold)
+    inner = RecordingEmbedder(embedder, hold)
     gate = EmbedGate(inner, micro_batch=4)
     bulk_texts = [f"bulk {i}" for i in range(12)]
     out: dict[str, Any] = {}
@@ -266,7 +250,7 @@ def test_queries_go_between_bulk_micro_batches_and_are_embedded_together(
 def test_a_repeated_query_is_answered_from_the_cache_without_the_model(
     embedder: Embedder,
 ) -> None:
-    inner = _Recording(embedder, hold=lambda texts: None)
+    inner = RecordingEmbedder(embedder, hold=lambda texts: None)
     gate = EmbedGate(inner, query_cache=2)
 
     first = gate.query.embed(["which port does  billing use?"])
@@ -333,7 +317,7 @@ def test_the_other_read_only_ops_are_answered_while_the_loop_is_inside_an_ingest
 
 
 def test_warm_embeds_what_the_cache_lacks_in_one_call(embedder: Embedder) -> None:
-    inner = _Recording(embedder, hold=lambda texts: None)
+    inner = RecordingEmbedder(embedder, hold=lambda texts: None)
     gate = EmbedGate(inner, query_cache=16)
     gate.query.embed(["a"])
 
@@ -346,7 +330,7 @@ def test_warm_embeds_what_the_cache_lacks_in_one_call(embedder: Embedder) -> Non
 def test_the_queries_of_a_readers_batch_cost_one_forward_pass(
     serve: Callable[..., Served], embedder: Embedder
 ) -> None:
-    model = _Recording(embedder, hold=lambda texts: None)
+    model = RecordingEmbedder(embedder, hold=lambda texts: None)
     s = serve(gated=["search_hybrid"], closed=True, readers=1, model=model)
     s.client.wait_ingested(TENANT, s.client.remember(_fact(1)))
     first = threading.Thread(target=_recall, args=(s.client, "the first question"))
@@ -399,7 +383,7 @@ def test_while_the_first_reader_waits_for_the_model_another_serves_during_an_ing
         if "a slow new question" in texts:
             release.wait(timeout=60)
 
-    s = serve(readers=2, model=_Recording(embedder, hold=hold))
+    s = serve(readers=2, model=RecordingEmbedder(embedder, hold=hold))
     s.client.wait_ingested(TENANT, s.client.remember(_fact(1)))
     _recall(s.client, "a cached question")
     s.service.last_ingest = math.inf  # as while the loop stores an ingest batch
