@@ -179,18 +179,24 @@ class ProcessEmbedder:
         assert proc.stdout is not None
         try:
             frame = read_frame(proc.stdout)
-        except (OSError, EOFError) as exc:
+        except (OSError, EOFError, ValueError) as exc:  # ValueError: closed by close()
             frame, reason = None, str(exc)
         else:
             reason = "it exited while loading"
         if frame is not None and frame[:1] == b"R":
             info = json.loads(frame[1:])
-            if int(info.get("dimension", 0)) == self.fallback.dimension:
-                self._ready.set()
-                log.info("the ingest embeds in process %d", proc.pid)
-                return
-            reason = f"its model gives {info.get('dimension')}-d vectors"
-        elif frame is not None and frame[:1] == b"E":
+            if int(info.get("dimension", 0)) != self.fallback.dimension:
+                reason = f"its model gives {info.get('dimension')}-d vectors"
+            else:
+                with self._lock:
+                    if self._proc is proc and not self._closed:  # not closed meanwhile
+                        self._ready.set()
+                        log.info("the ingest embeds in process %d", proc.pid)
+                        return
+        if self._closed:  # the service stopped while the child loaded: nothing to report
+            self._stop(proc)
+            return
+        if frame is not None and frame[:1] == b"E":
             reason = frame[1:].decode("utf-8", "replace")
             self._closed = True  # the model cannot load there: it would not at a respawn either
         log.warning("the ingest embeds in the service (the child did not load: %s)", reason)

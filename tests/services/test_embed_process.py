@@ -143,6 +143,21 @@ def test_close_stops_the_child_and_later_calls_stay_in_process(
     assert fallback.calls == [TEXTS[:1]] and process.pid is None
 
 
+def test_closing_while_the_child_loads_leaves_nothing_serving(
+    child: tuple[ProcessEmbedder, RecordingEmbedder],
+) -> None:
+    process, fallback = child
+    process.start()
+    pid = process.pid
+    assert pid is not None
+
+    process.close()  # most likely before its model is loaded (~3 s)
+
+    assert _gone(pid) and not process.serving()
+    process.embed(TEXTS[:1])
+    assert fallback.calls == [TEXTS[:1]] and process.pid is None
+
+
 def test_the_worker_answers_a_bad_request_with_an_error_and_keeps_serving() -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "nika_tui.services.embed_worker", "--threads", "1"],
