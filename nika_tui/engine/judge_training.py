@@ -53,11 +53,6 @@ DEFAULT_TRAINING_FILES: tuple[str, ...] = (
     # Spent headlines of the sixth round, trained on from the seventh (decision 585).
     "tests/data/judge_corpus/november.jsonl",
     "tests/data/judge_corpus/oscar.jsonl",
-    # Spent headlines of the seventh round, and tango (read by three independent readers,
-    # decision 591), trained on from the eighth (decision 592).
-    "tests/data/judge_corpus/papa.jsonl",
-    "tests/data/judge_corpus/quebec.jsonl",
-    "tests/data/judge_corpus/tango.jsonl",
     "tests/data/judge_dev.jsonl",
     "tests/data/judge_holdout.jsonl",
 )
