@@ -95,7 +95,9 @@ CORPUS = DATA / "judge_corpus"
 def test_corpus_splits_are_complete_and_disjoint() -> None:
     splits = {}
     names = ("train", "dev", "test", "delta", "echo", "foxtrot", "golf", "hotel", "india")
-    for name in (*names, "epsilon", "kilo", "lima", "mike", "november", "oscar", "papa", "quebec"):
+    later = ("epsilon", "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "tango")
+    later += ("romeo", "sierra", "uniform", "victor")
+    for name in (*names, *later):
         rows = [json.loads(x) for x in (CORPUS / f"{name}.jsonl").read_text("utf-8").splitlines()]
         assert (CORPUS / f"{name}.notes.md").is_file()
         assert len(rows) >= 200
