@@ -17,7 +17,7 @@ Usage (from the repo root)::
 
     .venv/bin/python benchmarks/judge_loao.py [--targets 0.01,0.015] [--misses] [--json OUT]
 
-Default files: the thirteen corpus authors plus the two older in-repo sets (always trained on).
+Default files: the twenty corpus authors plus the two older in-repo sets (always trained on).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from nika_tui.domain.judge_features import pair_features
+from nika_tui.domain.judge_features import as_read, pair_features
 from nika_tui.domain.judge_fit import (
     DEFAULT_FOLDS,
     Example,
@@ -69,6 +69,11 @@ AUTHORS = (
     "mike",
     "november",
     "oscar",
+    "papa",
+    "quebec",
+    "tango",
+    "romeo",
+    "sierra",
 )
 OLDER = ("tests/data/judge_dev.jsonl", "tests/data/judge_holdout.jsonl")
 FILES = (*(f"{CORPUS}/{a}.jsonl" for a in AUTHORS), *OLDER)
@@ -77,6 +82,11 @@ CACHE = Path.home() / ".cache" / "nika-os" / "judge_loao"
 
 def _key(*parts: str) -> str:
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:24]
+
+
+def _pair_key(pair: Any) -> str:
+    """A pair's read-out key: the texts as the judge reads them (digit groups joined)."""
+    return _key(as_read(pair.old).text, as_read(pair.new).text)
 
 
 def _write(path: Path, data: bytes) -> None:
@@ -97,17 +107,17 @@ def read_examples(paths: list[str]) -> list[Example]:
     store = CACHE / "reads.pkl"
     reads: dict[str, Any] = pickle.loads(store.read_bytes()) if store.exists() else {}
     pairs = [p for f in files for p in f.pairs]
-    missing = [p for p in pairs if _key(p.old.text, p.new.text) not in reads]
+    missing = [p for p in pairs if _pair_key(p) not in reads]
     if missing:
         probe = OfflineJudge(model=_EMPTY, embedder=open_embedder(Settings.from_env()))
         read_out = probe.read_pairs([(p.old, p.new) for p in missing])
         for p, read in zip(missing, read_out, strict=True):
-            reads[_key(p.old.text, p.new.text)] = read
+            reads[_pair_key(p)] = read
         _write(store, pickle.dumps(reads))
     out = []
     for f in files:
         for p in f.pairs:
-            sim, vector = reads[_key(p.old.text, p.new.text)]
+            sim, vector = reads[_pair_key(p)]
             out.append(
                 Example(p.id, pair_features(p.old, p.new, sim), p.label, f.domains[p.id], vector)
             )

@@ -92,6 +92,22 @@ class ParsedFact:
     """Lower-cased capitalised words that open a sentence (maybe names, maybe not)."""
 
 
+# "1,142" and "10 800" are one number each. A lead of 0 ("0,045 €") is a decimal comma, and
+# a group followed by a decimal part ("1,142.5") is left alone.
+_DIGIT_GROUPS = re.compile(
+    r"(?<![\d.,])([1-9]\d{0,2})((?:,\d{3})+|(?:[ \u00a0\u202f]\d{3})+)(?![\d]|[.,]\d)"
+)
+
+
+def join_digit_groups(text: str) -> str:
+    """Write grouped thousands as one number: "1,142 open issues" → "1142 open issues".
+
+    Read as they are, the groups are two numbers and a list ("1" and "142"), so "1,142" and
+    "1,315" share a value and look like a partial list change (decision 587).
+    """
+    return _DIGIT_GROUPS.sub(lambda m: m.group(1) + re.sub(r"\D", "", m.group(2)), text)
+
+
 def fold(text: str) -> str:
     """Lower-case, strip accents, unify apostrophes: the form cue lists are written in."""
     text = text.replace("’", "'").replace("`", "'")

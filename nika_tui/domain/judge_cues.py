@@ -198,6 +198,14 @@ RETRACTION_CUES: tuple[str, ...] = (
     "didn't actually",
     "did not actually",
     "correction",
+    "erratum",
+    "rectificatif",
+    "rectification",
+    "je corrige",
+    "my bad",
+    "my mistake",
+    "mea culpa",
+    "typo",
     "actually",
     "turns out",
     "scrap",
@@ -314,6 +322,36 @@ UPDATE_CUES: tuple[str, ...] = (
     "replaced",
     "retired",
     "left",
+    "discontinued",
+    "stopped",
+    # A new reading of a measured thing ("backlog down to 21", "budget revu à 102 k€").
+    "down to",
+    "up from",
+    "down from",
+    "revised",
+    "revu",
+    "revue",
+    "rose to",
+    "fell to",
+    "grew to",
+    "climbed to",
+    "dropped to",
+    "reached",
+    "renewed",
+    "relicensed",
+    "cutover",
+    "passe a",
+    "passee a",
+    "passes a",
+    # Commit-message style states a change in the imperative ("bump gatk 4.4 -> 4.5",
+    # "raise per-line quantity cap to 25"). Only verbs that are no noun and no standing
+    # procedure: "switch", "upgrade", "move", "drop", "replace the filter" are (decision 588).
+    "bump",
+    "bumps",
+    "raise",
+    "raises",
+    "migrate",
+    "migrates",
     "desormais",
     "maintenant",
     "depuis",
@@ -369,6 +407,32 @@ _CALLED_OFF = re.compile(
     r"\b(?:not|n't|no longer|ne|n')\s+(?:\w+\s+){0,2}?"
     r"(?:doing|going|moving|switching|adopting|passing|migrating|passe|va|fera|bascule)\b"
 )
+
+
+_CHANGE_VERB = (
+    r"(?:moved|moving|switched|switching|changed|changing|went|migrated|migrating|raised|lowered"
+    r"|increased|decreased|reduced|cut|bumped|upgraded|downgraded|dropped|extended|shortened"
+    r"|swapped|revised|updated|reset|passe|passee|passes|passees|augmente|augmentee|reduit"
+    r"|reduite|baisse|baissee|releve|relevee|ramene|ramenee|change|changee|migre|migree"
+    r"|bascule|basculee)"
+)
+# A stated transition from one value to another: "3m -> 10m", "4 → 6", "moved from Trapeze
+# to Optibus", "replaced Sift with Kount", "passé de 3 à 5", "remplacé par", "handed over to".
+# Read on the folded text. Authors write updates this way without any other cue, and the
+# arrow is never a change cue of the parser (decision 588).
+_TRANSITION = re.compile(
+    r"(?:->|→|=>|⇒)"
+    rf"|\b{_CHANGE_VERB}\b[^.;]{{0,40}}?\bfrom\b[^.;]{{1,60}}?\bto\b"
+    rf"|\b{_CHANGE_VERB}\s+(?:de|du|des)\s+[^.;]{{1,40}}?\s+(?:a|au|aux)\s"
+    r"|\breplac(?:ed|ing|es)\b[^.;]{1,60}?\b(?:with|by)\b|\breplaced by\b"
+    r"|\bremplace\w*\b[^.;]{0,40}?\bpar\b|\bswapped (?:out )?(?:for|to)\b"
+    r"|\bhanded (?:it )?over\b|\btook over from\b|\bpasse la main\b"
+)
+
+
+def states_transition(text: str) -> bool:
+    """The sentence states a change from one value to another (see ``_TRANSITION``)."""
+    return bool(_TRANSITION.search(fold(text)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,8 +30,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
 
-from nika_tui.domain.fact_parse import ParsedFact, parse_fact
-from nika_tui.domain.judge_cues import bare_subject, stance
+from nika_tui.domain.fact_parse import ParsedFact, join_digit_groups, parse_fact
+from nika_tui.domain.judge_cues import bare_subject, stance, states_transition
 from nika_tui.domain.judge_entity import (
     align,
     distinct_handles,
@@ -44,7 +44,9 @@ from nika_tui.domain.judge_trials import unsettled
 from nika_tui.domain.quantities import same_quantities
 from nika_tui.domain.verdicts import Fact, Verdict
 
-_LIST_SPLIT = re.compile(r",|;|:|\band\b|\bet\b|\+|/")
+# Items of a list: commas, "and", "+". Not a colon ("Open RFIs: 37" is a key and a value) and
+# not a slash ("10 h/week", "€/mot" are units), decision 589.
+_LIST_SPLIT = re.compile(r",|;|\band\b|\bet\b|\+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +141,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     "value_edits",
     "word_edits",
     "align_ratio",
+    "new_transition",
     "slot_replace",
     "slot_keep",
     "slot_uncertain",
@@ -206,6 +209,12 @@ def with_slot(features: PairFeatures, logits: Sequence[float]) -> PairFeatures:
     return replace(features, values=tuple(values))
 
 
+def as_read(fact: Fact) -> Fact:
+    """``fact`` as the features read it: digit groups joined ("1,142" is one number)."""
+    text = join_digit_groups(fact.text)
+    return fact if text == fact.text else replace(fact, text=text)
+
+
 def pair_features(old: Fact, new: Fact, sim: PairSimilarity) -> PairFeatures:
     """Extract the features of (old, new).
 
@@ -217,6 +226,7 @@ def pair_features(old: Fact, new: Fact, sim: PairSimilarity) -> PairFeatures:
     Returns:
         The feature vector in :data:`FEATURE_NAMES` order and the gates.
     """
+    old, new = as_read(old), as_read(new)
     po, pn = parse_fact(old.text), parse_fact(new.text)
     delta: timedelta = new.timestamp - old.timestamp
     cmp = compare(po, pn)
@@ -231,7 +241,9 @@ def pair_features(old: Fact, new: Fact, sim: PairSimilarity) -> PairFeatures:
     aligned = align(old.text, new.text)
     # A correction ("Correction:", "finalement pas mardi") is about the old fact's own
     # thing, whatever the words it swaps on the way.
-    sibling = (sibling_entity(aligned) and not sn.retraction) or (
+    transition = states_transition(new.text)
+    # "FDC fab 2 -> fdc-f2-b": a stated transition names the old thing's new value.
+    sibling = (sibling_entity(aligned) and not sn.retraction and not transition) or (
         # An explicit change ("migrated to", "replaces", "Correction:") says the new
         # identifier is the new value of the old thing, not another thing.
         distinct_handles(old.text, new.text)
@@ -247,7 +259,11 @@ def pair_features(old: Fact, new: Fact, sim: PairSimilarity) -> PairFeatures:
     hedged = sn.hedge or pn.hedged
     trial = unsettled(new.text) and not (sn.temporary or sn.dated_plan)
     old_intent = so.intent and not so.temporary
-    reaffirms = sn.retraction and sn.reaffirm and not old_intent
+    # Calling off *another* change keeps the old fact only when the old fact's values are the
+    # ones kept ("forget what I said about Mollie, we are staying on Stripe"). When the old
+    # fact is itself the change called off ("pickup moved to P2" / "ignore that, still at
+    # P4"), its value is not kept and it is the one retracted (decision 589).
+    reaffirms = sn.retraction and sn.reaffirm and not old_intent and bool(vo) and vo <= vn
     flags = (
         float(rules_verdict is Verdict.REPLACE),
         float(rules_verdict is Verdict.UNCERTAIN),
@@ -308,6 +324,7 @@ def pair_features(old: Fact, new: Fact, sim: PairSimilarity) -> PairFeatures:
         float(aligned.value_edits),
         float(aligned.word_edits),
         aligned.ratio,
+        float(transition),
         *(sim.slot if sim.slot is not None else (0.0, 0.0, 0.0)),
     )
     return PairFeatures(

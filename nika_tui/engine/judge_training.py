@@ -53,6 +53,14 @@ DEFAULT_TRAINING_FILES: tuple[str, ...] = (
     # Spent headlines of the sixth round, trained on from the seventh (decision 585).
     "tests/data/judge_corpus/november.jsonl",
     "tests/data/judge_corpus/oscar.jsonl",
+    # Spent headlines of the seventh round, and tango (read by three independent readers,
+    # decision 587), trained on from the eighth (decision 588).
+    "tests/data/judge_corpus/papa.jsonl",
+    "tests/data/judge_corpus/quebec.jsonl",
+    "tests/data/judge_corpus/tango.jsonl",
+    # The headline of the frozen model 7f1e50a1, before the review flood sent it back (588).
+    "tests/data/judge_corpus/romeo.jsonl",
+    "tests/data/judge_corpus/sierra.jsonl",
     "tests/data/judge_dev.jsonl",
     "tests/data/judge_holdout.jsonl",
 )

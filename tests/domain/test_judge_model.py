@@ -7,8 +7,8 @@ from typing import NamedTuple
 
 import pytest
 
-from nika_tui.domain.fact_parse import mask_values
-from nika_tui.domain.judge_cues import bare_subject, stance
+from nika_tui.domain.fact_parse import join_digit_groups, mask_values
+from nika_tui.domain.judge_cues import bare_subject, stance, states_transition
 from nika_tui.domain.judge_features import (
     FEATURE_NAMES,
     PairSimilarity,
@@ -199,6 +199,52 @@ def test_retracting_a_plan_is_read_as_such() -> None:
     new = Fact("Not moving reporting to ClickHouse after all.", T0 + timedelta(days=9))
     named = pair_features(old, new, NO_SIM).as_dict()
     assert named["retracts_intent"] == 1.0 and named["reaffirms_state"] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("text", "joined"),
+    [
+        ("Open issues: 1,142.", "Open issues: 1142."),
+        ("Débit : 10 800 m³/min", "Débit : 10800 m³/min"),
+        ("Backlog: 14,200 reads", "Backlog: 14200 reads"),
+        ("Relecture : 0,045 €/mot", "Relecture : 0,045 €/mot"),  # a decimal comma
+        ("Vitesse 3,2 m/s", "Vitesse 3,2 m/s"),
+        ("Lines 4, 6 and 9", "Lines 4, 6 and 9"),
+        ("In 2024 100 units shipped", "In 2024 100 units shipped"),
+    ],
+)
+def test_digit_groups_are_one_number(text: str, joined: str) -> None:
+    assert join_digit_groups(text) == joined
+
+
+def test_a_grouped_count_is_one_value_not_a_list() -> None:
+    old = Fact("The fleet has 1,240 devices enrolled.", T0)
+    new = Fact("Fleet enrollment count is 1,315 devices.", T0 + timedelta(days=30))
+    named = pair_features(old, new, NO_SIM).as_dict()
+    # Read as "1" and "240", the two counts shared the value 1 and looked like a list edit.
+    assert named["values_shared"] == 0.0
+    assert named["values_old_only"] == named["values_new_only"] == 1.0
+    assert named["list_items"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("text", "transition"),
+    [
+        ("chore(argocd): app resync interval 3m -> 10m", True),
+        ("stalls wheelchair spaces: 4 → 6 (row A extension done)", True),
+        ("We moved from Trapeze to Optibus for blocking and rostering.", True),
+        ("Replaced Sift with Kount, contract started 1 Feb.", True),
+        ("CV-07 : vitesse passée de 3,2 à 2,8 m/s.", True),
+        ("SCADA on-call handed over to Greta Lind.", True),
+        ("Box office open from 10:00 to 18:00.", False),
+        ("Le dépôt dessert les lignes 4 et 9.", False),
+    ],
+)
+def test_a_stated_transition_is_read(text: str, transition: bool) -> None:
+    assert states_transition(text) is transition
+    old = Fact("Placeholder fact.", T0)
+    named = pair_features(old, Fact(text, T0 + timedelta(days=3)), NO_SIM).as_dict()
+    assert named["new_transition"] == float(transition)
 
 
 @pytest.mark.parametrize(

@@ -106,13 +106,27 @@ def test_a_same_minute_correction_teaches_the_model() -> None:
     assert pair_features(old, clash, NO_SIM).gated
 
 
-def test_pair_vector_is_symmetric_and_ordered() -> None:
+def test_pair_vector_is_ordered() -> None:
     u, v, w, x = (0.6, 0.8), (0.8, 0.6), (1.0, 0.0), (0.0, 1.0)
-    assert pair_vector(u, v, w, x) == pair_vector(v, u, x, w)
-    first = pair_vector(u, v, w, x)
+    s, t = (0.5, 0.5), (0.1, 0.9)
+    first = pair_vector(u, v, w, x, s, t)
+    swapped = pair_vector(v, u, x, w, t, s)
+    assert first[:12] == swapped[:12]  # the pair read-outs do not depend on the order
+    assert first[12:] == (*w, *x, *u, *v, *s, *t)  # then each side as it is
+    assert swapped[12:] == (*x, *w, *v, *u, *t, *s)
     assert first[:2] == pytest.approx((0.2, 0.2))  # |u − v| of the masked sentences
     assert first[2:4] == pytest.approx((0.48, 0.48))  # u ∘ v
-    assert first[4:] == pytest.approx((1.0, 1.0, 0.0, 0.0))  # then the full sentences
+    assert first[4:8] == pytest.approx((1.0, 1.0, 0.0, 0.0))  # then the full sentences
+    assert first[8:10] == pytest.approx((0.6, 1.4))  # the unshared words: s + t
+    assert first[10:12] == pytest.approx((0.4, 0.4))  # and |s − t|
+
+
+def test_pair_vector_reads_missing_unshared_words_as_zero() -> None:
+    u, v = (0.6, 0.8), (0.8, 0.6)
+    only_new = pair_vector(u, v, u, v, None, (0.1, 0.9))
+    assert only_new[8:12] == pytest.approx((0.1, 0.9, 0.1, 0.9))
+    assert only_new[-4:] == (0.0, 0.0, 0.1, 0.9)
+    assert pair_vector(u, v, u, v)[8:12] == (0.0, 0.0, 0.0, 0.0)
 
 
 def test_projection_reads_and_refuses_another_shape() -> None:

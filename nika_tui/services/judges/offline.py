@@ -23,7 +23,7 @@ from pathlib import Path
 
 from nika_tui.domain.fact_parse import mask_values
 from nika_tui.domain.judge_entity import align, unshared_words
-from nika_tui.domain.judge_features import PairFeatures, PairSimilarity, pair_features
+from nika_tui.domain.judge_features import PairFeatures, PairSimilarity, as_read, pair_features
 from nika_tui.domain.judge_model import (
     OFFLINE_JUDGE_NAME,
     Decision,
@@ -111,6 +111,8 @@ class OfflineJudge:
         (empty without an embedder), embedding every distinct text once."""
         if self.embedder is None:
             return [(PairSimilarity(None, None), ()) for _ in pairs]
+        # The spans and masks are those pair_features reads (digit groups joined).
+        pairs = [(as_read(old), as_read(new)) for old, new in pairs]
         texts: list[str] = []
         spans = [unshared_words(old.text, new.text) for old, new in pairs]
         swaps = [align(old.text, new.text).word_swaps for old, new in pairs]
@@ -126,7 +128,14 @@ class OfflineJudge:
         out: list[tuple[PairSimilarity, tuple[float, ...]]] = []
         for (old, new), (so, sn), sw in zip(pairs, spans, swaps, strict=True):
             mo, mn = mask_values(old.text), mask_values(new.text)
-            vector = pair_vector(vectors[mo], vectors[mn], vectors[old.text], vectors[new.text])
+            vector = pair_vector(
+                vectors[mo],
+                vectors[mn],
+                vectors[old.text],
+                vectors[new.text],
+                vectors[so] if so else None,
+                vectors[sn] if sn else None,
+            )
             slot = projection.logits(vector) if projection is not None else None
             # Nothing unshared or swapped: as far as words go, no other entity is named.
             span = cos(so, sn) if so and sn else 1.0
