@@ -17,7 +17,7 @@ Usage (from the repo root)::
 
     .venv/bin/python benchmarks/judge_loao.py [--targets 0.01,0.015] [--misses] [--json OUT]
 
-Default files: the twenty corpus authors plus the two older in-repo sets (always trained on).
+Default files: the twenty-two corpus authors plus the two older in-repo sets (always trained on).
 """
 
 from __future__ import annotations
@@ -46,11 +46,20 @@ from nika_tui.domain.judge_fit import (
     choose_thresholds,
     fit_projection,
     fold_of,
+    learns_outside,
     with_projection,
 )
 from nika_tui.domain.judge_model import JudgeModel, rule_verdict
+from nika_tui.domain.judge_unrelated import (
+    TRAIN_MIN_COSINE,
+    TRAIN_PER_PAIR,
+    as_vectors,
+    texts_of,
+    unrelated_pairs,
+)
 from nika_tui.domain.verdicts import Verdict
-from nika_tui.engine.judge_training import _EMPTY, read_labelled
+from nika_tui.engine.judge_training import _EMPTY, UNRELATED_FILES, read_labelled
+from nika_tui.engine.supersede import SUPERSEDE_MIN_COSINE
 
 CORPUS = "tests/data/judge_corpus"
 AUTHORS = (
@@ -74,8 +83,12 @@ AUTHORS = (
     "tango",
     "romeo",
     "sierra",
+    "uniform",
+    "victor",
 )
 OLDER = ("tests/data/judge_dev.jsonl", "tests/data/judge_holdout.jsonl")
+# UNRELATED_FILES (pairs written about two things of one project) are always trained on, as
+# about something else; never held out (every pair is KEEP).
 FILES = (*(f"{CORPUS}/{a}.jsonl" for a in AUTHORS), *OLDER)
 CACHE = Path.home() / ".cache" / "nika-os" / "judge_loao"
 
@@ -96,32 +109,55 @@ def _write(path: Path, data: bytes) -> None:
         f.write(data)
 
 
-def read_examples(paths: list[str]) -> list[Example]:
-    """Examples of every file, the group being the author; embedder read-outs cached."""
+def read_examples(paths: list[str]) -> tuple[list[Example], list[Example], list[Example]]:
+    """Examples of every file, the group being the author, then the constructed unrelated
+    pairs of each author's domains: those training adds (as ``nika judge train`` does) and
+    those measured (each old fact beside its nearest unrelated new fact at supersede's floor,
+    as ``benchmarks/judge_unrelated.py`` measures). Embedder read-outs cached."""
     from nika_tui.services.embeddings import open_embedder
     from nika_tui.services.judges.offline import OfflineJudge
     from nika_tui.settings import Settings
 
     files = [read_labelled(p, "author") for p in paths]
+    domains = {p.id: d for path in paths for p, d in _domains(path)}
     CACHE.mkdir(mode=0o700, parents=True, exist_ok=True)
     store = CACHE / "reads.pkl"
     reads: dict[str, Any] = pickle.loads(store.read_bytes()) if store.exists() else {}
-    pairs = [p for f in files for p in f.pairs]
-    missing = [p for p in pairs if _pair_key(p) not in reads]
+    embedder = open_embedder(Settings.from_env())
+    author = {p.id: f.domains[p.id] for f in files for p in f.pairs}
+    grouped = [(p, f"{author[p.id]}/{domains[p.id]}") for f in files for p in f.pairs]
+    grouped = [(p, g) for p, g in grouped if author[p.id]]
+    texts = texts_of(grouped)
+    vectors = as_vectors(texts, embedder.embed(texts))
+    trained = unrelated_pairs(
+        grouped, vectors.__getitem__, TRAIN_PER_PAIR, TRAIN_MIN_COSINE, frozenset({Verdict.REPLACE})
+    )
+    measured = unrelated_pairs(grouped, vectors.__getitem__, 1, SUPERSEDE_MIN_COSINE)
+    written = [p for path in UNRELATED_FILES for p, _ in _domains(path)]
+    pairs = [p for f in files for p in f.pairs] + [p for p, _ in trained + measured] + written
+    missing = list({_pair_key(p): p for p in pairs if _pair_key(p) not in reads}.values())
     if missing:
-        probe = OfflineJudge(model=_EMPTY, embedder=open_embedder(Settings.from_env()))
+        probe = OfflineJudge(model=_EMPTY, embedder=embedder)
         read_out = probe.read_pairs([(p.old, p.new) for p in missing])
         for p, read in zip(missing, read_out, strict=True):
             reads[_pair_key(p)] = read
         _write(store, pickle.dumps(reads))
-    out = []
-    for f in files:
-        for p in f.pairs:
-            sim, vector = reads[_pair_key(p)]
-            out.append(
-                Example(p.id, pair_features(p.old, p.new, sim), p.label, f.domains[p.id], vector)
-            )
-    return out
+
+    def example(p: Any, group: str, counted: bool = True) -> Example:
+        sim, vector = reads[_pair_key(p)]
+        features = pair_features(p.old, p.new, sim)
+        return Example(p.id, features, p.label, group, vector, counted)
+
+    out = [example(p, f.domains[p.id]) for f in files for p in f.pairs]
+    built = [example(p, g.split("/")[0], False) for p, g in trained]
+    built += [example(p, "", False) for p in written]
+    held = [example(p, g.split("/")[0], False) for p, g in measured]
+    return out, built, held
+
+
+def _domains(path: str) -> list[tuple[Any, str]]:
+    f = read_labelled(path, "domain")
+    return [(p, f.domains[p.id]) for p in f.pairs]
 
 
 Oof = list[tuple[Example, dict[Verdict, float]]]
@@ -141,12 +177,12 @@ def fit_fold(train: list[Example]) -> tuple[Oof, JudgeModel]:
     examples = _slots_out_of_fold(train, DEFAULT_FOLDS, True)
     oof: Oof = []
     for k in range(DEFAULT_FOLDS):
-        inner = [e for e in examples if fold_of(e.id, DEFAULT_FOLDS) != k]
+        inner = [e for e in examples if learns_outside(e.id, k, DEFAULT_FOLDS)]
         model = build_model(_fit_set(inner, True))
         oof += [
             (e, model.probabilities(e.features.values))
             for e in examples
-            if fold_of(e.id, DEFAULT_FOLDS) == k
+            if fold_of(e.id, DEFAULT_FOLDS) == k and e.counted
         ]
     final = build_model(_fit_set(examples, True), projection=projection)
     _write(store, pickle.dumps((oof, final)))
@@ -181,6 +217,12 @@ def main() -> int:
     parser.add_argument("--misses", action="store_true", help="print the missed REPLACE pairs")
     parser.add_argument("--json", help="write the per-author figures here")
     parser.add_argument("--trees", help="depth,stages,learning rate (an experiment)")
+    parser.add_argument(
+        "--no-unrelated",
+        action="store_true",
+        help="train without the unrelated pairs (constructed and written)",
+    )
+    parser.add_argument("--hold", help="hold out only these authors (comma-separated)")
     args = parser.parse_args()
     if args.trees:
         from nika_tui.domain import judge_fit
@@ -188,18 +230,24 @@ def main() -> int:
         depth, stages, rate = args.trees.split(",")
         judge_fit.TREE_DEPTH, judge_fit.TREE_STAGES = int(depth), int(stages)
         judge_fit.TREE_LEARNING_RATE = float(rate)
-    examples = read_examples(args.files)
+    examples, built, measured = read_examples(args.files)
+    if args.no_unrelated:
+        built = []
     by_id = {e.id: e for e in examples}
     authors = sorted({e.group for e in examples if e.group})
+    if args.hold:
+        authors = [a for a in authors if a in args.hold.split(",")]
     targets = [float(t) for t in args.targets.split(",")]
     results: dict[float, list[tuple[Example, Verdict, str]]] = {t: [] for t in targets}
+    unrelated: dict[float, list[tuple[Example, Verdict]]] = {t: [] for t in targets}
     for author in authors:
-        train = [e for e in examples if e.group != author]
+        train = [e for e in examples + built if e.group != author]
         oof, final = fit_fold(train)
         # The fit is cached by the features' values; the gates are read from this run's
         # features, so a change of the decision rules needs no refit.
         pairs = [(_Fixed(p), _regated(e, by_id[e.id])) for e, p in oof]
         held = with_projection([e for e in examples if e.group == author], final.projection)  # type: ignore[arg-type]
+        crossed = with_projection([e for e in measured if e.group == author], final.projection)  # type: ignore[arg-type]
         for target in targets:
             t_r, t_k = choose_thresholds(pairs, target)  # type: ignore[arg-type]
             model = replace(final, replace_threshold=t_r, keep_threshold=t_k)
@@ -209,6 +257,12 @@ def main() -> int:
                     e.features, p[Verdict.REPLACE], p[Verdict.KEEP], t_r, t_k, 0.0
                 )
                 results[target].append((e, verdict, f"{why} r={p[Verdict.REPLACE]:.2f}"))
+            for e in crossed:
+                p = model.probabilities(e.features.values)
+                verdict = rule_verdict(
+                    e.features, p[Verdict.REPLACE], p[Verdict.KEEP], t_r, t_k, 0.0
+                )[0]
+                unrelated[target].append((e, verdict))
             print(f"{author}: target {target} thresholds {t_r} / {t_k}", file=sys.stderr)
     report: dict[str, Any] = {}
     for target, rows in results.items():
@@ -226,6 +280,14 @@ def main() -> int:
                 f"{author:<10} n={n:<5} acc {100 * ok / n:5.1f}%  wrongR {100 * wrong / n:4.2f}%"
                 f" ({wrong})  R-recall {100 * recall:5.1f}%"
             )
+        said = Counter(v.value for _, v in unrelated[target])
+        n_crossed = max(1, len(unrelated[target]))
+        print(
+            f"unrelated candidates: n={len(unrelated[target])}  REPLACE"
+            f" {100 * said['REPLACE'] / n_crossed:4.1f}%  UNCERTAIN"
+            f" {100 * said['UNCERTAIN'] / n_crossed:4.1f}%"
+        )
+        per["unrelated"] = {"n": len(unrelated[target]), **said}
         confusion = Counter((e.label.value, v.value) for e, v, _ in rows)
         print("confusion", dict(sorted(confusion.items())))
         paths = Counter(

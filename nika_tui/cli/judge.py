@@ -68,7 +68,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "files",
         nargs="*",
         metavar="FILE",
-        help="training files (default: the nine corpus authors and the two older in-repo sets)",
+        help="training files (default: every labelled split in the repo, docs/judges.md)",
     )
     tr.add_argument("--out", help="model file to write (default: the shipped model)")
     tr.add_argument(

@@ -318,6 +318,26 @@ memory against every later fact of its project, so the same texts are parsed ove
 (a parse is ~0.2-0.4 ms; in a batch of restatements it was a third of the ingest CPU)."""
 
 
+_SINCE = re.compile(r"(?:\bsince|\bdepuis|\bdes|\bstarting|\bas of|\ba partir de|\blast)\s*$")
+_ON = re.compile(r"\bon\s*$")
+_LAST = re.compile(r"^\s*(?:dernier|passe)\b")
+_PART_OF_DAYS = re.compile(r"^\s*(?:mornings|afternoons|evenings|nights)\b")
+
+
+def _when_it_changed(
+    day: str, before: str, after: str, change_cue: bool, values: Mapping[str, set[str]]
+) -> bool:
+    """A weekday that dates the change, not a value of the slot: "since Monday", "depuis
+    lundi", "lundi dernier", or "… moved to 10.0.9.30 on Monday" (one day, a change cue and
+    another value). "on Fridays" (a recurring day) and "moved to Monday" stay values."""
+    head, tail = fold(before), fold(after)
+    if _SINCE.search(head) or _LAST.match(tail):
+        return True
+    recurring = day not in WEEKDAYS or bool(_PART_OF_DAYS.match(tail))
+    other_value = any(v for family, v in values.items() if family != DAY)
+    return bool(_ON.search(head)) and change_cue and not recurring and other_value
+
+
 @functools.lru_cache(maxsize=PARSE_CACHE_SIZE)
 def parse_fact(text: str) -> ParsedFact:
     """Parse one fact into values, content stems and flags.
@@ -383,7 +403,10 @@ def parse_fact(text: str) -> ParsedFact:
         if low in WEEKDAYS or (low.endswith("s") and low[:-1] in WEEKDAYS):
             flush_name()
             previous_was_name = False
-            values.setdefault(DAY, set()).add(WEEKDAYS.get(low, WEEKDAYS.get(low[:-1], low)))
+            if not _when_it_changed(
+                low, rest[: match.start()], rest[match.end() :], change_cue, values
+            ):
+                values.setdefault(DAY, set()).add(WEEKDAYS.get(low, WEEKDAYS.get(low[:-1], low)))
             continue
         if (_is_capitalised(word) and not is_first) or (previous_was_name and _is_acronym(word)):
             name_run.append(word)

@@ -145,8 +145,9 @@ FEATURE_NAMES: tuple[str, ...] = (
     "slot_replace",
     "slot_keep",
     "slot_uncertain",
+    "slot_unrelated",
 )
-SLOT_FEATURES = slice(len(FEATURE_NAMES) - 3, len(FEATURE_NAMES))
+SLOT_FEATURES = slice(len(FEATURE_NAMES) - 4, len(FEATURE_NAMES))
 """Where the slot logits sit in the vector (the fit replaces them out of fold)."""
 
 
@@ -325,7 +326,7 @@ def pair_features(old: Fact, new: Fact, sim: PairSimilarity) -> PairFeatures:
         float(aligned.word_edits),
         aligned.ratio,
         float(transition),
-        *(sim.slot if sim.slot is not None else (0.0, 0.0, 0.0)),
+        *(sim.slot if sim.slot is not None else (0.0, 0.0, 0.0, 0.0)),
     )
     return PairFeatures(
         values=values,

@@ -56,6 +56,10 @@ class Example:
     vector: tuple[float, ...] = ()
     """The pair read-out of the embeddings (:func:`~nika_tui.domain.judge_projection.
     pair_vector`); empty without an embedder."""
+    counted: bool = True
+    """``False`` for a constructed pair (:mod:`~nika_tui.domain.judge_unrelated`): the model
+    learns from it, but the thresholds and the cross-validated figures never read it, so they
+    stay those of pairs people wrote."""
 
 
 def _fit_lr(x: Matrix, y: NDArray[np.int64], l2: float) -> tuple[Matrix, Matrix]:
@@ -105,7 +109,7 @@ def fit_trees(train: Sequence[Example]) -> tuple[tuple[tuple[Tree, ...], ...], t
         learning_rate=TREE_LEARNING_RATE,
         subsample=0.8,
         random_state=0,
-    ).fit(x, y)
+    ).fit(x, y, sample_weight=_weights(train))
     if list(gbt.classes_) != list(range(len(CLASSES))):
         raise ValueError("the training data must hold every verdict")
     init = gbt._raw_predict_init(x[:1])[0]
@@ -125,6 +129,22 @@ def fit_trees(train: Sequence[Example]) -> tuple[tuple[tuple[Tree, ...], ...], t
     return stages, tuple(float(v) for v in init)
 
 
+UNRELATED_WEIGHT = 1.0
+"""The uncounted (unrelated) pairs together weigh at most this fraction of the counted ones in
+a fit (each at most 1). At 0.25 cross-validation gave 83.1 % instead of 81.1 %, but the judge
+still retired "Deploys … on Fridays" for "The staging server … moved to … on Monday"
+(P(replace) 85 %, the session-digest test); at 1.0 it does not (decision 590)."""
+
+
+def _weights(train: Sequence[Example]) -> NDArray[np.float64]:
+    """Each example's weight in a fit: 1 for a counted pair; the uncounted ones share
+    :data:`UNRELATED_WEIGHT` of the counted total (at most 1 each)."""
+    counted = sum(e.counted for e in train)
+    uncounted = len(train) - counted
+    each = min(1.0, UNRELATED_WEIGHT * counted / uncounted) if uncounted else 1.0
+    return np.array([1.0 if e.counted else each for e in train], dtype=np.float64)
+
+
 PROJECTION_C = 1.0
 """Inverse L2 strength of the slot read-out: chosen by leave-one-author-out among 0.1 / 1 /
 10 (decision 261)."""
@@ -136,14 +156,23 @@ def fit_projection(train: Sequence[Example]) -> SlotProjection:
     from sklearn.linear_model import LogisticRegression
 
     x = np.array([e.vector for e in train], dtype=np.float64)
-    y = np.array([CLASSES.index(e.label) for e in train], dtype=np.int64)
-    lr = LogisticRegression(C=PROJECTION_C, max_iter=3000).fit(x, y)
-    if list(lr.classes_) != list(range(len(CLASSES))):
-        raise ValueError("the training data must hold every verdict")
-    return SlotProjection(
-        tuple(tuple(float(w) for w in row) for row in lr.coef_),
-        tuple(float(b) for b in lr.intercept_),
+    # A constructed unrelated pair is its own class, not one more KEEP: "about something
+    # else" and "compatible facts about one thing" read differently (decision 590).
+    unrelated = len(CLASSES)
+    y = np.array([CLASSES.index(e.label) if e.counted else unrelated for e in train])
+    lr = LogisticRegression(C=PROJECTION_C, max_iter=3000).fit(
+        x, y.astype(np.int64), sample_weight=_weights(train)
     )
+    classes = [int(c) for c in lr.classes_]
+    if classes[: len(CLASSES)] != list(range(len(CLASSES))):
+        raise ValueError("the training data must hold every verdict")
+    weights = [tuple(float(w) for w in row) for row in lr.coef_]
+    bias = [float(b) for b in lr.intercept_]
+    if unrelated not in classes:
+        # No constructed pairs: the fourth logit is a constant the trees cannot split on.
+        weights.append((0.0,) * x.shape[1])
+        bias.append(0.0)
+    return SlotProjection(tuple(weights), tuple(bias))
 
 
 def with_projection(examples: Sequence[Example], projection: SlotProjection) -> list[Example]:
@@ -160,7 +189,7 @@ def _slots_out_of_fold(examples: Sequence[Example], folds: int, skip_gated: bool
     how far to trust the read-out on pairs it has not seen, as at judging time."""
     out: dict[str, Example] = {}
     for k in range(folds):
-        inner = [e for e in examples if e.vector and fold_of(e.id, folds) != k]
+        inner = [e for e in examples if e.vector and learns_outside(e.id, k, folds)]
         projection = fit_projection(_fit_set(inner, skip_gated))
         outer = [e for e in examples if fold_of(e.id, folds) == k]
         out.update((e.id, e) for e in with_projection(outer, projection))
@@ -209,8 +238,19 @@ def build_model(
 
 
 def fold_of(pair_id: str, folds: int) -> int:
-    """A stable fold number for a pair id (no randomness, no order dependence)."""
-    return int(hashlib.sha256(pair_id.encode()).hexdigest()[:8], 16) % folds
+    """A stable fold number for a pair id (no randomness, no order dependence). A constructed
+    pair ``"i~j"`` goes with ``i``, whose old fact it holds, so no fold judges a text its
+    model learnt beside another label."""
+    return int(hashlib.sha256(pair_id.split("~")[0].encode()).hexdigest()[:8], 16) % folds
+
+
+def learns_outside(pair_id: str, fold: int, folds: int) -> bool:
+    """May a model judging ``fold`` learn from this pair? A constructed pair ``"i~j"`` holds
+    the new text of ``j``, labelled "about something else": learning it while judging ``j``
+    pulls ``j``'s own label towards KEEP, a fault of the cross-validation only (a new author's
+    texts are never in a constructed pair), so it is left out of both ``i``'s and ``j``'s
+    folds."""
+    return all(fold_of(part, folds) != fold for part in pair_id.split("~"))
 
 
 def _scores(
@@ -282,6 +322,7 @@ def train_model(
         projection = fit_projection(_fit_set([e for e in examples if e.vector], skip_gated))
         examples = _slots_out_of_fold(examples, folds, skip_gated)
     oof: list[tuple[JudgeModel, Example]] = []
+    unrelated_oof: list[tuple[JudgeModel, Example]] = []
     # Pairs without a domain (older in-repo sets) are always trained on, never held out: the
     # thresholds are calibrated on the domains of the independent corpus only.
     groups = sorted({e.group for e in examples if e.group})
@@ -297,12 +338,15 @@ def train_model(
         return groups.index(e.group) if e.group else -1
 
     for k in range(fold_count):
-        inner = [e for e in examples if fold(e) != k]
+        inner = [
+            e for e in examples if fold(e) != k and (by_group or learns_outside(e.id, k, folds))
+        ]
         outer = [e for e in examples if fold(e) == k]
         if not inner or not outer:
             continue
         model = build_model(_fit_set(inner, skip_gated), l2, kind=kind)
-        oof.extend((model, e) for e in outer)
+        oof.extend((model, e) for e in outer if e.counted)
+        unrelated_oof.extend((model, e) for e in outer if not e.counted)
     t_r, t_k = choose_thresholds(oof, max_wrong_replace)
     correct, wrong = _scores(oof, [m.probabilities(e.features.values) for m, e in oof], t_r, t_k)
     info: dict[str, object] = dict(meta or {})
@@ -311,11 +355,17 @@ def train_model(
             "l2": l2,
             "folds": f"by domain ({fold_count})" if by_group else folds,
             "max_wrong_replace": max_wrong_replace,
-            "n_train": len(examples),
+            "n_train": sum(e.counted for e in examples),
+            "n_unrelated": sum(not e.counted for e in examples),
             "cv_accuracy": round(correct / len(oof), 4) if oof else None,
             "cv_wrong_replace_rate": round(wrong / len(oof), 4) if oof else None,
         }
     )
+    if unrelated_oof:
+        probs = [m.probabilities(e.features.values) for m, e in unrelated_oof]
+        said = _scores(unrelated_oof, probs, t_r, t_k)[1]
+        # Out of fold, at the chosen thresholds: how often "about something else" retires.
+        info["cv_unrelated_replace_rate"] = round(said / len(unrelated_oof), 4)
     return build_model(
         _fit_set(examples, skip_gated), l2, t_r, t_k, info, kind=kind, projection=projection
     )

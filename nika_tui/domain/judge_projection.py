@@ -7,9 +7,10 @@ full sentences (the usual sentence-pair read-out), then the words only one side 
 (``s + t`` and ``|s − t|`` of their embeddings: "Sunday", "dev branch" or "Azure" are other
 scopes, "count" or "after the triage sprint" are not), then the six embeddings as they are
 (decision 588) — and a multinomial logistic regression
-fitted by :mod:`nika_tui.domain.judge_fit` turns it into three logits (REPLACE, KEEP,
-UNCERTAIN). The logits enter the trees as three features (``slot_*``), next to the
-cue-word and value-family features, never as the decision (decision 261).
+fitted by :mod:`nika_tui.domain.judge_fit` turns it into four logits (REPLACE, KEEP,
+UNCERTAIN, and "about something else", decision 590). The logits enter the trees as four
+features (``slot_*``), next to the cue-word and value-family features, never as the decision
+(decision 261).
 
 Nothing here is trained on a particular author's words: the inputs are the embedder's
 vectors only, so a reworded subject ("the Postgres box" / "our primary database host")
@@ -23,8 +24,10 @@ from dataclasses import dataclass
 from operator import mul
 from typing import Any
 
-SLOT_LOGITS = 3
-"""One logit per verdict, in :data:`nika_tui.domain.judge_model.CLASSES` order."""
+SLOT_LOGITS = 4
+"""One logit per verdict, in :data:`nika_tui.domain.judge_model.CLASSES` order, then one for
+"about something else" (a constructed unrelated pair, :mod:`~nika_tui.domain.
+judge_unrelated`; decision 590)."""
 
 
 def pair_vector(
@@ -83,7 +86,7 @@ class SlotProjection:
         return len(self.weights[0]) if self.weights else 0
 
     def logits(self, vector: Sequence[float]) -> tuple[float, ...]:
-        """The three slot logits of one pair vector (see :func:`pair_vector`).
+        """The slot logits of one pair vector (see :func:`pair_vector`).
 
         Raises:
             ValueError: The vector has another length (another embedder).
@@ -107,12 +110,12 @@ class SlotProjection:
         """Read the JSON form.
 
         Raises:
-            ValueError: Not three rows of equal length.
+            ValueError: Not :data:`SLOT_LOGITS` rows of equal length.
         """
         weights = tuple(tuple(float(w) for w in row) for row in data["weights"])
         bias = tuple(float(b) for b in data["bias"])
         if len(weights) != SLOT_LOGITS or len(bias) != SLOT_LOGITS:
-            raise ValueError("the slot projection needs one row per verdict")
+            raise ValueError(f"the slot projection needs {SLOT_LOGITS} rows")
         if len({len(row) for row in weights}) != 1:
             raise ValueError("the slot projection's rows differ in length")
         return cls(weights, bias)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 
@@ -331,3 +332,50 @@ def test_a_model_file_for_other_features_is_refused() -> None:
     data["feature_names"] = ["something", "else"]
     with pytest.raises(ModelFormatError):
         JudgeModel.from_dict(data)
+
+
+def test_constructed_pairs_teach_the_model_but_never_set_its_thresholds_or_figures() -> None:
+    """Uncounted (constructed) pairs change the fit, not the counted cross-validation."""
+    examples = _examples()
+    unrelated = [
+        Example(
+            f"x{i}~u{i}",
+            pair_features(
+                Fact("CI runs on Jenkins.", T0),
+                Fact("The DB was upgraded to Postgres 16.", T0 + timedelta(days=7)),
+                NO_SIM,
+            ),
+            Verdict.KEEP,
+            counted=False,
+        )
+        for i in range(20)
+    ]
+    with_built = train_model(examples + unrelated, folds=3, kind="lr")
+    without = train_model(examples, folds=3, kind="lr")
+    assert with_built.weights != without.weights
+    assert with_built.meta["n_train"] == len(examples)
+    assert with_built.meta["n_unrelated"] == len(unrelated)
+
+
+def test_a_constructed_pair_shares_the_fold_of_the_pair_whose_old_fact_it_holds() -> None:
+    assert all(fold_of(f"p-{i}~q-{i * 7}", 5) == fold_of(f"p-{i}", 5) for i in range(40))
+
+
+def test_unrelated_pairs_together_weigh_a_fixed_share_of_the_written_ones() -> None:
+    from nika_tui.domain.judge_fit import UNRELATED_WEIGHT, _weights
+
+    examples = _examples()
+    built = [replace(e, id=f"{e.id}~u{k}", counted=False) for k in range(4) for e in examples]
+    weights = _weights(examples + built)
+    assert list(weights[: len(examples)]) == [1.0] * len(examples)
+    assert abs(weights[len(examples) :].sum() - UNRELATED_WEIGHT * len(examples)) < 1e-9
+
+
+def test_a_constructed_pair_is_not_learnt_while_either_of_its_pairs_is_judged() -> None:
+    from nika_tui.domain.judge_fit import learns_outside
+
+    i, j = "echo-001", "echo-017"
+    held = {fold_of(i, 5), fold_of(j, 5)}
+    assert all(not learns_outside(f"{i}~{j}", k, 5) for k in held)
+    assert all(learns_outside(f"{i}~{j}", k, 5) for k in set(range(5)) - held)
+    assert learns_outside(i, fold_of(j, 5), 5) is (fold_of(i, 5) != fold_of(j, 5))

@@ -3,6 +3,7 @@ embeddings is fitted with the trees (decisions 260, 261)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 
@@ -15,7 +16,7 @@ from nika_tui.domain.judge_features import (
     pair_features,
     with_slot,
 )
-from nika_tui.domain.judge_fit import Example, train_model, with_projection
+from nika_tui.domain.judge_fit import Example, fit_projection, train_model, with_projection
 from nika_tui.domain.judge_model import JudgeModel, ModelFormatError, decide_pair
 from nika_tui.domain.judge_projection import SlotProjection, pair_vector
 from nika_tui.domain.verdicts import Fact, Verdict
@@ -130,8 +131,8 @@ def test_pair_vector_reads_missing_unshared_words_as_zero() -> None:
 
 
 def test_projection_reads_and_refuses_another_shape() -> None:
-    proj = SlotProjection(((1.0, 0.0), (0.0, 1.0), (0.0, 0.0)), (0.0, 0.5, -1.0))
-    assert proj.logits((2.0, 3.0)) == (2.0, 3.5, -1.0)
+    proj = SlotProjection(((1.0, 0.0), (0.0, 1.0), (0.0, 0.0), (1.0, 1.0)), (0.0, 0.5, -1.0, 0.0))
+    assert proj.logits((2.0, 3.0)) == (2.0, 3.5, -1.0, 5.0)
     with pytest.raises(ValueError, match="expected 2"):
         proj.logits((1.0, 2.0, 3.0))
     assert SlotProjection.from_dict(proj.to_dict()) == proj
@@ -172,10 +173,26 @@ def test_the_slot_read_out_is_fitted_stored_and_applied() -> None:
     assert hits >= 30  # the texts are identical: only the read-out tells them apart
 
 
+def test_constructed_unrelated_pairs_are_a_class_of_their_own_in_the_read_out() -> None:
+    """Not one more KEEP: the fourth logit says "about something else"."""
+    examples = _vector_examples()
+    unrelated = [
+        replace(e, id=f"{e.id}~u", label=Verdict.KEEP, counted=False, vector=(0.0, 0.0, 0.0, 3.0))
+        for e in examples[:12]
+    ]
+    projection = fit_projection(examples + unrelated)
+    logits = projection.logits((0.0, 0.0, 0.0, 3.0))
+    assert max(range(4), key=logits.__getitem__) == 3
+    keep = projection.logits(examples[1].vector)
+    assert max(range(4), key=keep.__getitem__) == 1
+    without = fit_projection(examples)
+    assert without.logits((0.0, 0.0, 0.0, 3.0))[3] == 0.0  # no such pairs: a constant
+
+
 def test_with_slot_replaces_only_the_slot_features() -> None:
     f = pair_features(Fact("a is 1", T0), Fact("a is 2", T0 + timedelta(days=1)), NO_SIM)
-    g = with_slot(f, (1.0, 2.0, 3.0))
-    assert g.values[SLOT_FEATURES] == (1.0, 2.0, 3.0)
+    g = with_slot(f, (1.0, 2.0, 3.0, 4.0))
+    assert g.values[SLOT_FEATURES] == (1.0, 2.0, 3.0, 4.0)
     assert g.values[: SLOT_FEATURES.start] == f.values[: SLOT_FEATURES.start]
 
 

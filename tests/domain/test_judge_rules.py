@@ -396,3 +396,22 @@ def test_a_parse_is_cached_and_cannot_be_changed_by_one_of_its_readers() -> None
     with pytest.raises(TypeError):
         parsed.values["version"] = frozenset({"9.9"})  # type: ignore[index]
     assert parse_fact(text).values == parsed.values
+
+
+@pytest.mark.parametrize(
+    ("text", "days"),
+    [
+        ("The staging server of acme-api moved to 10.0.9.30 on Monday.", None),
+        ("Le serveur est passé en 10.0.0.2 depuis lundi.", None),
+        ("Since Tuesday, backups run at 03:00.", None),
+        ("Lundi dernier, on a migré le cluster vers eu-west-3.", None),
+        ("Deploys of acme-api happen on Fridays after the standup.", {"friday"}),
+        ("Standup moved to Monday.", {"monday"}),
+        ("Deploys now happen on Monday.", {"monday"}),
+        ("Kids' room 'Pirate Cove' now bookable on Sunday mornings.", {"sunday"}),
+    ],
+)
+def test_a_weekday_that_dates_the_change_is_no_value(text: str, days: set[str] | None) -> None:
+    """ "moved to X on Monday" says when; "on Fridays" and "moved to Monday" say what."""
+    found = parse_fact(text).values.get("day")
+    assert (set(found) if found else None) == days
