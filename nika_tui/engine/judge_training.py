@@ -165,6 +165,17 @@ def unrelated_examples(
     ]
 
 
+def training_examples(
+    judge: OfflineJudge, files: Sequence[LabelledFile], embedder: Embedder | None
+) -> list[Example]:
+    """Every example ``files`` give a fit: their labelled pairs, the unrelated pairs
+    constructed from them, and the pairs of :data:`UNRELATED_FILES` among them (uncounted)."""
+    labelled = [f for f in files if f.path not in UNRELATED_FILES]
+    written = [f for f in files if f.path in UNRELATED_FILES]
+    examples = examples_of(judge, labelled) + unrelated_examples(judge, labelled, embedder)
+    return examples + [replace(e, counted=False) for e in examples_of(judge, written)]
+
+
 _ASSERTED_UPDATES = frozenset({Verdict.REPLACE})
 """Constructed pairs take their new fact from REPLACE pairs: asserted updates, the wording
 that retires a fact when the slot is the same."""
@@ -191,10 +202,7 @@ def train_from_files(
     """
     files = [read_labelled(p) for p in paths]
     probe = OfflineJudge(model=_EMPTY, embedder=embedder)
-    labelled = [f for f in files if f.path not in UNRELATED_FILES]
-    written = [f for f in files if f.path in UNRELATED_FILES]
-    examples = examples_of(probe, labelled) + unrelated_examples(probe, labelled, embedder)
-    examples += [replace(e, counted=False) for e in examples_of(probe, written)]
+    examples = training_examples(probe, files, embedder)
     meta: dict[str, object] = {
         "training_files": {f.path: f.sha256 for f in files},
         "embedder": embedder.name if embedder is not None else None,
@@ -236,10 +244,7 @@ def lodo(
     # Constructed unrelated pairs train as in ``train_from_files``; the held-out group's own
     # are left out with it.
     built = unrelated_examples(probe, eval_files, embedder)
-    extra_labelled = [f for f in extra_training if f.path not in UNRELATED_FILES]
-    written = [f for f in extra_training if f.path in UNRELATED_FILES]
-    extra = examples_of(probe, extra_labelled) + unrelated_examples(probe, extra_labelled, embedder)
-    extra += [replace(e, counted=False) for e in examples_of(probe, written)]
+    extra = training_examples(probe, extra_training, embedder)
     by_id = {e.id: e for e in examples}
     out: list[tuple[str, list[tuple[LabelledPair, Judgement]]]] = []
     for domain in sorted({d for _, d in labelled if d}):
