@@ -60,6 +60,20 @@ _NUMBER = re.compile(r"\b\d+\b")
 _PERMISSION = re.compile(r"\bmay(?=(?:\s+[\w-]+){1,3}\s+(?:at most|at least|up to|no more than)\b)")
 """A "may" that grants a bound ("clients may send at most 500 requests", "each splice may lose
 at most 0.1 dB") states a limit, not a doubt: it is not a hedge."""
+_MONTH_MAY = re.compile(
+    # "route 22 may go back …" is the modal after a number: the day needs a date's company.
+    r"\b\d{1,2}(?:st|nd|rd|th)?\s+may\b(?=\s*(?:$|[\d,.;:)–-]|(?:at|and|to|from|in|on|until"
+    r"|through|for|is|was|the)\b))|\bmay\s+\d{1,4}\b"
+    r"|\b(?:in|of|from|until|till|since|by|mid|early|late|before|after|end of)[\s-]+may\b"
+)
+"""May the month ("18 May", "May 2025", "until mid-May") is a date, not a hedge (decision
+592)."""
+TOO_AS_INTENSIFIER = re.compile(
+    r"\btoo (?:many|much|few|little|slow|fast|expensive|costly|big|small|high|low|late|early"
+    r"|long|short|hot|cold|old|heavy|loud|weak|tight|complex|hard|\w+(?:y|ive|ous|ful|ble))\b"
+)
+""""polar too slow", "too many returns": "too" before an adjective says how much, it adds
+nothing (decision 592)."""
 _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ0-9][\wÀ-ÖØ-öø-ÿ-]*")
 _SENTENCE_BREAK = re.compile(r"[.!?;]\s")
 
@@ -349,9 +363,10 @@ def parse_fact(text: str) -> ParsedFact:
         The parsed fact; never raises on odd input (an empty text gives empty sets).
     """
     folded_full = fold(text)
-    hedged = "?" in text or _has_phrase(_PERMISSION.sub("", folded_full), HEDGE_PHRASES)
+    doubt = _MONTH_MAY.sub("", _PERMISSION.sub("", folded_full))
+    hedged = "?" in text or _has_phrase(doubt, HEDGE_PHRASES)
     change_cue = _has_phrase(folded_full, CHANGE_PHRASES)
-    additive = _has_phrase(folded_full, ADDITIVE_PHRASES)
+    additive = _has_phrase(TOO_AS_INTENSIFIER.sub("", folded_full), ADDITIVE_PHRASES)
     retired, retired_clause = _retired_mentions(text)
 
     rest, raw_values = _extract_values(text)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from nika_tui.domain.fact_parse import fold
+from nika_tui.domain.fact_parse import TOO_AS_INTENSIFIER, fold
 from nika_tui.domain.fact_vocabulary import STOPWORDS
 
 PLAN_CUES: tuple[str, ...] = (
@@ -394,6 +394,12 @@ def _cue_pattern(cues: tuple[str, ...]) -> re.Pattern[str]:
 _PLAN = _cue_pattern(PLAN_CUES)
 _INTENT = _cue_pattern(INTENT_CUES)
 _PROPOSAL = _cue_pattern(PROPOSAL_CUES)
+_FRENCH_OFFER = re.compile(
+    r"\b(?:ne |n')?propos(?:e|ent|ons)\b"
+    r"(?= (?:plus|desormais|maintenant|aussi|le|la|les|l'|des|du|un|une|d'|\d))"
+)
+"""French "propose" as "offers" ("le parking ne propose plus l'abonnement vélo"): a
+state, not a proposal (decision 592). English proposes "to" or "that"."""
 _HEDGE = _cue_pattern(HEDGE_CUES)
 _TEMPORARY = _cue_pattern(TEMPORARY_CUES)
 _RETRACTION = _cue_pattern(RETRACTION_CUES)
@@ -472,11 +478,11 @@ def stance(text: str) -> Stance:
     return Stance(
         hedge=bool(_HEDGE.search(folded)),
         plan=bool(_PLAN.search(folded)),
-        proposal=bool(_PROPOSAL.search(folded)),
+        proposal=bool(_PROPOSAL.search(_FRENCH_OFFER.sub("", folded))),
         question="?" in text,
         temporary=bool(_TEMPORARY.search(folded)),
         retraction=bool(_RETRACTION.search(folded)) or called_off,
-        additive=bool(_ADDITIVE.search(folded)),
+        additive=bool(_ADDITIVE.search(TOO_AS_INTENSIFIER.sub("", folded))),
         intent=bool(_INTENT.search(folded)),
         reaffirm=bool(_REAFFIRM.search(folded)),
         complete=bool(_COMPLETE.search(folded)),

@@ -35,6 +35,8 @@ from nika_tui.domain.judge_cues import bare_subject, stance, states_transition
 from nika_tui.domain.judge_entity import (
     align,
     distinct_handles,
+    numbered_sibling,
+    one_value_changed,
     sibling_entity,
     unresolved_subject,
     unshared_words,
@@ -244,7 +246,8 @@ def pair_features(old: Fact, new: Fact, sim: PairSimilarity) -> PairFeatures:
     # thing, whatever the words it swaps on the way.
     transition = states_transition(new.text)
     # "FDC fab 2 -> fdc-f2-b": a stated transition names the old thing's new value.
-    sibling = (sibling_entity(aligned) and not sn.retraction and not transition) or (
+    named = sibling_entity(aligned) or numbered_sibling(old.text, new.text)
+    sibling = (named and not sn.retraction and not transition) or (
         # An explicit change ("migrated to", "replaces", "Correction:") says the new
         # identifier is the new value of the old thing, not another thing.
         distinct_handles(old.text, new.text)
@@ -340,6 +343,6 @@ def pair_features(old: Fact, new: Fact, sim: PairSimilarity) -> PairFeatures:
         reaffirms=reaffirms,
         correction=sn.retraction and not reaffirms,
         other_entity=env_differ or bool(to and tn and not to & tn) or sibling,
-        value_only=aligned.word_edits == 0 and aligned.value_edits > 0,
+        value_only=one_value_changed(aligned),
         unresolved=unresolved_subject(old.text, new.text),
     )

@@ -8,9 +8,12 @@ from typing import NamedTuple
 import pytest
 
 from nika_tui.domain.fact_parse import parse_fact
+from nika_tui.domain.judge_cues import stance
 from nika_tui.domain.judge_entity import (
     align,
     distinct_handles,
+    numbered_sibling,
+    one_value_changed,
     sibling_entity,
     unresolved_subject,
     unshared_words,
@@ -174,6 +177,49 @@ def test_a_may_that_grants_a_bound_is_not_a_hedge(text: str, hedged: bool) -> No
     assert parse_fact(text).hedged is hedged
 
 
+@pytest.mark.parametrize(
+    ("text", "hedged"),
+    [
+        ("Carmina dress rehearsal still 18 May in the Main Hall, but at 14:00.", False),
+        ("Release 5.3 approved for store submission on 12 May 2025.", False),
+        ("Until early May the ECG vendor sent data weekly on Mondays.", False),
+        ("Deadline is May 3.", False),
+        ("Route 22 may go back via Oak Road.", True),
+        ("The pour may slip to 15 May.", True),
+    ],
+)
+def test_may_the_month_is_not_a_hedge(text: str, hedged: bool) -> None:
+    assert parse_fact(text).hedged is hedged
+
+
+@pytest.mark.parametrize(
+    ("text", "additive"),
+    [
+        ("new guillotine blades coming from Schneider Senator now, polar too slow", False),
+        ("ACH removed (too many returns).", False),
+        ("We dropped ops@ from alerting, way too noisy.", False),
+        ("Staging uses Redis too.", True),
+        ("4M88 runs Saturdays too this month only.", True),
+    ],
+)
+def test_too_before_an_adjective_adds_nothing(text: str, additive: bool) -> None:
+    assert stance(text).additive is additive
+    assert parse_fact(text).additive is additive
+
+
+@pytest.mark.parametrize(
+    ("text", "proposal"),
+    [
+        ("Le parking Cordeliers ne propose plus l'abonnement vélo.", False),
+        ("On propose aussi les chaînes neige en option.", False),
+        ("Je propose de passer le délai à 5 min.", True),
+        ("We propose moving the standup to 10:00.", True),
+    ],
+)
+def test_french_propose_as_offers_is_not_a_proposal(text: str, proposal: bool) -> None:
+    assert stance(text).proposal is proposal
+
+
 class HandleCase(NamedTuple):
     test_id: str
     old: str
@@ -303,6 +349,69 @@ def test_a_day_changed_with_the_entity_is_a_sibling() -> None:
     old = Fact("Bob is on call on Monday.", T0)
     new = Fact("Eve is on call on Tuesday.", T0 + timedelta(days=2))
     assert pair_features(old, new, PairSimilarity(0.9, 0.95)).other_entity
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "numbered"),
+    [
+        ("Line 2 baler bale weight is 900 kg.", "Line 3 baler bale weight is 650 kg.", True),
+        ("Silo 4 holds 80,000 L of raw milk.", "Silo 5 holds 80,000 L of raw milk.", True),
+        ("Serre 4 : consigne d'humidité 80 %.", "Serre 5 : consigne d'humidité 75 %.", True),
+        (
+            "X-ray unit in room 2 last calibrated 2025-03-10.",
+            "X-ray unit in room 4 last calibrated 2025-06-22.",
+            True,
+        ),
+        # The number is the value: nothing follows it, or it stands in a list of assignments.
+        ("The frontend uses React 17.", "The frontend uses React 18.", False),
+        (
+            "Front-of-house radio: ushers on channel 3, bar staff on channel 5.",
+            "Front-of-house radio: ushers on channel 4, bar staff on channel 5.",
+            False,
+        ),
+        (
+            "Vessel MSC Aurora berths at Berth 4 on Tuesday.",
+            "Vessel MSC Aurora berths at Berth 6 on Tuesday.",
+            False,
+        ),
+        ("Line 2 baler bale weight is 900 kg.", "Line 2 baler bale weight is 650 kg.", False),
+    ],
+)
+def test_a_number_naming_the_thing_makes_a_sibling(old: str, new: str, numbered: bool) -> None:
+    assert numbered_sibling(old, new) is numbered
+    later = pair_features(
+        Fact(old, T0), Fact(new, T0 + timedelta(days=2)), PairSimilarity(0.9, 0.95)
+    )
+    assert later.other_entity is numbered
+    if numbered:  # another thing: KEEP, however sure the model is of an update
+        assert rule_verdict(later, 0.99, 0.01, 0.5, 0.5, 0.1)[0] is Verdict.KEEP
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "changed"),
+    [
+        ("Nightly backups run at 02:00 UTC.", "Nightly backups run at 04:30 UTC.", True),
+        # Two values changed: here the season names the thing, not only its value.
+        (
+            "2024/25 season: 42 subscription concerts.",
+            "2025/26 season: 38 subscription concerts.",
+            False,
+        ),
+        # A grammar word swapped at the same place changes what the sentence is about.
+        (
+            "Night keepers check the nocturnal house every 2 hours.",
+            "Day keepers check the nocturnal house every 4 hours.",
+            False,
+        ),
+        (
+            "The Tinsley possession this Saturday starts 23:30.",
+            "The Tinsley possession next Saturday starts 22:00.",
+            False,
+        ),
+    ],
+)
+def test_only_one_value_changed(old: str, new: str, changed: bool) -> None:
+    assert one_value_changed(align(old, new)) is changed
 
 
 def test_a_correction_is_not_a_sibling_whatever_it_swaps() -> None:
