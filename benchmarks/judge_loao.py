@@ -43,6 +43,8 @@ from nika_tui.domain.judge_fit import (
     _fit_set,
     _slots_out_of_fold,
     build_model,
+    choose_correction_threshold,
+    choose_same_time_threshold,
     choose_thresholds,
     fit_projection,
     fold_of,
@@ -182,7 +184,8 @@ def fit_fold(train: list[Example]) -> tuple[Oof, JudgeModel]:
         oof += [
             (e, model.probabilities(e.features.values))
             for e in examples
-            if fold_of(e.id, DEFAULT_FOLDS) == k and e.counted
+            # Uncounted pairs too: the correction threshold reads them (decision 594).
+            if fold_of(e.id, DEFAULT_FOLDS) == k
         ]
     final = build_model(_fit_set(examples, True), projection=projection)
     _write(store, pickle.dumps((oof, final)))
@@ -245,22 +248,25 @@ def main() -> int:
         oof, final = fit_fold(train)
         # The fit is cached by the features' values; the gates are read from this run's
         # features, so a change of the decision rules needs no refit.
-        pairs = [(_Fixed(p), _regated(e, by_id[e.id])) for e, p in oof]
+        pairs = [(_Fixed(p), _regated(e, by_id[e.id])) for e, p in oof if e.counted]
+        others = [(_Fixed(p), e) for e, p in oof if not e.counted]
         held = with_projection([e for e in examples if e.group == author], final.projection)  # type: ignore[arg-type]
         crossed = with_projection([e for e in measured if e.group == author], final.projection)  # type: ignore[arg-type]
         for target in targets:
             t_r, t_k = choose_thresholds(pairs, target)  # type: ignore[arg-type]
+            t_same = choose_same_time_threshold(pairs, t_r, t_k)  # type: ignore[arg-type]
+            t_corr = choose_correction_threshold(pairs, others, (t_r, t_k, t_same))  # type: ignore[arg-type]
             model = replace(final, replace_threshold=t_r, keep_threshold=t_k)
             for e in held:
                 p = model.probabilities(e.features.values)
                 verdict, why, _ = rule_verdict(
-                    e.features, p[Verdict.REPLACE], p[Verdict.KEEP], t_r, t_k, 0.0
+                    e.features, p[Verdict.REPLACE], p[Verdict.KEEP], t_r, t_k, 0.0, t_same, t_corr
                 )
                 results[target].append((e, verdict, f"{why} r={p[Verdict.REPLACE]:.2f}"))
             for e in crossed:
                 p = model.probabilities(e.features.values)
                 verdict = rule_verdict(
-                    e.features, p[Verdict.REPLACE], p[Verdict.KEEP], t_r, t_k, 0.0
+                    e.features, p[Verdict.REPLACE], p[Verdict.KEEP], t_r, t_k, 0.0, t_same, t_corr
                 )[0]
                 unrelated[target].append((e, verdict))
             print(f"{author}: target {target} thresholds {t_r} / {t_k}", file=sys.stderr)

@@ -258,11 +258,16 @@ def _scores(
     probs: Sequence[Mapping[Verdict, float]],
     t_r: float,
     t_k: float,
+    t_same: float | None = None,
+    t_corr: float | None = None,
 ) -> tuple[int, int]:
-    """(correct, wrong REPLACE) at thresholds ``(t_r, t_k)`` of out-of-fold probabilities."""
+    """(correct, wrong REPLACE) at thresholds ``(t_r, t_k, t_same, t_corr)`` of out-of-fold
+    probabilities."""
     correct = wrong = 0
     for (_, e), p in zip(oof, probs, strict=True):
-        verdict = rule_verdict(e.features, p[Verdict.REPLACE], p[Verdict.KEEP], t_r, t_k, 0.0)[0]
+        verdict = rule_verdict(
+            e.features, p[Verdict.REPLACE], p[Verdict.KEEP], t_r, t_k, 0.0, t_same, t_corr
+        )[0]
         correct += verdict is e.label
         wrong += verdict is Verdict.REPLACE and e.label is not Verdict.REPLACE
     return correct, wrong
@@ -287,6 +292,64 @@ def choose_thresholds(
     if best is None:
         return 0.99, 0.5
     return best[1], best[2]
+
+
+SAME_TIME_GRID: tuple[float, ...] = (*(round(0.30 + 0.02 * i, 2) for i in range(35)), 1.01)
+"""Same-minute KEEP thresholds tried; 1.01 never keeps a same-minute pair."""
+
+
+def choose_same_time_threshold(
+    oof: Sequence[tuple[JudgeModel, Example]], t_r: float, t_k: float
+) -> float:
+    """The same-minute KEEP threshold that judges the out-of-fold same-minute pairs best at
+    ``(t_r, t_k)``; ties go to the higher one (UNCERTAIN, the cautious side). The other
+    thresholds are chosen first: the same-minute rule reads only its own pairs (decision
+    593)."""
+    same = [(m, e) for m, e in oof if e.features.same_time and not e.features.backdated]
+    if not same:
+        return t_k
+    probs = [m.probabilities(e.features.values) for m, e in same]
+    best = max(SAME_TIME_GRID, key=lambda t: (_scores(same, probs, t_r, t_k, t)[0], t))
+    return best
+
+
+def choose_correction_threshold(
+    oof: Sequence[tuple[JudgeModel, Example]],
+    unrelated_oof: Sequence[tuple[JudgeModel, Example]],
+    thresholds: tuple[float, float, float],
+) -> float:
+    """The REPLACE threshold for a stated correction (decision 594): the one that judges the
+    out-of-fold correction pairs best without one more wrong REPLACE than the general
+    threshold makes on them, counting the uncounted pairs too (a correction of something
+    else must not retire this fact); ties go to the higher."""
+    t_r, t_k, t_same = thresholds
+    pairs = [(m, e) for m, e in (*oof, *unrelated_oof) if e.features.correction]
+    if not pairs:
+        return t_r
+    probs = [m.probabilities(e.features.values) for m, e in pairs]
+    counted = [(i, e.counted) for i, (_, e) in enumerate(pairs)]
+
+    def score(t: float) -> tuple[int, int]:
+        correct = wrong = 0
+        for i, is_counted in counted:
+            e, p = pairs[i][1], probs[i]
+            verdict = rule_verdict(
+                e.features, p[Verdict.REPLACE], p[Verdict.KEEP], t_r, t_k, 0.0, t_same, t
+            )[0]
+            correct += is_counted and verdict is e.label
+            wrong += verdict is Verdict.REPLACE and (
+                e.label is not Verdict.REPLACE or not is_counted
+            )
+        return correct, wrong
+
+    budget = score(t_r)[1]
+    best = t_r
+    best_correct = score(t_r)[0]
+    for t in sorted((t for t in SAME_TIME_GRID if t < t_r), reverse=True):
+        correct, wrong = score(t)
+        if wrong <= budget and correct > best_correct:
+            best, best_correct = t, correct
+    return best
 
 
 def train_model(
@@ -348,7 +411,10 @@ def train_model(
         oof.extend((model, e) for e in outer if e.counted)
         unrelated_oof.extend((model, e) for e in outer if not e.counted)
     t_r, t_k = choose_thresholds(oof, max_wrong_replace)
-    correct, wrong = _scores(oof, [m.probabilities(e.features.values) for m, e in oof], t_r, t_k)
+    t_same = choose_same_time_threshold(oof, t_r, t_k)
+    t_corr = choose_correction_threshold(oof, unrelated_oof, (t_r, t_k, t_same))
+    probs = [m.probabilities(e.features.values) for m, e in oof]
+    correct, wrong = _scores(oof, probs, t_r, t_k, t_same, t_corr)
     info: dict[str, object] = dict(meta or {})
     info.update(
         {
@@ -363,12 +429,13 @@ def train_model(
     )
     if unrelated_oof:
         probs = [m.probabilities(e.features.values) for m, e in unrelated_oof]
-        said = _scores(unrelated_oof, probs, t_r, t_k)[1]
+        said = _scores(unrelated_oof, probs, t_r, t_k, t_same, t_corr)[1]
         # Out of fold, at the chosen thresholds: how often "about something else" retires.
         info["cv_unrelated_replace_rate"] = round(said / len(unrelated_oof), 4)
-    return build_model(
+    model = build_model(
         _fit_set(examples, skip_gated), l2, t_r, t_k, info, kind=kind, projection=projection
     )
+    return replace(model, same_time_keep_threshold=t_same, correction_threshold=t_corr)
 
 
 def _fit_set(examples: Sequence[Example], skip_gated: bool) -> list[Example]:

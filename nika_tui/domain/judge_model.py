@@ -9,17 +9,21 @@ Gradient-boosted trees (or a multinomial logistic regression) over
    backdated fact never retires a newer one;
 2. different environments or different work items → KEEP: another entity;
 3. valid times within the same minute → REPLACE when the new fact says it corrects the old
-   one and the model says REPLACE; KEEP when the model is sure both hold; else UNCERTAIN: no
-   order to decide by;
+   one and the model says REPLACE; KEEP when the model is sure both hold (``P(KEEP) ≥
+   same_time_keep_threshold``, chosen on its own: nine in ten same-minute pairs of the
+   corpus are contradictions, decision 593); else UNCERTAIN: no order to decide by;
 4. the new fact does not claim a present value — a hedge, question, proposal, trial, or a
    conditional or undated plan → UNCERTAIN, whatever the model says (decision 262); nor
    when the old fact gives one value for two things together and the new one names at
    most one of them (an unresolvable subject, decision 536);
-5. ``P(REPLACE) ≥ replace_threshold`` → REPLACE, unless the new fact is a temporary change
+5. the new fact says it corrects or retracts the old one ("Correction:", "scratch that",
+   "finalement") and ``P(REPLACE) ≥ correction_threshold`` → REPLACE: 454 of 458 such corpus
+   pairs are REPLACE, but a correction of something else is not (decision 594);
+6. ``P(REPLACE) ≥ replace_threshold`` → REPLACE, unless the new fact is a temporary change
    or a firm dated plan,
    an addition, or a retraction of some other change that keeps the old value → KEEP (the
    threshold is chosen by cross-validation so that wrong REPLACEs stay at or under a target);
-6. ``P(KEEP) ≥ keep_threshold`` → KEEP; otherwise UNCERTAIN (the abstain band).
+7. ``P(KEEP) ≥ keep_threshold`` → KEEP; otherwise UNCERTAIN (the abstain band).
 
 A verdict whose deciding probability lies within ``margin`` of its threshold, or that a gate
 turned away from REPLACE, is *near the threshold*: the cascade sends it, with every
@@ -107,6 +111,12 @@ class JudgeModel:
     projection: SlotProjection | None = None
     """The slot read-out of the embeddings (the ``slot_*`` features); ``None``: those
     features are zero (a model fitted without an embedder)."""
+    same_time_keep_threshold: float | None = None
+    """``P(KEEP)`` at which two facts stated in the same minute are both kept; ``None``:
+    :attr:`keep_threshold` (models fitted before decision 593)."""
+    correction_threshold: float | None = None
+    """``P(REPLACE)`` at which a stated correction retires the old fact; ``None``:
+    :attr:`replace_threshold` (models fitted before decision 594)."""
 
     def probabilities(self, values: Sequence[float]) -> dict[Verdict, float]:
         """Class probabilities for one feature vector.
@@ -149,6 +159,8 @@ class JudgeModel:
             "learning_rate": self.learning_rate,
             "trees": [[t.to_dict() for t in stage] for stage in self.trees],
             "projection": self.projection.to_dict() if self.projection is not None else None,
+            "same_time_keep_threshold": self.same_time_keep_threshold,
+            "correction_threshold": self.correction_threshold,
             "meta": dict(self.meta),
         }
 
@@ -183,7 +195,13 @@ class JudgeModel:
             trees=tuple(tuple(Tree.from_dict(t) for t in stage) for stage in data.get("trees", ())),
             learning_rate=float(data.get("learning_rate", 0.1)),
             projection=_projection(data.get("projection")),
+            same_time_keep_threshold=_optional_float(data.get("same_time_keep_threshold")),
+            correction_threshold=_optional_float(data.get("correction_threshold")),
         )
+
+
+def _optional_float(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 def _projection(data: Any) -> SlotProjection | None:
@@ -229,7 +247,14 @@ def decide_with(
     """:func:`decide_pair` with the class probabilities already computed."""
     p_r, p_k = probs[Verdict.REPLACE], probs[Verdict.KEEP]
     verdict, why, near = rule_verdict(
-        features, p_r, p_k, model.replace_threshold, model.keep_threshold, model.margin
+        features,
+        p_r,
+        p_k,
+        model.replace_threshold,
+        model.keep_threshold,
+        model.margin,
+        model.same_time_keep_threshold,
+        model.correction_threshold,
     )
     shown = f"P(replace) {_percent(p_r)}, P(keep) {_percent(p_k)}"
     return Decision(verdict, _REASONS[why].format(shown=shown), probs, near)
@@ -256,16 +281,26 @@ _REASONS: dict[str, str] = {
     "reaffirms": "the new fact calls off another change and keeps the old value ({shown})",
     "replace": "same slot, new value later ({shown})",
     "value_only": "the same sentence with another value, later: an update ({shown})",
+    "correction": "the new fact corrects the old one ({shown})",
     "keep": "both can be current ({shown})",
     "uncertain": "may conflict, evidence insufficient ({shown})",
 }
 
 
 def rule_verdict(
-    features: PairFeatures, p_r: float, p_k: float, t_r: float, t_k: float, margin: float
+    features: PairFeatures,
+    p_r: float,
+    p_k: float,
+    t_r: float,
+    t_k: float,
+    margin: float,
+    t_same: float | None = None,
+    t_corr: float | None = None,
 ) -> tuple[Verdict, str, bool]:
     """The decision rules of the module docstring, on bare numbers (the threshold search
-    calls this for every grid point, so it builds nothing).
+    calls this for every grid point, so it builds nothing). ``t_same``: the same-minute KEEP
+    threshold (``t_k`` when ``None``); ``t_corr``: the correction REPLACE threshold (``t_r``
+    when ``None``).
 
     Returns:
         (verdict, reason key, near the threshold).
@@ -277,7 +312,7 @@ def rule_verdict(
     if features.same_time:
         if features.correction and p_r >= t_r and not features.tentative:
             return Verdict.REPLACE, "same_time_correction", True
-        if p_k >= t_k and p_r < t_r:
+        if p_k >= (t_k if t_same is None else t_same) and p_r < t_r:
             return Verdict.KEEP, "same_time_keep", False
         return Verdict.UNCERTAIN, "same_time", True
     if features.tentative:
@@ -285,6 +320,8 @@ def rule_verdict(
     if features.unresolved:
         return Verdict.UNCERTAIN, "unresolved", True
     settled = not (features.provisional or features.additive or features.reaffirms)
+    if features.correction and settled and t_corr is not None and t_r > p_r >= t_corr:
+        return Verdict.REPLACE, "correction", True
     if features.value_only and settled:
         return Verdict.REPLACE, "value_only", True
     if p_r >= t_r:

@@ -16,7 +16,7 @@ from nika_tui.domain.judge_features import (
     pair_features,
 )
 from nika_tui.domain.judge_fit import Example, build_model, fold_of, train_model
-from nika_tui.domain.judge_model import JudgeModel, ModelFormatError, decide_pair
+from nika_tui.domain.judge_model import JudgeModel, ModelFormatError, decide_pair, decide_with
 from nika_tui.domain.quantities import same_quantities
 from nika_tui.domain.verdicts import Fact, Verdict
 
@@ -320,6 +320,31 @@ def test_fit_is_deterministic_and_round_trips_as_json() -> None:
     fitted = build_model(examples)
     hits = sum(decide_pair(fitted, e.features).verdict is e.label for e in examples)
     assert hits / len(examples) > 0.6  # it learned something from its own training data
+
+
+def test_same_minute_pairs_get_their_own_keep_threshold() -> None:
+    """Most same-minute pairs contradict each other: when the out-of-fold KEEP probability
+    does not tell the few compatible ones apart, the fit stops keeping same-minute pairs
+    (UNCERTAIN) instead of using the general KEEP threshold (decision 593)."""
+    examples = _examples()
+    same = [
+        ("The standby generator is on level 2.", "The standby generator is on level 3."),
+        ("Duty officer tonight is Ana.", "Duty officer tonight: Ben."),
+        ("Vigilance vent : jaune.", "Vigilance vent : orange."),
+    ]
+    for i, (old, new) in enumerate(same * 4):
+        f = pair_features(Fact(old, T0), Fact(new, T0 + timedelta(seconds=20)), NO_SIM)
+        assert f.same_time
+        examples.append(Example(f"s{i}", f, Verdict.UNCERTAIN))
+    model = train_model(examples, folds=3, max_wrong_replace=0.0)
+    assert model.same_time_keep_threshold is not None
+    assert model.same_time_keep_threshold > model.keep_threshold
+    assert JudgeModel.from_dict(model.to_dict()) == model
+    f = pair_features(Fact(same[0][0], T0), Fact(same[0][1], T0 + timedelta(seconds=20)), NO_SIM)
+    sure_keep = {Verdict.REPLACE: 0.0, Verdict.KEEP: model.keep_threshold, Verdict.UNCERTAIN: 0.0}
+    assert decide_with(model, f, sure_keep).verdict is Verdict.UNCERTAIN
+    older = replace(model, same_time_keep_threshold=None)  # a model file from before
+    assert decide_with(older, f, sure_keep).verdict is Verdict.KEEP
 
 
 def test_folds_are_stable_and_spread() -> None:
