@@ -313,6 +313,8 @@ def _train(args: argparse.Namespace) -> int:
     summary: dict[str, Any] = {"model": str(out), **model.meta}
     summary["replace_threshold"] = model.replace_threshold
     summary["keep_threshold"] = model.keep_threshold
+    summary["same_time_keep_threshold"] = model.same_time_keep_threshold
+    summary["correction_threshold"] = model.correction_threshold
     if args.json:
         print_json(summary)
     else:

@@ -44,6 +44,8 @@ from nika_tui.services.judges.offline import OfflineJudge
 UNRELATED_FILES: tuple[str, ...] = (
     "tests/data/judge_corpus/juliett.jsonl",
     "tests/data/judge_corpus/yankee.jsonl",
+    # The ninth round's spent unrelated headline, trained on from the tenth (decision 595).
+    "tests/data/judge_corpus/zulu.jsonl",
 )
 """Pairs written about two different things of one project, every one KEEP (decision 590).
 They train as the constructed unrelated pairs do: the read-out's "about something else", never
@@ -80,6 +82,9 @@ DEFAULT_TRAINING_FILES: tuple[str, ...] = (
     # the ninth round (decision 590).
     "tests/data/judge_corpus/uniform.jsonl",
     "tests/data/judge_corpus/victor.jsonl",
+    # The ninth round's spent headline, trained on from the tenth (decision 595).
+    "tests/data/judge_corpus/whiskey.jsonl",
+    "tests/data/judge_corpus/xray.jsonl",
     "tests/data/judge_dev.jsonl",
     "tests/data/judge_holdout.jsonl",
     *UNRELATED_FILES,
