@@ -46,6 +46,8 @@ UNRELATED_FILES: tuple[str, ...] = (
     "tests/data/judge_corpus/yankee.jsonl",
     # The ninth round's spent unrelated headline, trained on from the tenth (decision 595).
     "tests/data/judge_corpus/zulu.jsonl",
+    # The spent unrelated headline of the tenth round's first freeze (decision 595).
+    "tests/data/judge_corpus/omega.jsonl",
 )
 """Pairs written about two different things of one project, every one KEEP (decision 590).
 They train as the constructed unrelated pairs do: the read-out's "about something else", never
@@ -85,6 +87,10 @@ DEFAULT_TRAINING_FILES: tuple[str, ...] = (
     # The ninth round's spent headline, trained on from the tenth (decision 595).
     "tests/data/judge_corpus/whiskey.jsonl",
     "tests/data/judge_corpus/xray.jsonl",
+    # The spent headline of the tenth round's first freeze 9dc4c4fb (decision 595).
+    "tests/data/judge_corpus/kappa.jsonl",
+    "tests/data/judge_corpus/lambda.jsonl",
+    "tests/data/judge_corpus/sigma.jsonl",
     "tests/data/judge_dev.jsonl",
     "tests/data/judge_holdout.jsonl",
     *UNRELATED_FILES,
