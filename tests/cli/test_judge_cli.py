@@ -96,8 +96,10 @@ def test_corpus_splits_are_complete_and_disjoint() -> None:
     splits = {}
     names = ("train", "dev", "test", "delta", "echo", "foxtrot", "golf", "hotel", "india")
     later = ("epsilon", "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "tango")
-    later += ("romeo", "sierra", "uniform", "victor", "whiskey", "xray")
-    unrelated = ("juliett", "yankee", "zulu")  # pairs about two things of one project: all KEEP
+    later += ("romeo", "sierra", "uniform", "victor", "whiskey", "xray", "kappa", "lambda")
+    later += ("sigma", "rho", "tau", "phi")
+    # Pairs about two things of one project: all KEEP.
+    unrelated = ("juliett", "yankee", "zulu", "omega", "psi")
     for name in (*names, *later, *unrelated):
         rows = [json.loads(x) for x in (CORPUS / f"{name}.jsonl").read_text("utf-8").splitlines()]
         assert (CORPUS / f"{name}.notes.md").is_file()
