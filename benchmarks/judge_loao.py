@@ -87,6 +87,11 @@ AUTHORS = (
     "sierra",
     "uniform",
     "victor",
+    "whiskey",
+    "xray",
+    "kappa",
+    "lambda",
+    "sigma",
 )
 OLDER = ("tests/data/judge_dev.jsonl", "tests/data/judge_holdout.jsonl")
 # UNRELATED_FILES (pairs written about two things of one project) are always trained on, as
