@@ -36,22 +36,24 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+from nika_tui.domain.judge_example import Example
 from nika_tui.domain.judge_features import as_read, pair_features
 from nika_tui.domain.judge_fit import (
     DEFAULT_FOLDS,
-    Example,
     _fit_set,
     _slots_out_of_fold,
     build_model,
-    choose_correction_threshold,
-    choose_same_time_threshold,
-    choose_thresholds,
     fit_projection,
     fold_of,
     learns_outside,
     with_projection,
 )
 from nika_tui.domain.judge_model import JudgeModel, rule_verdict
+from nika_tui.domain.judge_thresholds import (
+    choose_correction_threshold,
+    choose_same_time_threshold,
+    choose_thresholds,
+)
 from nika_tui.domain.judge_unrelated import (
     TRAIN_MIN_COSINE,
     TRAIN_PER_PAIR,

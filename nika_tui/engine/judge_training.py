@@ -19,12 +19,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from nika_tui.domain.judge_eval import LabelledPair, parse_eval_jsonl
+from nika_tui.domain.judge_example import Example
 from nika_tui.domain.judge_features import pair_features
 from nika_tui.domain.judge_fit import (
     DEFAULT_KIND,
     DEFAULT_L2,
     DEFAULT_MAX_WRONG_REPLACE,
-    Example,
     train_model,
     with_projection,
 )

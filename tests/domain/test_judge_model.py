@@ -10,12 +10,13 @@ import pytest
 
 from nika_tui.domain.fact_parse import join_digit_groups, mask_values
 from nika_tui.domain.judge_cues import bare_subject, stance, states_transition
+from nika_tui.domain.judge_example import Example
 from nika_tui.domain.judge_features import (
     FEATURE_NAMES,
     PairSimilarity,
     pair_features,
 )
-from nika_tui.domain.judge_fit import Example, build_model, fold_of, train_model
+from nika_tui.domain.judge_fit import build_model, fold_of, train_model
 from nika_tui.domain.judge_model import JudgeModel, ModelFormatError, decide_pair, decide_with
 from nika_tui.domain.quantities import same_quantities
 from nika_tui.domain.verdicts import Fact, Verdict

@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 import pytest
 
+from nika_tui.domain.judge_example import Example
 from nika_tui.domain.judge_features import (
     FEATURE_NAMES,
     SLOT_FEATURES,
@@ -16,7 +17,7 @@ from nika_tui.domain.judge_features import (
     pair_features,
     with_slot,
 )
-from nika_tui.domain.judge_fit import Example, fit_projection, train_model, with_projection
+from nika_tui.domain.judge_fit import fit_projection, train_model, with_projection
 from nika_tui.domain.judge_model import JudgeModel, ModelFormatError, decide_pair
 from nika_tui.domain.judge_projection import SlotProjection, pair_vector
 from nika_tui.domain.verdicts import Fact, Verdict
