@@ -17,6 +17,7 @@ from nika_tui.services import redis_keys
 from nika_tui.services.wm_store import read_working_memory
 from tests.agents.conftest import AgentTenant
 from tests.agents.mock_anthropic_openai import default_reply
+from tests.helpers import retry_until
 
 pytestmark = [pytest.mark.agents, pytest.mark.embedder, pytest.mark.slow]
 
@@ -76,8 +77,14 @@ def test_fill_is_what_the_cli_window_implies(
     # The CLI's own window: the 1M-context beta it sends for its default model, else 200k.
     one_m = "context-1m" in request.headers.get("anthropic-beta", "")
     window = 1_000_000 if one_m else 200_000
-    wm = read_working_memory(redis_client, tenant.tenant_id)
-    assert wm is not None
+    # A hook records the fill; once, on a loaded machine, the record was not there yet right
+    # after `claude -p` exited: wait for the record rather than assume it came first.
+    wm = retry_until(
+        lambda: read_working_memory(redis_client, tenant.tenant_id),
+        timeout=30,
+        interval=0.1,
+        what="the working memory the Stop hook records",
+    )
     assert wm.window == window
     assert wm.fill_percent == pytest.approx(100.0 * 150_000 / window, abs=0.01)
 
