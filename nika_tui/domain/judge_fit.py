@@ -25,10 +25,10 @@ from nika_tui.domain.judge_features import FEATURE_NAMES, with_slot
 from nika_tui.domain.judge_model import CLASSES, JudgeModel, Tree
 from nika_tui.domain.judge_projection import SlotProjection
 from nika_tui.domain.judge_thresholds import (
-    _scores,
     choose_correction_threshold,
     choose_same_time_threshold,
     choose_thresholds,
+    scores_at,
 )
 
 DEFAULT_KIND = "gbt"
@@ -305,7 +305,7 @@ def train_model(
     t_same = choose_same_time_threshold(oof, t_r, t_k)
     t_corr = choose_correction_threshold(oof, unrelated_oof, (t_r, t_k, t_same))
     probs = [m.probabilities(e.features.values) for m, e in oof]
-    correct, wrong = _scores(oof, probs, t_r, t_k, t_same, t_corr)
+    correct, wrong = scores_at(oof, probs, t_r, t_k, t_same, t_corr)
     info: dict[str, object] = dict(meta or {})
     info.update(
         {
@@ -320,7 +320,7 @@ def train_model(
     )
     if unrelated_oof:
         probs = [m.probabilities(e.features.values) for m, e in unrelated_oof]
-        said = _scores(unrelated_oof, probs, t_r, t_k, t_same, t_corr)[1]
+        said = scores_at(unrelated_oof, probs, t_r, t_k, t_same, t_corr)[1]
         # Out of fold, at the chosen thresholds: how often "about something else" retires.
         info["cv_unrelated_replace_rate"] = round(said / len(unrelated_oof), 4)
     model = build_model(

@@ -15,7 +15,7 @@ from nika_tui.domain.judge_model import JudgeModel, rule_verdict
 from nika_tui.domain.verdicts import Verdict
 
 
-def _scores(
+def scores_at(
     oof: Sequence[tuple[JudgeModel, Example]],
     probs: Sequence[Mapping[Verdict, float]],
     t_r: float,
@@ -45,7 +45,7 @@ def choose_thresholds(
     best: tuple[int, float, float] | None = None
     for t_r in grid:
         for t_k in grid:
-            correct, wrong = _scores(oof, probs, t_r, t_k)
+            correct, wrong = scores_at(oof, probs, t_r, t_k)
             if wrong > max_wrong_replace * n:
                 continue
             # Ties go to the higher REPLACE threshold: the cautious side.
@@ -71,7 +71,7 @@ def choose_same_time_threshold(
     if not same:
         return t_k
     probs = [m.probabilities(e.features.values) for m, e in same]
-    best = max(SAME_TIME_GRID, key=lambda t: (_scores(same, probs, t_r, t_k, t)[0], t))
+    best = max(SAME_TIME_GRID, key=lambda t: (scores_at(same, probs, t_r, t_k, t)[0], t))
     return best
 
 
