@@ -18,6 +18,7 @@ from nika_tui.domain.judge_features import (
 )
 from nika_tui.domain.judge_fit import build_model, fold_of, train_model
 from nika_tui.domain.judge_model import JudgeModel, ModelFormatError, decide_pair, decide_with
+from nika_tui.domain.judge_thresholds import choose_correction_threshold
 from nika_tui.domain.quantities import same_quantities
 from nika_tui.domain.verdicts import Fact, Verdict
 
@@ -346,6 +347,49 @@ def test_same_minute_pairs_get_their_own_keep_threshold() -> None:
     assert decide_with(model, f, sure_keep).verdict is Verdict.UNCERTAIN
     older = replace(model, same_time_keep_threshold=None)  # a model file from before
     assert decide_with(older, f, sure_keep).verdict is Verdict.KEEP
+
+
+class _Fixed:
+    """A fitted model stand-in with fixed probabilities (what out-of-fold pairs carry)."""
+
+    def __init__(self, p_replace: float) -> None:
+        self.p = {Verdict.REPLACE: p_replace, Verdict.KEEP: 1 - p_replace, Verdict.UNCERTAIN: 0.0}
+
+    def probabilities(self, values: object) -> dict[Verdict, float]:
+        return self.p
+
+
+def test_a_correction_gets_its_own_replace_threshold_but_not_at_an_unrelated_facts_cost() -> None:
+    """Corrections of the old fact retire it below the general REPLACE threshold; the
+    correction threshold stops above a correction of something else (decision 594)."""
+    old = Fact("Pickup for Green Leaf Pharmacy is at 14:00.", T0)
+    fix = pair_features(
+        old, Fact("Correction: Green Leaf pickup is 14:30.", T0 + timedelta(minutes=3)), NO_SIM
+    )
+    other = pair_features(
+        Fact("Deploys happen on Fridays.", T0),
+        Fact("Correction: the standup is at 10:00.", T0 + timedelta(minutes=3)),
+        NO_SIM,
+    )
+    assert fix.correction and other.correction and not fix.same_time
+    oof = [
+        (_Fixed(p), Example(f"c{i}", fix, Verdict.REPLACE)) for i, p in enumerate((0.7, 0.72, 0.75))
+    ]
+    # Alone, the three corrections all retire: the threshold drops under the general one.
+    alone = choose_correction_threshold(oof, [], (0.8, 0.3, 0.9))  # type: ignore[arg-type]
+    assert alone <= 0.7
+    # A correction of something else at 0.71 must not retire its fact: the threshold stops
+    # above it, and the correction at 0.70 waits for review.
+    unrelated = [(_Fixed(0.71), Example("u0~c0", other, Verdict.KEEP, counted=False))]
+    t_corr = choose_correction_threshold(oof, unrelated, (0.8, 0.3, 0.9))  # type: ignore[arg-type]
+    assert 0.71 < t_corr <= 0.72
+    model = replace(_model(), replace_threshold=0.8, correction_threshold=t_corr)
+    assert decide_with(model, fix, _Fixed(0.72).p).verdict is Verdict.REPLACE
+    assert decide_with(model, other, _Fixed(0.71).p).verdict is not Verdict.REPLACE
+    assert (
+        decide_with(replace(model, correction_threshold=None), fix, _Fixed(0.72).p).verdict
+        is not Verdict.REPLACE
+    )
 
 
 def test_folds_are_stable_and_spread() -> None:
